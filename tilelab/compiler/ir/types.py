@@ -1,0 +1,298 @@
+"""Types of the tile IR.
+
+Three kinds of type exist:
+
+* ``ScalarType`` -- one element: ``i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64
+  fp8e4nv fp8e5``;
+* ``PointerType`` -- an address of elements of a scalar type (``!ptr<f32>``);
+* ``TensorType`` -- a tile: a shape (every dimension a power of two) of scalars or
+  pointers, and an optional layout that the GPU passes attach
+  (``tensor<128x64xf16>``).
+
+Types are immutable and interned: compare them with ``==`` or ``is``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+try:  # ml_dtypes gives numpy a home for bf16 and fp8
+    import ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    ml_dtypes = None
+
+
+class Type:
+    """Base class of every IR type."""
+
+    is_scalar = False
+    is_pointer = False
+    is_tensor = False
+
+    @property
+    def element(self) -> Type:
+        """The element type: itself for scalars and pointers."""
+        return self
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return ()
+
+    @property
+    def scalar(self) -> ScalarType:
+        """The scalar type of the elements (pointers have none: raises)."""
+        elem = self.element
+        if not isinstance(elem, ScalarType):
+            raise TypeError(f"{self} has no scalar element type")
+        return elem
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    """An element type: ``kind`` is 'int', 'uint', 'float' or 'bool'."""
+
+    name: str
+    kind: str
+    bits: int
+
+    is_scalar = True
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind in ("uint", "bool")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    @property
+    def fp_mantissa_bits(self) -> int:
+        return _MANTISSA[self.name]
+
+    @cached_property
+    def np_dtype(self) -> np.dtype:
+        """The numpy dtype that holds this type on the host."""
+        return np.dtype(_NUMPY[self.name]())
+
+    def __repr__(self) -> str:
+        return f"tl.{_TL_NAME.get(self.name, self.name)}"
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    """A pointer to elements of ``pointee`` in ``address_space`` (1 = global)."""
+
+    pointee: Type
+    address_space: int = 1
+
+    is_pointer = True
+
+    def __str__(self) -> str:
+        return f"!ptr<{self.pointee}>"
+
+    @property
+    def itemsize(self) -> int:
+        return 8
+
+    # Triton spells the pointee ``element_ty``
+    @property
+    def element_ty(self) -> Type:
+        return self.pointee
+
+
+@dataclass(frozen=True)
+class TensorType(Type):
+    """A tile of ``element`` (scalar or pointer) with a static ``dims`` shape."""
+
+    dims: tuple[int, ...]
+    elem: Type
+    layout: object = None
+
+    is_tensor = True
+
+    def __str__(self) -> str:
+        dims = "x".join(str(d) for d in self.dims)
+        lay = f", {self.layout}" if self.layout is not None else ""
+        return f"tensor<{dims}x{self.elem}{lay}>"
+
+    @property
+    def element(self) -> Type:
+        return self.elem
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dims
+
+    def with_element(self, elem: Type) -> TensorType:
+        return TensorType(self.dims, elem, self.layout)
+
+    def with_layout(self, layout: object) -> TensorType:
+        return TensorType(self.dims, self.elem, layout)
+
+
+def _ml(name: str):
+    def get():
+        if ml_dtypes is None:
+            raise TypeError(f"the {name} dtype needs the ml_dtypes package")
+        return getattr(ml_dtypes, name)
+
+    return get
+
+
+_NUMPY = {
+    "i1": lambda: np.bool_,
+    "i8": lambda: np.int8,
+    "i16": lambda: np.int16,
+    "i32": lambda: np.int32,
+    "i64": lambda: np.int64,
+    "u8": lambda: np.uint8,
+    "u16": lambda: np.uint16,
+    "u32": lambda: np.uint32,
+    "u64": lambda: np.uint64,
+    "f16": lambda: np.float16,
+    "bf16": _ml("bfloat16"),
+    "f32": lambda: np.float32,
+    "f64": lambda: np.float64,
+    "fp8e4nv": _ml("float8_e4m3fn"),
+    "fp8e5": _ml("float8_e5m2"),
+}
+
+_MANTISSA = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "fp8e4nv": 3, "fp8e5": 2}
+
+_TL_NAME = {
+    "i1": "int1",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "fp8e4nv": "float8e4nv",
+    "fp8e5": "float8e5",
+}
+
+i1 = ScalarType("i1", "bool", 1)
+i8 = ScalarType("i8", "int", 8)
+i16 = ScalarType("i16", "int", 16)
+i32 = ScalarType("i32", "int", 32)
+i64 = ScalarType("i64", "int", 64)
+u8 = ScalarType("u8", "uint", 8)
+u16 = ScalarType("u16", "uint", 16)
+u32 = ScalarType("u32", "uint", 32)
+u64 = ScalarType("u64", "uint", 64)
+f16 = ScalarType("f16", "float", 16)
+bf16 = ScalarType("bf16", "float", 16)
+f32 = ScalarType("f32", "float", 32)
+f64 = ScalarType("f64", "float", 64)
+fp8e4nv = ScalarType("fp8e4nv", "float", 8)
+fp8e5 = ScalarType("fp8e5", "float", 8)
+
+SCALARS: dict[str, ScalarType] = {
+    t.name: t
+    for t in (
+        i1,
+        i8,
+        i16,
+        i32,
+        i64,
+        u8,
+        u16,
+        u32,
+        u64,
+        f16,
+        bf16,
+        f32,
+        f64,
+        fp8e4nv,
+        fp8e5,
+    )
+}
+
+#: Spellings accepted in signatures (``"*fp32"``, ``"i32"``) mapped to IR scalar names.
+SIGNATURE_ALIASES: dict[str, str] = {
+    "fp16": "f16",
+    "fp32": "f32",
+    "fp64": "f64",
+    "bf16": "bf16",
+    "int1": "i1",
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "bfloat16": "bf16",
+    "fp8e4nv": "fp8e4nv",
+    "fp8e5": "fp8e5",
+    "float8e4nv": "fp8e4nv",
+    "float8e5": "fp8e5",
+}
+
+
+def scalar_from_name(name: str) -> ScalarType:
+    """``"fp32"``, ``"f32"`` or ``"float32"`` -> ``f32``; raises ``KeyError`` otherwise."""
+    return SCALARS[SIGNATURE_ALIASES.get(name, name)]
+
+
+def parse_type(text: str) -> Type:
+    """Parse a signature type: ``"*fp32"`` (pointer), ``"i32"``, ``"*i8"``."""
+    text = text.strip()
+    if text.startswith("*"):
+        return PointerType(parse_type(text[1:]))
+    return scalar_from_name(text)
+
+
+def scalar_from_numpy(dtype: np.dtype) -> ScalarType:
+    """The IR scalar type of a numpy dtype (bf16 and fp8 through ml_dtypes)."""
+    dtype = np.dtype(dtype)
+    for t in SCALARS.values():
+        try:
+            if t.np_dtype == dtype:
+                return t
+        except TypeError:
+            continue
+    raise KeyError(f"no tilelab dtype for numpy dtype {dtype}")
+
+
+def tensor(shape, elem: Type) -> Type:
+    """``TensorType`` of ``shape``, or ``elem`` itself when ``shape`` is empty."""
+    shape = tuple(int(d) for d in shape)
+    return TensorType(shape, elem) if shape else elem
