@@ -11,8 +11,8 @@ results are typed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from .types import Type
 
@@ -39,9 +39,7 @@ class Value:
 
     __slots__ = ("type", "name_hint", "owner", "index", "uid")
 
-    def __init__(
-        self, type: Type, owner=None, index: int = 0, name_hint: str | None = None
-    ):
+    def __init__(self, type: Type, owner=None, index: int = 0, name_hint: str | None = None):
         self.type = type
         self.owner = owner  # an Op (result) or a Block (argument)
         self.index = index
@@ -62,9 +60,7 @@ class Block:
 
     def __init__(self, arg_types: list[Type] = (), arg_names=None):
         names = list(arg_names or [None] * len(arg_types))
-        self.args: list[Value] = [
-            Value(t, self, i, n) for i, (t, n) in enumerate(zip(arg_types, names))
-        ]
+        self.args: list[Value] = [Value(t, self, i, n) for i, (t, n) in enumerate(zip(arg_types, names))]
         self.ops: list[Op] = []
         self.parent: Region | None = None
 
@@ -134,9 +130,7 @@ class Op:
         loc: Loc = UNKNOWN_LOC,
     ):
         self.operands: list[Value] = list(operands)
-        self.results: list[Value] = [
-            Value(t, self, i) for i, t in enumerate(result_types)
-        ]
+        self.results: list[Value] = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.attrs: dict = dict(attrs or {})
         self.regions: list[Region] = []
         for r in regions or []:
@@ -145,9 +139,7 @@ class Op:
         self.parent: Block | None = None
 
     @classmethod
-    def create(
-        cls, operands, result_types, attrs, regions=(), loc: Loc = UNKNOWN_LOC
-    ) -> Op:
+    def create(cls, operands, result_types, attrs, regions=(), loc: Loc = UNKNOWN_LOC) -> Op:
         """Build an op of this class from its parts, bypassing ``__init__`` (parser, cloning)."""
         op = cls.__new__(cls)
         Op.__init__(op, operands, result_types, attrs, list(regions), loc)
@@ -203,9 +195,7 @@ class FuncOp(Op):
         arg_names=None,
         loc=UNKNOWN_LOC,
     ):
-        super().__init__(
-            [], [], {"sym_name": sym_name, "result_types": tuple(result_types)}, loc=loc
-        )
+        super().__init__([], [], {"sym_name": sym_name, "result_types": tuple(result_types)}, loc=loc)
         self.add_region(Region([Block(arg_types, arg_names)]))
         self.attrs["arg_names"] = tuple(arg_names or [])
 

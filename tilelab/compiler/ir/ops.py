@@ -228,11 +228,7 @@ class LoadOp(Op):
         volatile=False,
         loc=UNKNOWN_LOC,
     ):
-        operands = (
-            [ptr]
-            + ([mask] if mask is not None else [])
-            + ([other] if other is not None else [])
-        )
+        operands = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
         attrs = {"has_mask": mask is not None, "has_other": other is not None}
         attrs.update(cache=cache, eviction=eviction, volatile=volatile)
         super().__init__(operands, [type], attrs, loc=loc)
@@ -287,9 +283,7 @@ class AtomicRMWOp(Op):
     name = "tt.atomic_rmw"
     pure = False
 
-    def __init__(
-        self, kind, ptr, val, mask=None, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC
-    ):
+    def __init__(self, kind, ptr, val, mask=None, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         operands = [ptr, val] + ([mask] if mask is not None else [])
         attrs = {"kind": kind, "has_mask": mask is not None, "sem": sem, "scope": scope}
         super().__init__(operands, [val.type], attrs, loc=loc)
@@ -306,9 +300,7 @@ class AtomicCASOp(Op):
     pure = False
 
     def __init__(self, ptr, cmp, val, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
-        super().__init__(
-            [ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc
-        )
+        super().__init__([ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc)
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -409,9 +401,7 @@ class UnaryOp(Op):
 
     name = "arith.unary"
 
-    def __init__(
-        self, kind: str, x: Value, type: Type | None = None, loc: Loc = UNKNOWN_LOC
-    ):
+    def __init__(self, kind: str, x: Value, type: Type | None = None, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type or x.type], {"kind": kind}, loc=loc)
 
     @property
@@ -446,9 +436,7 @@ class CastOp(Op):
 
     name = "tt.cast"
 
-    def __init__(
-        self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC
-    ):
+    def __init__(self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], {"rounding": rounding}, loc=loc)
 
 
@@ -470,9 +458,7 @@ class HintOp(Op):
     name = "tt.hint"
 
     def __init__(self, x: Value, kind: str, values: tuple, loc: Loc = UNKNOWN_LOC):
-        super().__init__(
-            [x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc
-        )
+        super().__init__([x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc)
 
 
 # --------------------------------------------------------------------------- reductions
@@ -600,13 +586,9 @@ class ForOp(Op):
     name = "scf.for"
     pure = False
 
-    def __init__(
-        self, lb, ub, step, init_args: list[Value], num_stages=None, loc=UNKNOWN_LOC
-    ):
+    def __init__(self, lb, ub, step, init_args: list[Value], num_stages=None, loc=UNKNOWN_LOC):
         types = [v.type for v in init_args]
-        super().__init__(
-            [lb, ub, step, *init_args], types, {"num_stages": num_stages}, loc=loc
-        )
+        super().__init__([lb, ub, step, *init_args], types, {"num_stages": num_stages}, loc=loc)
         self.add_region(Region([Block([lb.type, *types])]))
 
     @property

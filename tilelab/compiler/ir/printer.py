@@ -130,11 +130,7 @@ class Printer:
             text += " " + self._operands(op.operands)
         attrs = _shown_attrs(op)
         if attrs:
-            text += (
-                " {"
-                + ", ".join(f"{k} = {_fmt_attr(v)}" for k, v in attrs.items())
-                + "}"
-            )
+            text += " {" + ", ".join(f"{k} = {_fmt_attr(v)}" for k, v in attrs.items()) + "}"
         if op.results:
             text += " : " + ", ".join(str(r.type) for r in op.results)
         elif op.operands:
@@ -158,20 +154,11 @@ class Printer:
         head = self._results(op) + f"scf.for {iv} = {lb} to {ub} step {step}"
         carried = op.body.args[1:]
         if carried:
-            pairs = ", ".join(
-                f"{self.name_arg(a)} = {self.name(v)}"
-                for a, v in zip(carried, op.init_args)
-            )
-            head += (
-                f" iter_args({pairs}) -> ({', '.join(str(r.type) for r in op.results)})"
-            )
+            pairs = ", ".join(f"{self.name_arg(a)} = {self.name(v)}" for a, v in zip(carried, op.init_args))
+            head += f" iter_args({pairs}) -> ({', '.join(str(r.type) for r in op.results)})"
         attrs = _shown_attrs(op)
         if attrs:
-            head += (
-                " {"
-                + ", ".join(f"{k} = {_fmt_attr(v)}" for k, v in attrs.items())
-                + "}"
-            )
+            head += " {" + ", ".join(f"{k} = {_fmt_attr(v)}" for k, v in attrs.items()) + "}"
         self.emit(indent, head + " {", op.loc)
         self.print_block_ops(op.body, indent + 1)
         self.emit(indent, "}")
@@ -188,14 +175,9 @@ class Printer:
         self.emit(indent, "}")
 
     def _print_while(self, op: WhileOp, indent: int) -> None:
-        args = ", ".join(
-            f"{self.name_arg(a)} = {self.name(v)}"
-            for a, v in zip(op.before.args, op.operands)
-        )
+        args = ", ".join(f"{self.name_arg(a)} = {self.name(v)}" for a, v in zip(op.before.args, op.operands))
         types = ", ".join(str(r.type) for r in op.results)
-        self.emit(
-            indent, self._results(op) + f"scf.while ({args}) -> ({types}) {{", op.loc
-        )
+        self.emit(indent, self._results(op) + f"scf.while ({args}) -> ({types}) {{", op.loc)
         self.print_block_ops(op.before, indent + 1)
         after = ", ".join(f"{self.name_arg(a)}: {a.type}" for a in op.after.args)
         self.emit(indent, f"}} do {{ ^bb({after}):")

@@ -90,9 +90,7 @@ def _check_terminators(op: Op) -> None:
                 term = region.block.terminator
                 if not isinstance(term, terms):
                     _fail(op, f"region must end with {terms[0].name}")
-                if isinstance(op, (ForOp, IfOp)) and len(term.operands) != len(
-                    op.results
-                ):
+                if isinstance(op, (ForOp, IfOp)) and len(term.operands) != len(op.results):
                     _fail(
                         op,
                         f"yields {len(term.operands)} values for {len(op.results)} results",
