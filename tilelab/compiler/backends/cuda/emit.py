@@ -1,0 +1,125 @@
+"""Emission for NVIDIA GPUs: LLVM IR -> PTX (llvmlite's NVPTX target), PTX -> cubin and SASS.
+
+PTX always comes from llvmlite, so the CUDA target compiles "for inspection" on any
+machine. ``ptxas`` (the CUDA toolkit, or the ``nvidia-cuda-nvcc`` wheel) turns PTX into
+a cubin and reports registers, spills and shared memory; ``nvdisasm`` or ``cuobjdump``
+gives the SASS. Where they are missing, the fields say so instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATALAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+#: PTX ISA version per architecture family (LLVM's ``+ptxNN`` feature).
+PTX_FEATURE = {"sm_80": "+ptx78", "sm_86": "+ptx78", "sm_89": "+ptx78", "sm_90": "+ptx86", "sm_90a": "+ptx86"}
+
+_machines: dict[str, llvm.TargetMachine] = {}
+
+
+def target_machine(arch: str) -> llvm.TargetMachine:
+    """The NVPTX target machine for ``arch`` (``sm_90a``, ``sm_80`` ...), cached."""
+    if arch not in _machines:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        target = llvm.Target.from_triple(TRIPLE)
+        feature = PTX_FEATURE.get(arch, "+ptx86")
+        _machines[arch] = target.create_target_machine(cpu=arch, features=feature, opt=3)
+    return _machines[arch]
+
+
+def llvm_to_ptx(module: llvm.ModuleRef, arch: str) -> str:
+    """PTX text for an (optimized, verified) LLVM module."""
+    return target_machine(arch).emit_assembly(module)
+
+
+def find_tool(name: str) -> str | None:
+    """Path of a CUDA tool: ``$TILELAB_<NAME>``, then PATH, then ``$CUDA_HOME/bin``, then the pip wheels."""
+    env = os.environ.get(f"TILELAB_{name.upper()}")
+    if env and os.path.exists(env):
+        return env
+    found = shutil.which(name)
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", name)):
+            return os.path.join(root, "bin", name)
+    try:  # the nvidia-cuda-nvcc / nvidia-cuda-nvdisasm wheels
+        import nvidia.cuda_nvcc as wheel  # type: ignore
+
+        path = os.path.join(os.path.dirname(wheel.__file__), "bin", name)
+        return path if os.path.exists(path) else None
+    except ImportError:
+        return None
+
+
+@dataclass
+class CubinResult:
+    """What ptxas produced: the binary and its resource report."""
+
+    cubin: bytes | None
+    registers: int | None = None
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack_frame: int = 0
+    shared_static: int = 0
+    log: str = ""
+    sass: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+_USAGE = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def ptx_to_cubin(ptx: str, arch: str, sass: bool = True) -> CubinResult:
+    """Assemble PTX with ptxas (``-v`` for the resource report); disassemble when a tool exists."""
+    ptxas = find_tool("ptxas")
+    if ptxas is None:
+        return CubinResult(None, notes=["ptxas not found: install the CUDA toolkit or the nvidia-cuda-nvcc wheel"])
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        proc = subprocess.run([ptxas, f"-arch={arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ptxas rejected the generated PTX (a compiler bug):\n{proc.stderr.strip()}")
+        with open(out, "rb") as f:
+            result = CubinResult(f.read(), log=proc.stderr)
+        _parse_report(result, proc.stderr)
+        if sass:
+            result.sass = disassemble(out, result.notes)
+    return result
+
+
+def _parse_report(result: CubinResult, log: str) -> None:
+    if m := _USAGE.search(log):
+        result.registers = int(m.group(1))
+    if m := _SPILL.search(log):
+        result.stack_frame, result.spill_stores, result.spill_loads = (int(g) for g in m.groups())
+    if m := _SMEM.search(log):
+        result.shared_static = int(m.group(1))
+
+
+def disassemble(cubin_path: str, notes: list[str]) -> str | None:
+    """SASS text of a cubin through nvdisasm or cuobjdump, or ``None`` (with a note) if neither exists."""
+    for tool, args in (("nvdisasm", ["-c", "-g"]), ("cuobjdump", ["-sass"])):
+        path = find_tool(tool)
+        if path is None:
+            continue
+        proc = subprocess.run([path, *args, cubin_path], capture_output=True, text=True)
+        if proc.returncode == 0:
+            return proc.stdout
+        notes.append(f"{tool} failed: {proc.stderr.strip()[:200]}")
+    notes.append("SASS not shown: neither nvdisasm nor cuobjdump was found")
+    return None

@@ -1,0 +1,249 @@
+"""A thin, fast wrapper of the CUDA driver API (through cuda-python's ``cuda.bindings``).
+
+Why a wrapper: every driver call returns an error code first; unchecked, a failed
+launch shows up later as a wrong answer. Here every call goes through ``_check``,
+which turns a failure into a ``CudaError`` naming the call and the driver's own
+message. The launch path is kept short (pre-packed parameter buffers, no per-call
+allocation beyond ctypes scalars) because a notebook launches small kernels often.
+
+Nothing here imports the CUDA driver until it is first needed, so machines without
+a GPU import tilelab normally; ``is_available()`` says whether a device is usable.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed; the message names the call and the driver's reason."""
+
+
+def _driver():
+    """The ``cuda.bindings.driver`` module, imported on first use."""
+    drv = _state.get("driver")
+    if drv is None:
+        try:
+            from cuda.bindings import driver as drv
+        except ImportError as e:  # pragma: no cover - cuda-python is a dependency
+            raise CudaError(f"cuda-python is not installed ({e}); pip install cuda-python") from e
+        _state["driver"] = drv
+    return drv
+
+
+def _check(result, call: str):
+    """Unpack ``(CUresult, *values)``; raise ``CudaError`` on failure."""
+    drv = _driver()
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        _, name = drv.cuGetErrorName(err)
+        _, text = drv.cuGetErrorString(err)
+        name = name.decode() if isinstance(name, bytes) else str(err)
+        text = text.decode() if isinstance(text, bytes) else ""
+        raise CudaError(f"{call} failed: {name}: {text}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def is_available() -> bool:
+    """Whether a CUDA driver and at least one device are present (never raises)."""
+    if "available" not in _state:
+        try:
+            drv = _driver()
+            _check(drv.cuInit(0), "cuInit")
+            _state["available"] = _check(drv.cuDeviceGetCount(), "cuDeviceGetCount") > 0
+        except Exception:  # no driver library, no device, no cuda-python
+            _state["available"] = False
+    return _state["available"]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the compiler and the occupancy estimate need to know of the device."""
+
+    name: str
+    capability: tuple[int, int]
+    multiprocessors: int
+    max_shared_per_block_optin: int
+    max_registers_per_sm: int
+    max_threads_per_sm: int
+    shared_per_sm: int
+
+    @property
+    def arch(self) -> str:
+        """``sm_90a`` on Hopper (the ``a`` unlocks wgmma), ``sm_80`` style otherwise."""
+        major, minor = self.capability
+        return f"sm_{major}{minor}{'a' if major == 9 else ''}"
+
+
+def context():
+    """Make the primary context of device 0 current on this thread and return it."""
+    drv = _driver()
+    with _lock:
+        ctx = _state.get("context")
+        if ctx is None:
+            if not is_available():
+                raise CudaError("no CUDA device is available (no NVIDIA driver, or no GPU on this machine)")
+            dev = _check(drv.cuDeviceGet(0), "cuDeviceGet")
+            ctx = _check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+            _state["device"], _state["context"] = dev, ctx
+    if _state.get("current_thread") != threading.get_ident():
+        _check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        _state["current_thread"] = threading.get_ident()
+    return ctx
+
+
+def device_info() -> DeviceInfo:
+    """Properties of device 0 (cached)."""
+    if "info" not in _state:
+        context()
+        drv, dev = _driver(), _state["device"]
+        attr = drv.CUdevice_attribute
+
+        def get(name):
+            return _check(drv.cuDeviceGetAttribute(getattr(attr, name), dev), "cuDeviceGetAttribute")
+
+        raw = _check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
+        _state["info"] = DeviceInfo(
+            name=raw.split(b"\0")[0].decode(),
+            capability=(
+                get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+                get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
+            ),
+            multiprocessors=get("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+            max_shared_per_block_optin=get("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+            max_registers_per_sm=get("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR"),
+            max_threads_per_sm=get("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"),
+            shared_per_sm=get("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+        )
+    return _state["info"]
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def mem_alloc(nbytes: int) -> int:
+    """Allocate ``nbytes`` of device memory; returns the device address."""
+    context()
+    return int(_check(_driver().cuMemAlloc(max(1, nbytes)), f"cuMemAlloc({nbytes} bytes)"))
+
+
+def mem_free(ptr: int) -> None:
+    if _state.get("context") is not None:
+        _check(_driver().cuMemFree(ptr), "cuMemFree")
+
+
+def copy_to_device(dst: int, host_ptr: int, nbytes: int) -> None:
+    context()
+    _check(_driver().cuMemcpyHtoD(dst, host_ptr, nbytes), "cuMemcpyHtoD")
+
+
+def copy_to_host(host_ptr: int, src: int, nbytes: int) -> None:
+    context()
+    _check(_driver().cuMemcpyDtoH(host_ptr, src, nbytes), "cuMemcpyDtoH")
+
+
+def memset_d8(ptr: int, value: int, nbytes: int) -> None:
+    context()
+    _check(_driver().cuMemsetD8(ptr, value, nbytes), "cuMemsetD8")
+
+
+def synchronize() -> None:
+    context()
+    _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize (a kernel failed)")
+
+
+# ----------------------------------------------------------------------------- modules
+
+#: ctypes type of each kind of kernel parameter (pointers travel as 64-bit addresses).
+PARAM_CTYPES = {
+    "ptr": ctypes.c_uint64,
+    "i1": ctypes.c_int8,
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "u8": ctypes.c_uint8,
+    "u16": ctypes.c_uint16,
+    "u32": ctypes.c_uint32,
+    "u64": ctypes.c_uint64,
+    "f16": ctypes.c_uint16,  # passed as raw bits
+    "bf16": ctypes.c_uint16,
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+}
+
+
+class Module:
+    """A loaded PTX or cubin image; ``function(name)`` gives a launchable ``Function``."""
+
+    def __init__(self, image: bytes):
+        context()
+        if isinstance(image, str):
+            image = image.encode()
+        if not image.startswith(b"\x7fELF") and not image.endswith(b"\0"):
+            image += b"\0"  # PTX text must be NUL-terminated; a cubin is an ELF file
+        self.handle = _check(_driver().cuModuleLoadData(image), "cuModuleLoadData")
+
+    def function(self, name: str, param_kinds: list[str], num_warps: int, shared: int = 0) -> Function:
+        fn = _check(_driver().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+        return Function(self, fn, param_kinds, num_warps, shared)
+
+
+class Function:
+    """A kernel with its parameter kinds, block size and dynamic shared memory."""
+
+    def __init__(self, module: Module, handle, param_kinds: list[str], num_warps: int, shared: int):
+        self.module = module  # keeps the module alive
+        self.handle = handle
+        self.kinds = list(param_kinds)
+        self.ctypes = [PARAM_CTYPES[k] for k in self.kinds]
+        self.block = 32 * num_warps
+        self.shared = shared
+        if shared > 48 * 1024:
+            drv = _driver()
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(drv.cuFuncSetAttribute(handle, attr, shared), "cuFuncSetAttribute(max dynamic shared memory)")
+
+    def attribute(self, name: str) -> int:
+        drv = _driver()
+        attr = getattr(drv.CUfunction_attribute, name)
+        return int(_check(drv.cuFuncGetAttribute(attr, self.handle), "cuFuncGetAttribute"))
+
+    def launch(self, grid: tuple[int, int, int], values: list, stream: int = 0) -> None:
+        """Launch on ``grid`` with ``values`` (ints for pointers, Python scalars otherwise)."""
+        boxed = [ct(v) for ct, v in zip(self.ctypes, values)]
+        params = (ctypes.c_void_p * max(1, len(boxed)))(*[ctypes.addressof(b) for b in boxed])
+        gx, gy, gz = grid
+        result = _driver().cuLaunchKernel(
+            self.handle, gx, gy, gz, self.block, 1, 1, self.shared, stream, ctypes.addressof(params), 0
+        )
+        _check(result, "cuLaunchKernel")
+
+
+# ----------------------------------------------------------------------------- events
+
+
+class Event:
+    """A CUDA event, for timing device work (``elapsed_ms(start, end)``)."""
+
+    def __init__(self):
+        context()
+        self.handle = _check(_driver().cuEventCreate(0), "cuEventCreate")
+
+    def record(self, stream: int = 0) -> None:
+        _check(_driver().cuEventRecord(self.handle, stream), "cuEventRecord")
+
+    def synchronize(self) -> None:
+        _check(_driver().cuEventSynchronize(self.handle), "cuEventSynchronize")
+
+    @staticmethod
+    def elapsed_ms(start: Event, end: Event) -> float:
+        end.synchronize()
+        return float(_check(_driver().cuEventElapsedTime(start.handle, end.handle), "cuEventElapsedTime"))
