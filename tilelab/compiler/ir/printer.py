@@ -15,8 +15,10 @@ it (the inspector uses it to link IR lines to kernel lines).
 
 from __future__ import annotations
 
+import json
+
 from .core import Block, Loc, Module, Op, Value
-from .ops import BinaryOp, CmpOp, ForOp, FuncOp, IfOp, UnaryOp, WhileOp
+from .ops import BinaryOp, CmpOp, ConstantOp, ForOp, FuncOp, IfOp, UnaryOp, WhileOp
 
 
 def op_display_name(op: Op) -> str:
@@ -44,7 +46,7 @@ _HIDDEN_ATTRS = {
 
 def _fmt_attr(v) -> str:
     if isinstance(v, str):
-        return f'"{v}"'
+        return json.dumps(v, ensure_ascii=False)  # quotes and newlines escaped, so the parser reads it back
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
@@ -55,9 +57,13 @@ def _fmt_attr(v) -> str:
 
 
 def _shown_attrs(op: Op) -> dict:
+    # only binary/unary/compare ops spell kind and predicate in their name (hint and atomic ops print them)
+    spelled = isinstance(op, (BinaryOp, UnaryOp, CmpOp))
     shown = {}
     for k, v in op.attrs.items():
-        if k in _HIDDEN_ATTRS or v is None or v == "" or v is False:
+        if k in _HIDDEN_ATTRS and (spelled or k not in ("kind", "predicate")):
+            continue
+        if (v is None or v == "" or v is False) and not (k == "value" and isinstance(op, ConstantOp)):
             continue
         shown[k] = v
     return shown

@@ -1,0 +1,35 @@
+"""GPU layouts as linear maps over GF(2): hardware index bits -> tensor index bits.
+
+from tilelab.compiler.layouts import blocked, bank_conflicts, swizzled_shared
+
+L = blocked([128], size_per_thread=[4], threads_per_warp=[32], warps_per_cta=[1], order=[0])
+L.owner_of([[5]])        # (warp, lane, register) of element 5: lane 1, register 1
+"""
+
+from .distributed import blocked, default_blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout
+from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
+from .queries import BankConflicts, bank_conflicts, contiguous_elements, conversion_kind, shared_vector_width
+from .shared import nvmma_shared, row_major_shared, swizzled_shared
+from .text import parse_layout
+
+__all__ = [
+    "LinearLayout",
+    "REGISTER",
+    "LANE",
+    "WARP",
+    "OFFSET",
+    "blocked",
+    "default_blocked",
+    "slice_layout",
+    "mma_m16n8k16_accumulator",
+    "dot_operand",
+    "swizzled_shared",
+    "row_major_shared",
+    "nvmma_shared",
+    "contiguous_elements",
+    "conversion_kind",
+    "shared_vector_width",
+    "bank_conflicts",
+    "BankConflicts",
+    "parse_layout",
+]

@@ -1,0 +1,68 @@
+"""The error catalogue: each bad kernel gives one short message naming its line."""
+
+import inspect
+
+import pytest
+
+from tilelab.compiler.frontend import CompilationError, build_module
+from tilelab.compiler.ir.types import PointerType, f16, i32
+
+from . import snippets
+
+CASES = [
+    ("err_shapes", 3, "incompatible shapes for +: [16] and [32]"),
+    ("err_undefined", 1, "name 'undefined_name' is not defined"),
+    ("err_try", 1, "unsupported construct: try"),
+    ("err_with", 1, "unsupported construct: with"),
+    ("err_lambda", 1, "unsupported construct: lambda"),
+    ("err_break", 2, "unsupported construct: break"),
+    ("err_arange_runtime", 1, "arange's end must be a compile-time integer"),
+    ("err_arange_pow2", 1, "arange's length must be a power of 2, got 12"),
+    ("err_reshape_runtime", 1, "shape entries must be a compile-time integer"),
+    ("err_static_range", 1, "tl.static_range bounds must be compile-time integers"),
+    ("err_float_bitwise", 2, "& needs integer operands, got f16 and i32"),
+    ("err_dot_shapes", 5, "dot: incompatible shapes [16, 16] and [32, 16]"),
+    ("err_mask_dtype", 1, "load's mask must be a boolean (i1) tensor, got i32"),
+    ("err_load_not_pointer", 1, "load expects a pointer, got i32"),
+    ("err_builtin_args", 1, "wrong arguments for tl.program_id"),
+    ("err_if_types", 1, "variable 'y' has type tensor<16xf32> in the then branch but tensor<16xi32>"),
+    ("err_loop_type", 2, "loop-carried variable 'acc' has type tensor<16xi32> before the loop"),
+    ("err_return_in_if", 2, "return inside a run-time if/for/while"),
+    ("err_static_assert", 1, "static_assert failed: B too small"),
+    ("err_other_without_mask", 1, "load's `other` needs a `mask`"),
+    ("err_fstring", 1, "f-strings can only format compile-time values"),
+    ("err_subscript", 1, "tensors can only be indexed with None and ':'"),
+]
+
+
+@pytest.mark.parametrize("name, offset, message", CASES)
+def test_error_names_line(name, offset, message):
+    fn = getattr(snippets, name)
+    sig = {"x_ptr": PointerType(f16), "i_ptr": PointerType(i32), "n": i32}
+    with pytest.raises(CompilationError) as info:
+        build_module(fn, sig, {"B": 16})
+    err = info.value
+    first = inspect.getsourcelines(fn)[1]
+    assert message in err.message
+    assert err.line == first + offset
+    assert str(err).startswith(f"{err.filename}:{err.line}: ")
+    assert err.filename.endswith("snippets.py")
+    assert "^" in str(err).splitlines()[-1]
+
+
+def test_missing_argument_is_reported():
+    with pytest.raises(CompilationError, match="argument 'n' has neither a type"):
+        build_module(snippets.int_mod, {"x_ptr": PointerType(f16), "i_ptr": PointerType(i32)}, {"B": 16})
+
+
+def test_internal_errors_are_wrapped():
+    with pytest.raises(CompilationError) as info:
+        build_module(snippets.err_shapes, {"x_ptr": PointerType(f16), "i_ptr": PointerType(i32), "n": i32}, {"B": 16})
+    assert "Traceback" not in str(info.value)
+
+
+def test_recursion_is_rejected_at_the_recursive_call():
+    sig = {"x_ptr": PointerType(f16), "i_ptr": PointerType(i32), "n": i32}
+    with pytest.raises(CompilationError, match="recursive call of recursive is not supported") as info:
+        build_module(snippets.err_recursion, sig, {"B": 16})
+    assert info.value.line == inspect.getsourcelines(snippets.recursive)[1] + 1

@@ -1,0 +1,55 @@
+"""Result types of operators in built kernels: division, remainders, pointers, casts, dot."""
+
+import pytest
+
+import tilelab.language as tl
+from tilelab.compiler.frontend import build_module
+from tilelab.compiler.ir import print_module, verify
+from tilelab.compiler.ir.types import PointerType, f16, i32
+
+from . import snippets
+
+
+def ir_of(fn, sig=None):
+    sig = sig or {"x_ptr": PointerType(f16), "i_ptr": PointerType(i32), "n": i32}
+    m = build_module(fn, sig, {"B": 16})
+    verify(m)
+    return print_module(m, locs=False)
+
+
+@pytest.mark.parametrize(
+    "fn, expected",
+    [
+        (snippets.int_truediv, ("arith.fdiv", "tensor<16xf32>")),
+        (snippets.int_floordiv, "arith.div"),
+        (snippets.int_mod, "arith.rem"),
+        (snippets.half_times_float_literal, ("arith.mul", "tensor<16xf16>")),
+        (snippets.int_times_float_literal, ("arith.mul", "tensor<16xf32>")),
+        (snippets.pointer_minus_int, "math.neg"),
+        (snippets.bitcast, "tt.bitcast"),
+        (snippets.dot_f16, "tt.dot"),
+        (snippets.where_weak, "arith.select"),
+        (snippets.argmin_keep, "tensor<16x1xi32>"),
+        (snippets.shapes, "tt.trans"),
+        (snippets.atomics, "tt.atomic_rmw"),
+    ],
+)
+def test_semantics(fn, expected):
+    text = ir_of(fn)
+    if isinstance(expected, tuple):
+        op, rtype = expected
+        assert any(op in line and line.endswith(rtype) for line in text.splitlines()), text
+    else:
+        assert expected in text
+
+
+def test_builtin_outside_kernel_raises():
+    with pytest.raises(RuntimeError, match="inside a @jit kernel"):
+        tl.program_id(0)
+
+
+def test_dtype_surface():
+    assert tl.float16.is_floating() and tl.float16.primitive_bitwidth == 16
+    assert tl.pointer_type(tl.float32).element_ty == tl.float32
+    assert tl.uint8.is_int_unsigned() and not tl.int8.is_int_unsigned()
+    assert tl.cdiv(10, 4) == 3

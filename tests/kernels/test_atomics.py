@@ -1,0 +1,88 @@
+"""Atomics: an int32 histogram with atomic_add, atomic_max, a float sum across programs, atomic_cas claims."""
+
+import numpy as np
+
+import tilelab
+import tilelab.language as tl
+
+from .support import cdiv
+
+
+@tilelab.jit
+def histogram_kernel(x_ptr, hist_ptr, n, NUM_BINS: tl.constexpr, BLOCK: tl.constexpr):
+    """Count values into bins: many programs add 1 to the same int32 bins."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask, other=0)
+    tl.atomic_add(hist_ptr + x % NUM_BINS, 1, mask=mask)
+
+
+def test_histogram_atomic_add(backend, dev, rng):
+    n, bins = 5000, 16
+    x = rng.integers(0, 1000, n, dtype=np.int32)
+    start = rng.integers(1, 10, bins, dtype=np.int32)  # bins start non-zero: the kernel must add, not store
+    hist = dev.put(start)
+    histogram_kernel[(cdiv(n, 256),)](dev.put(x), hist, n, NUM_BINS=bins, BLOCK=256, target=backend)
+    np.testing.assert_array_equal(dev.get(hist), start + np.bincount(x % bins, minlength=bins))
+
+
+@tilelab.jit
+def atomic_max_kernel(x_ptr, keys_ptr, table_ptr, best_ptr, n, BLOCK: tl.constexpr):
+    """Per-key maxima with colliding tensor atomics, and one global maximum from a scalar atomic."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask, other=-(2**31))
+    keys = tl.load(keys_ptr + offsets, mask=mask, other=0)
+    tl.atomic_max(table_ptr + keys, x, mask=mask)
+    tl.atomic_max(best_ptr, tl.max(x, axis=0))
+
+
+def test_atomic_max(backend, dev, rng):
+    n, n_keys = 3000, 10
+    x = rng.integers(-(10**6), 10**6, n, dtype=np.int32)
+    keys = rng.integers(0, n_keys, n, dtype=np.int32)
+    table = dev.put(np.full(n_keys, -(2**31), dtype=np.int32))
+    best = dev.put(np.full(1, -(2**31), dtype=np.int32))
+    atomic_max_kernel[(cdiv(n, 256),)](dev.put(x), dev.put(keys), table, best, n, BLOCK=256, target=backend)
+    want = np.full(n_keys, -(2**31), dtype=np.int32)
+    np.maximum.at(want, keys, x)
+    np.testing.assert_array_equal(dev.get(table), want)
+    np.testing.assert_array_equal(dev.get(best), [x.max()])
+
+
+@tilelab.jit
+def atomic_sum_kernel(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    """A float sum across programs: each adds its block's partial sum to one scalar."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)
+    tl.atomic_add(total_ptr, tl.sum(x, axis=0))
+
+
+def test_atomic_add_float_sum(backend, dev, rng):
+    n = 10000
+    x = rng.standard_normal(n).astype(np.float32)
+    total = dev.put(np.ones(1, np.float32))
+    atomic_sum_kernel[(cdiv(n, 512),)](dev.put(x), total, n, BLOCK=512, target=backend)
+    np.testing.assert_allclose(dev.get(total), [1 + x.astype(np.float64).sum()], rtol=1e-4, atol=1e-3)
+
+
+@tilelab.jit
+def claim_kernel(slots_ptr, seen_ptr, NUM_SLOTS: tl.constexpr):
+    """Each program tries once to claim a slot with compare-and-swap (no spinning) and records what it saw."""
+    pid = tl.program_id(0)
+    seen = tl.atomic_cas(slots_ptr + pid % NUM_SLOTS, -1, pid)
+    tl.store(seen_ptr + pid, seen)
+
+
+def test_atomic_cas_claims(backend, dev):
+    programs, n_slots = 40, 8
+    slots = dev.put(np.full(n_slots, -1, dtype=np.int32))
+    seen = dev.empty(programs, np.int32)
+    claim_kernel[(programs,)](slots, seen, NUM_SLOTS=n_slots, target=backend)
+    slots, seen = dev.get(slots), dev.get(seen)
+    for s in range(n_slots):
+        contenders = np.arange(s, programs, n_slots)
+        winners = contenders[seen[contenders] == -1]
+        assert len(winners) == 1, f"slot {s}: {len(winners)} programs saw it free"
+        assert slots[s] == winners[0]
+        np.testing.assert_array_equal(seen[contenders[contenders != winners[0]]], winners[0])

@@ -1,0 +1,151 @@
+"""Integer kernels: C-semantics division and remainder, shifts, bitwise ops, umulhi, unsigned types, casts."""
+
+import ml_dtypes
+import numpy as np
+
+import tilelab
+import tilelab.language as tl
+
+from .support import cdiv
+
+
+@tilelab.jit
+def divmod_kernel(a_ptr, b_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    """Integer // and % truncate toward zero as in C (not Python's floor semantics)."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask, other=1)
+    tl.store(q_ptr + offsets, a // b, mask=mask)
+    tl.store(r_ptr + offsets, a % b, mask=mask)
+
+
+def test_int_division_c_semantics(backend, dev, rng):
+    n = 1000
+    a = rng.integers(-1000, 1000, n, dtype=np.int32)
+    b = rng.integers(1, 50, n, dtype=np.int32) * rng.choice(np.int32([-1, 1]), n)
+    q, r = dev.empty(n, np.int32), dev.empty(n, np.int32)
+    divmod_kernel[(cdiv(n, 256),)](dev.put(a), dev.put(b), q, r, n, BLOCK=256, target=backend)
+    want_q = (np.abs(a) // np.abs(b)) * np.sign(a) * np.sign(b)
+    np.testing.assert_array_equal(dev.get(q), want_q)
+    np.testing.assert_array_equal(dev.get(r), np.fmod(a, b))
+
+
+@tilelab.jit
+def bitwise_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Signed bit ops: and, or, xor, not, left shift and arithmetic right shift."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    shift = b & 15
+    tl.store(out_ptr + 0 * n + offsets, a & b, mask=mask)
+    tl.store(out_ptr + 1 * n + offsets, a | b, mask=mask)
+    tl.store(out_ptr + 2 * n + offsets, a ^ b, mask=mask)
+    tl.store(out_ptr + 3 * n + offsets, ~a, mask=mask)
+    tl.store(out_ptr + 4 * n + offsets, a << shift, mask=mask)
+    tl.store(out_ptr + 5 * n + offsets, a >> shift, mask=mask)
+
+
+def test_bitwise_signed(backend, dev, rng):
+    n = 700
+    a, b = rng.integers(-(2**31), 2**31 - 1, (2, n), dtype=np.int32)
+    out = dev.empty((6, n), np.int32)
+    bitwise_kernel[(cdiv(n, 256),)](dev.put(a), dev.put(b), out, n, BLOCK=256, target=backend)
+    shift = b & 15
+    want = [a & b, a | b, a ^ b, ~a, a << shift, a >> shift]
+    np.testing.assert_array_equal(dev.get(out), np.stack(want))
+
+
+@tilelab.jit
+def unsigned_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Unsigned 32-bit: logical right shift, wrapping multiply, umulhi, unsigned compare."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    tl.store(out_ptr + 0 * n + offsets, a >> 7, mask=mask)
+    tl.store(out_ptr + 1 * n + offsets, a * b, mask=mask)
+    tl.store(out_ptr + 2 * n + offsets, tl.umulhi(a, b), mask=mask)
+    tl.store(out_ptr + 3 * n + offsets, tl.where(a > b, a - b, b - a), mask=mask)
+    tl.store(out_ptr + 4 * n + offsets, (a + b) % 1000003, mask=mask)
+
+
+def test_unsigned_and_umulhi(backend, dev, rng):
+    n = 513
+    a, b = rng.integers(0, 2**32, (2, n), dtype=np.uint64).astype(np.uint32)
+    out = dev.empty((5, n), np.uint32)
+    unsigned_kernel[(cdiv(n, 128),)](dev.put(a), dev.put(b), out, n, BLOCK=128, target=backend)
+    wide = a.astype(np.uint64) * b.astype(np.uint64)
+    want = [
+        a >> np.uint32(7),
+        (wide & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+        (wide >> np.uint64(32)).astype(np.uint32),
+        np.where(a > b, a - b, b - a),
+        ((a.astype(np.uint64) + b) % (2**32) % 1000003).astype(np.uint32),
+    ]
+    np.testing.assert_array_equal(dev.get(out), np.stack(want))
+
+
+@tilelab.jit
+def float_casts_kernel(x_ptr, f16_ptr, bf16_ptr, back_ptr, n, BLOCK: tl.constexpr):
+    """f32 -> f16 and f32 -> bf16 (round to nearest even), and f16 -> f32 -> back."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    h = x.to(tl.float16)
+    tl.store(f16_ptr + offsets, h, mask=mask)
+    tl.store(bf16_ptr + offsets, x.to(tl.bfloat16), mask=mask)
+    tl.store(back_ptr + offsets, h.to(tl.float32) + x.to(tl.bfloat16).to(tl.float32), mask=mask)
+
+
+def test_float_casts(backend, dev, rng):
+    n = 900
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    f16, bf16, back = dev.empty(n, np.float16), dev.empty(n, ml_dtypes.bfloat16), dev.empty(n, np.float32)
+    float_casts_kernel[(cdiv(n, 256),)](dev.put(x), f16, bf16, back, n, BLOCK=256, target=backend)
+    np.testing.assert_array_equal(dev.get(f16), x.astype(np.float16))
+    np.testing.assert_array_equal(dev.get(bf16).view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+    want = x.astype(np.float16).astype(np.float32) + x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(dev.get(back), want)
+
+
+@tilelab.jit
+def int_float_casts_kernel(x_ptr, i_ptr, f_ptr, bits_ptr, n, BLOCK: tl.constexpr):
+    """float -> int truncates toward zero; int -> float rounds; bitcast reinterprets the bits."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    i = x.to(tl.int32)
+    tl.store(i_ptr + offsets, i, mask=mask)
+    tl.store(f_ptr + offsets, (i * 3 + 1).to(tl.float32), mask=mask)
+    tl.store(bits_ptr + offsets, x.to(tl.uint32, bitcast=True) ^ 0x80000000, mask=mask)
+
+
+def test_int_float_bitcast(backend, dev, rng):
+    n = 800
+    x = (rng.standard_normal(n) * 1000).astype(np.float32)
+    i, f, bits = dev.empty(n, np.int32), dev.empty(n, np.float32), dev.empty(n, np.uint32)
+    int_float_casts_kernel[(cdiv(n, 256),)](dev.put(x), i, f, bits, n, BLOCK=256, target=backend)
+    want_i = np.trunc(x).astype(np.int32)
+    np.testing.assert_array_equal(dev.get(i), want_i)
+    np.testing.assert_array_equal(dev.get(f), (want_i * 3 + 1).astype(np.float32))
+    np.testing.assert_array_equal(dev.get(bits), (-x).view(np.uint32))
+
+
+@tilelab.jit
+def int64_index_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """int64 arithmetic: products that overflow int32 must not wrap."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    big = x.to(tl.int64) * 3_000_000_000 + offsets
+    tl.store(out_ptr + offsets, big, mask=mask)
+
+
+def test_int64_arithmetic(backend, dev, rng):
+    n = 300
+    x = rng.integers(-(2**20), 2**20, n, dtype=np.int32)
+    out = dev.empty(n, np.int64)
+    int64_index_kernel[(cdiv(n, 128),)](dev.put(x), out, n, BLOCK=128, target=backend)
+    np.testing.assert_array_equal(dev.get(out), x.astype(np.int64) * 3_000_000_000 + np.arange(n))

@@ -1,0 +1,104 @@
+"""Shape ops: join/split, interleave, reshape, permute, trans, sort and flip."""
+
+import numpy as np
+import pytest
+
+import tilelab
+import tilelab.language as tl
+
+
+@tilelab.jit
+def join_split_kernel(a_ptr, b_ptr, pairs_ptr, sum_ptr, mixed_ptr, BLOCK: tl.constexpr):
+    """join two [B] tiles into [B, 2], split it back, and interleave them into [2B]."""
+    i = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + i)
+    b = tl.load(b_ptr + i)
+    pairs = tl.join(a, b)
+    tl.store(pairs_ptr + i[:, None] * 2 + tl.arange(0, 2)[None, :], pairs)
+    first, second = tl.split(pairs * 2.0)
+    tl.store(sum_ptr + i, first - second)
+    tl.store(mixed_ptr + tl.arange(0, 2 * BLOCK), tl.interleave(a, b))
+
+
+def test_join_split_interleave(backend, dev, rng):
+    n = 64
+    a, b = rng.standard_normal((2, n)).astype(np.float32)
+    pairs, diff, mixed = dev.empty((n, 2), np.float32), dev.empty(n, np.float32), dev.empty(2 * n, np.float32)
+    join_split_kernel[(1,)](dev.put(a), dev.put(b), pairs, diff, mixed, BLOCK=n, target=backend)
+    np.testing.assert_array_equal(dev.get(pairs), np.stack([a, b], axis=1))
+    np.testing.assert_array_equal(dev.get(diff), 2 * a - 2 * b)
+    np.testing.assert_array_equal(dev.get(mixed), np.stack([a, b], axis=1).ravel())
+
+
+@tilelab.jit
+def reshape_permute_kernel(
+    x_ptr, reshaped_ptr, permuted_ptr, trans_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr
+):
+    """A flat [A*B*C] tile viewed as [A, B, C], permuted to [C, A, B], and a 2-D view transposed."""
+    flat = tl.load(x_ptr + tl.arange(0, A * B * C))
+    cube = tl.reshape(flat, (A, B, C))
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    tl.store(reshaped_ptr + a * B * C + b * C + c, cube + 1.0)
+    perm = tl.permute(cube, (2, 0, 1))
+    c2 = tl.arange(0, C)[:, None, None]
+    a2 = tl.arange(0, A)[None, :, None]
+    b2 = tl.arange(0, B)[None, None, :]
+    tl.store(permuted_ptr + c2 * A * B + a2 * B + b2, perm)
+    square = tl.reshape(flat, (A * B, C))
+    rows = tl.arange(0, C)[:, None]
+    cols = tl.arange(0, A * B)[None, :]
+    tl.store(trans_ptr + rows * (A * B) + cols, square.T)
+
+
+def test_reshape_permute_trans(backend, dev, rng):
+    A, B, C = 2, 4, 8
+    x = rng.standard_normal(A * B * C).astype(np.float32)
+    reshaped, permuted = dev.empty((A, B, C), np.float32), dev.empty((C, A, B), np.float32)
+    trans = dev.empty((C, A * B), np.float32)
+    reshape_permute_kernel[(1,)](dev.put(x), reshaped, permuted, trans, A=A, B=B, C=C, target=backend)
+    cube = x.reshape(A, B, C)
+    np.testing.assert_array_equal(dev.get(reshaped), cube + 1)
+    np.testing.assert_array_equal(dev.get(permuted), cube.transpose(2, 0, 1))
+    np.testing.assert_array_equal(dev.get(trans), x.reshape(A * B, C).T)
+
+
+@tilelab.jit
+def sort_flip_kernel(x_ptr, asc_ptr, desc_ptr, flip_ptr, n_cols, BLOCK: tl.constexpr):
+    """Sort each row (ascending and descending) and reverse it; one row per program."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * BLOCK + cols)
+    tl.store(asc_ptr + row * BLOCK + cols, tl.sort(x))
+    tl.store(desc_ptr + row * BLOCK + cols, tl.sort(x, descending=True))
+    tl.store(flip_ptr + row * BLOCK + cols, tl.flip(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_sort_and_flip(backend, dev, rng, dtype):
+    rows, block = 5, 128
+    x = (rng.standard_normal((rows, block)) * 1000).astype(dtype)
+    asc, desc, flipped = (dev.empty(x.shape, dtype) for _ in range(3))
+    sort_flip_kernel[(rows,)](dev.put(x), asc, desc, flipped, block, BLOCK=block, target=backend)
+    np.testing.assert_array_equal(dev.get(asc), np.sort(x, axis=1))
+    np.testing.assert_array_equal(dev.get(desc), np.sort(x, axis=1)[:, ::-1])
+    np.testing.assert_array_equal(dev.get(flipped), x[:, ::-1])
+
+
+@tilelab.jit
+def broadcast_kernel(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    """Explicit broadcasting: tl.broadcast_to, expand_dims and tl.full/zeros tiles."""
+    col = tl.load(x_ptr + tl.arange(0, M))
+    row = tl.load(y_ptr + tl.arange(0, N))
+    grid = tl.broadcast_to(tl.expand_dims(col, 1), (M, N)) + tl.expand_dims(row, 0)
+    grid += tl.full((M, N), 0.5, tl.float32) + tl.zeros((M, N), tl.float32)
+    tl.store(out_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], grid)
+
+
+def test_broadcast_expand_full(backend, dev, rng):
+    M, N = 16, 32
+    x, y = rng.standard_normal(M).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    out = dev.empty((M, N), np.float32)
+    broadcast_kernel[(1,)](dev.put(x), dev.put(y), out, M=M, N=N, target=backend)
+    np.testing.assert_array_equal(dev.get(out), x[:, None] + y[None, :] + np.float32(0.5))

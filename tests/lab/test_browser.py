@@ -1,0 +1,117 @@
+"""The tour in a real JupyterLab, driven in headless Chromium: the inspector renders and its links work.
+
+Needs Debian's chromium (``apt-get install -y chromium``) and Playwright for Python
+(``pip install playwright``; its own browser download is not used). Saves
+``test-output/inspector.png``.
+"""
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.lab.tour import ROOT, kernel_env, prepared_tour
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OUTPUT = ROOT / "test-output"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(url: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"JupyterLab did not answer at {url}")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    directory = tmp_path_factory.mktemp("lab")
+    prepared_tour(directory)
+    env = kernel_env()
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR_UNUSED", "JUPYTER_RUNTIME_DIR"):
+        env[name] = str(tmp_path_factory.mktemp(name.lower()))
+    port = _free_port()
+    args = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--allow-root"]
+    args += ["--ServerApp.token=", "--ServerApp.password=", "--ServerApp.open_browser=False"]
+    args += [f"--ServerApp.root_dir={directory}", "--LabApp.expose_app_in_browser=True"]
+    log = open(directory / "lab.log", "w")
+    proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/api/status", 60)
+        yield f"http://127.0.0.1:{port}", directory
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+def _run_all(page, url: str) -> None:
+    page.goto(f"{url}/lab/tree/00_tour.ipynb")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_function("window.jupyterapp && window.jupyterapp.commands.hasCommand('notebook:run-all-cells')")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000, state="attached")
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""",
+        timeout=240_000,
+    )
+
+
+def test_inspector_renders_in_jupyterlab(lab):
+    from playwright.sync_api import sync_playwright
+
+    url, _ = lab
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            _run_all(page, url)
+            inspector = page.locator(".tl-inspector").first
+            inspector.wait_for(timeout=60_000)
+            tabs = inspector.locator(".lm-TabBar-tab").all_inner_texts()
+            assert {"Source", "Passes", "LLVM IR", "Resources"} <= {t.strip() for t in tabs}
+            assert inspector.locator(".tl-del, .tl-add").count() > 0  # the chosen pass's diff marks lines
+            code_lines = inspector.locator("select[multiple]").first
+            values = code_lines.locator("option").evaluate_all(
+                "opts => opts.filter(o => o.textContent.includes('← line')).map(o => o.value)"
+            )
+            code_lines.select_option(values[-1])
+            page.wait_for_timeout(500)
+            assert inspector.locator(".tl-line.tl-hl").count() >= 2  # the IR line and its source line
+            inspector.scroll_into_view_if_needed()
+            inspector.screenshot(path=str(OUTPUT / "inspector.png"))
+        finally:
+            page.screenshot(path=str(OUTPUT / "notebook.png"), full_page=False)
+            browser.close()

@@ -1,0 +1,205 @@
+"""Shared layouts (swizzle), vector widths, conversion kinds and bank conflicts."""
+
+import numpy as np
+import pytest
+
+from tilelab.compiler.layouts import (
+    LinearLayout,
+    bank_conflicts,
+    blocked,
+    contiguous_elements,
+    conversion_kind,
+    dot_operand,
+    mma_m16n8k16_accumulator,
+    nvmma_shared,
+    row_major_shared,
+    slice_layout,
+    swizzled_shared,
+)
+
+
+def swizzle_reference(rows, cols, vec, per_phase, max_phase):
+    """offset of element (r, c) in a row-major buffer whose column groups are XORed with the phase."""
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    phase = (r // per_phase) % max_phase
+    c_swz = (((c // vec) ^ phase) % (cols // vec)) * vec + c % vec
+    return r * cols + c_swz
+
+
+@pytest.mark.parametrize(
+    "shape,vec,per_phase,max_phase", [([64, 64], 8, 1, 8), ([32, 32], 4, 2, 4), ([16, 64], 2, 1, 8)]
+)
+def test_swizzle_matches_formula(shape, vec, per_phase, max_phase):
+    L = swizzled_shared(shape, vec, per_phase, max_phase, order=[1, 0])
+    ref = swizzle_reference(*shape, vec, per_phase, max_phase)
+    offsets = L.invert().apply(dim0=np.arange(shape[0])[:, None], dim1=np.arange(shape[1])[None, :])[..., 0]
+    assert np.array_equal(offsets, ref)
+    stored = L.apply(offset=ref)
+    assert np.array_equal(stored[..., 0], np.arange(shape[0])[:, None] + 0 * ref)
+
+
+def test_column_major_order_swizzles_rows():
+    L = swizzled_shared([16, 8], 2, 1, 4, order=[0, 1])  # dim0 is contiguous
+    ref = swizzle_reference(8, 16, 2, 1, 4)  # the transposed picture
+    offsets = L.invert().apply(dim0=np.arange(16)[None, :], dim1=np.arange(8)[:, None])[..., 0]
+    assert np.array_equal(offsets, ref)
+
+
+def test_nvmma_128b_is_the_8x8_chunk_xor():
+    L = nvmma_shared([16, 64], elem_bytes=2)
+    assert L.params["vec"] == 8 and L.params["max_phase"] == 8
+    # row 3, stored 16-byte chunk 0 holds column chunk 3
+    assert L.apply(offset=3 * 64).tolist() == [3, 24]
+    with pytest.raises(ValueError, match="128B swizzle"):
+        nvmma_shared([16, 32], elem_bytes=2)
+
+
+def test_contiguous_elements():
+    assert contiguous_elements(blocked([128], [4], [32], [1], [0]), 0) == 4
+    assert contiguous_elements(blocked([1024], [4], [32], [4], [0]), 0) == 4  # the wrap is not contiguous
+    L2 = blocked([64, 64], [2, 8], [8, 4], [4, 1], [1, 0])
+    assert (contiguous_elements(L2, 1), contiguous_elements(L2, 0)) == (8, 1)
+    acc = mma_m16n8k16_accumulator([32, 32], [2, 2])
+    assert (contiguous_elements(acc, 1), contiguous_elements(acc, 0)) == (2, 1)
+    # lane 1 starts at 6: its registers hold 6, 7, 4, 5 -> only pairs are in order
+    scrambled = LinearLayout({"register": [[1], [2]], "lane": [[6], [8]]}, [16])
+    assert contiguous_elements(scrambled, 0) == 2
+    # offsets of a swizzled row run in column order only within one 8-element group
+    assert contiguous_elements(swizzled_shared([64, 64], 8, 1, 8, [1, 0]), 1, in_dim="offset") == 8
+    assert contiguous_elements(row_major_shared([64, 64]), 1, in_dim="offset") == 64
+
+
+def test_conversion_kinds():
+    a = blocked([128], [2], [32], [1], [0])  # registers [1], [64]
+    permuted = a.with_bases("register", [[64], [1]])
+    assert conversion_kind(a, a) == "none"
+    assert conversion_kind(a, permuted) == "register"
+    assert conversion_kind(blocked([128], [4], [32], [1], [0]), blocked([128], [1], [32], [1], [0])) == "shuffle"
+    assert conversion_kind(blocked([256], [2], [32], [4], [0]), blocked([256], [1], [32], [4], [0])) == "shared"
+    two_d = blocked([32, 32], [1, 1], [4, 8], [1, 1], [1, 0]), blocked([32, 32], [1, 1], [8, 4], [1, 1], [1, 0])
+    assert conversion_kind(*two_d) == "shuffle"
+    acc = mma_m16n8k16_accumulator([32, 32], [2, 2])
+    assert conversion_kind(acc, blocked([32, 32], [1, 1], [4, 8], [4, 1], [1, 0])) == "shared"
+
+
+def test_conversion_with_broadcast_copies():
+    # src: lanes 0..3 hold 4 elements each, every other lane a copy; dst: each lane keeps half of its block
+    src = LinearLayout({"register": [[1], [2]], "lane": [[4], [8], [0], [0], [0]]}, [16])
+    dst = LinearLayout({"register": [[1]], "lane": [[4], [8], [2], [0], [0]]}, [16])
+    assert conversion_kind(src, dst) == "register"
+    assert conversion_kind(dst, src) == "shuffle"  # lane 0 now needs elements 2, 3 from lane 4
+    parent = blocked([32, 64], [1, 4], [4, 8], [4, 1], [1, 0])
+    with pytest.raises(ValueError, match="shapes"):
+        conversion_kind(slice_layout(parent, 1), parent)
+
+
+def test_bank_conflicts_column_reads_heavy_unswizzled_none_swizzled():
+    plain, swz = row_major_shared([64, 64]), swizzled_shared([64, 64], 8, 1, 8, [1, 0])
+    # one f16 per thread, lanes walk down a column: every lane hits bank 0 of a different row
+    by_column = blocked([64, 64], [1, 1], [32, 1], [1, 4], [0, 1])
+    assert bank_conflicts(plain, by_column, 2).wavefronts == 32
+    assert bank_conflicts(swz, by_column, 2).wavefronts == 4  # rows r and r+8 still share a phase
+    # 16-byte vectors, 8 lanes per phase reading 8 rows of one column chunk (ldmatrix-like)
+    vectors = blocked([64, 64], [1, 8], [32, 1], [2, 2], [1, 0])
+    heavy, none = bank_conflicts(plain, vectors, 2), bank_conflicts(swz, vectors, 2)
+    assert (heavy.vector_bytes, heavy.wavefronts, heavy.ideal) == (16, 32, 4)
+    assert none.wavefronts == 4 and none.conflict_free and not heavy.conflict_free
+
+
+def test_bank_conflicts_row_reads_are_free():
+    rows = blocked([64, 64], [1, 2], [1, 32], [4, 1], [1, 0])  # a warp reads one 128-byte row
+    result = bank_conflicts(row_major_shared([64, 64]), rows, 2)
+    assert (result.vector_elems, result.wavefronts, result.ideal) == (2, 1, 1)
+    with pytest.raises(ValueError, match="shared layout"):
+        bank_conflicts(rows, rows, 2)
+
+
+def test_bank_conflicts_f32_vector_of_two_uses_half_warps():
+    L = blocked([32, 64], [1, 2], [1, 32], [4, 1], [1, 0])
+    result = bank_conflicts(row_major_shared([32, 64]), L, 4)
+    assert (result.vector_bytes, result.wavefronts) == (8, 2)
+
+
+def test_dot_operand_from_swizzled_buffer_is_conflict_free():
+    acc = mma_m16n8k16_accumulator([64, 64], [2, 2])
+    a = dot_operand(acc, 0, 2, k=64)
+    swz = swizzled_shared([64, 64], 8, 1, 8, [1, 0])
+    assert bank_conflicts(swz, a, 2).wavefronts < bank_conflicts(row_major_shared([64, 64]), a, 2).wavefronts
+
+
+def kind_by_enumeration(src, dst):
+    """Reference: compare, per thread and per warp, the sets of elements each layout gives it."""
+    flat = np.array([src.shape[1], 1]) if src.rank == 2 else np.array([1])
+    a, b = src.coords() @ flat, dst.coords() @ flat  # [warp, lane, register]
+    if src == dst:
+        return "none"
+    if all(set(b[w, l]) <= set(a[w, l]) for w in range(b.shape[0]) for l in range(b.shape[1])):
+        return "register"
+    if all(set(b[w].ravel()) <= set(a[w].ravel()) for w in range(b.shape[0])):
+        return "shuffle"
+    return "shared"
+
+
+def random_blocked(rng, shape):
+    """A random blocked layout of ``shape`` with 32 lanes and 1, 2 or 4 warps."""
+    rank = len(shape)
+    order = list(rng.permutation(rank))
+    spt = [int(rng.choice([1, 2, 4])) for _ in range(rank)]
+    split = int(rng.integers(0, 6))
+    tpw = [1 << split, 1 << (5 - split)] if rank == 2 else [32]
+    warps = int(rng.choice([1, 2, 4]))
+    w0 = int(rng.choice([w for w in (1, 2, 4) if w <= warps]))
+    wpc = [w0, warps // w0] if rank == 2 else [warps]
+    return blocked(shape, spt, tpw, wpc, order)
+
+
+def test_conversion_kind_agrees_with_enumeration_on_random_layouts():
+    rng = np.random.default_rng()
+    seen = set()
+    for _ in range(60):
+        shape = [16, 32] if rng.random() < 0.7 else [256]
+        a = random_blocked(rng, shape)
+        b = random_blocked(rng, shape) if rng.random() < 0.8 else a.with_bases("register", a.in_bases("register")[::-1])
+        if a.in_size("warp") != b.in_size("warp"):
+            continue
+        kind = conversion_kind(a, b)
+        assert kind == kind_by_enumeration(a, b), (a.to_text(), b.to_text())
+        seen.add(kind)
+    assert {"shuffle", "shared"} <= seen
+
+
+def wavefronts_by_hand(reg, offsets_of, elem_bytes, vec):
+    """Reference: per warp instruction, split lanes into phases and count words per bank."""
+    coords = reg.coords()  # [warp, lane, register, 2]
+    lanes_per_phase = min(32, 128 // (vec * elem_bytes))
+    worst = 0
+    for w in range(coords.shape[0]):
+        for i in range(coords.shape[2] // vec):
+            total = 0
+            for p in range(0, 32, lanes_per_phase):
+                words = set()
+                for lane in range(p, p + lanes_per_phase):
+                    vector = [int(offsets_of[tuple(coords[w, lane, r])]) for r in range(i * vec, (i + 1) * vec)]
+                    assert vector == list(range(vector[0], vector[0] + vec)) and vector[0] % vec == 0
+                    words.update(o * elem_bytes // 4 for o in vector)
+                banks = {}
+                for word in words:
+                    banks[word % 32] = banks.get(word % 32, 0) + 1
+                total += max(banks.values())
+            worst = max(worst, total)
+    return worst
+
+
+def test_bank_conflicts_agree_with_a_hand_count_on_random_swizzles():
+    rng = np.random.default_rng()
+    for _ in range(6):
+        vec, per_phase, max_phase = (int(rng.choice(c)) for c in ([1, 2, 4, 8], [1, 2, 4], [1, 2, 4, 8]))
+        spt_col = int(rng.choice([1, 2, 4, 8]))
+        tpw_rows = int(rng.choice([1, 4, 8, 32]))
+        reg = blocked([64, 64], [1, spt_col], [tpw_rows, 32 // tpw_rows], [2, 2], [1, 0])
+        shared = swizzled_shared([64, 64], vec, per_phase, max_phase, [1, 0])
+        result = bank_conflicts(shared, reg, 2)
+        offsets = swizzle_reference(64, 64, vec, per_phase, max_phase)
+        assert result.wavefronts == wavefronts_by_hand(reg, offsets, 2, result.vector_elems)
+        swizzled = max_phase > 1 and per_phase < 64
+        assert result.vector_elems == (min(spt_col, vec) if swizzled else spt_col)

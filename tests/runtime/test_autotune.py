@@ -1,0 +1,130 @@
+"""Autotuning picks the fastest config and remembers it per key; heuristics compute meta-parameters."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import tilelab
+from tilelab.runtime import targets
+from tilelab.runtime.errors import LaunchError
+
+from .kernels import add
+
+DELAY_MS = {32: 40.0, 64: 2.0, 128: 25.0}  # far above the interpreter's own cost
+
+
+class SlowTarget(targets.InterpretTarget):
+    """The interpreter, plus a delay that depends on BLOCK, and a log of launched BLOCKs."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def load(self, artifact, module):
+        inner = super().load(artifact, module)
+        block = module.attrs["constants"]["BLOCK"]
+
+        def launch(grid, args, sanitize=False):
+            self.blocks.append(block)
+            time.sleep(DELAY_MS[block] / 1e3)
+            return inner(grid, args, sanitize)
+
+        return launch
+
+
+@pytest.fixture
+def slow(monkeypatch):
+    target = SlowTarget()
+    monkeypatch.setitem(targets.TARGETS, "slow", lambda arch=None: target)
+    monkeypatch.setattr(targets, "_instances", {})
+    monkeypatch.setenv("TILELAB_TARGET", "slow")
+    return target
+
+
+def tuned_add(**kwargs):
+    configs = [tilelab.Config({"BLOCK": b}, num_warps=4) for b in DELAY_MS]
+    return tilelab.autotune(configs, key=["n"], warmup=1, rep=10, **kwargs)(tilelab.jit(add.fn))
+
+
+def launch(kernel, rng, n):
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    kernel[lambda meta: (tilelab.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)
+
+
+def test_autotune_picks_the_fastest_config(slow, rng):
+    kernel = tuned_add()
+    launch(kernel, rng, 500)
+    assert kernel.best_config.kwargs == {"BLOCK": 64}
+    assert set(slow.blocks) == {32, 64, 128}
+    assert str(kernel.best_config) == "BLOCK: 64, num_warps: 4, num_stages: 3"
+
+
+def test_autotune_caches_per_key(slow, rng):
+    kernel = tuned_add()
+    launch(kernel, rng, 500)
+    tuned = len(slow.blocks)
+    launch(kernel, rng, 500)
+    assert slow.blocks[tuned:] == [64]  # same key: one launch, no tuning
+    launch(kernel, rng, 300)
+    assert len(slow.blocks) > tuned + 2  # a new key tunes again
+    assert set(kernel.cache) == {(500,), (300,)}
+
+
+def test_prune_configs_by(slow, rng):
+    def early(configs, named_args, **kwargs):
+        assert named_args["n"] == 200
+        return [c for c in configs if c.kwargs["BLOCK"] != 64]
+
+    kernel = tuned_add(prune_configs_by={"early_config_prune": early})
+    launch(kernel, rng, 200)
+    assert kernel.best_config.kwargs == {"BLOCK": 128}
+    assert 64 not in slow.blocks
+
+    model = tuned_add(prune_configs_by={"perf_model": lambda **kw: kw["BLOCK"], "top_k": 1})
+    launch(model, rng, 200)
+    assert model.best_config.kwargs == {"BLOCK": 32}
+
+
+def test_reset_to_zero_and_restore_value(slow, rng):
+    seen_out, seen_x = [], []
+
+    def hook(meta):
+        seen_out.append(float(meta["out"][0]))
+        seen_x.append(float(meta["x"][0]))
+        meta["x"][0] += 1000.0  # restore_value must undo this after each timed run
+
+    configs = [tilelab.Config({"BLOCK": b}, pre_hook=hook) for b in (32, 64)]
+    kernel = tilelab.autotune(configs, key=["n"], reset_to_zero=["out"], restore_value=["x"], warmup=1, rep=2)(
+        tilelab.jit(add.fn)
+    )
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    x0 = float(x[0])
+    kernel[lambda meta: (tilelab.cdiv(100, meta["BLOCK"]),)](x, y, out, 100)
+    assert len(seen_out) > 2
+    assert seen_out[:-1] == [0.0] * (len(seen_out) - 1)  # zeroed before every timed run
+    assert seen_x[:-1] == [x0] * (len(seen_x) - 1)  # restored after every timed run
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)  # the final launch saw the hook's x
+
+
+def test_autotuned_symbols_cannot_be_passed(slow, rng):
+    x = rng.standard_normal(8).astype(np.float32)
+    with pytest.raises(LaunchError, match=r"add\(\): conflicting meta-parameters \['BLOCK'\]"):
+        tuned_add()[(1,)](x, x, x.copy(), 8, BLOCK=8)
+
+
+def test_heuristics_compute_meta_parameters(rng, builds):
+    kernel = tilelab.heuristics({"BLOCK": lambda meta: tilelab.next_power_of_2(meta["n"])})(tilelab.jit(add.fn))
+    launch(kernel, rng, 100)
+    assert builds[-1][2]["BLOCK"] == 128
+
+
+def test_helpers():
+    assert tilelab.cdiv(1000, 128) == 8 and tilelab.cdiv(1024, 128) == 8
+    assert [tilelab.next_power_of_2(n) for n in (0, 1, 2, 3, 100, 128)] == [1, 1, 2, 4, 128, 128]

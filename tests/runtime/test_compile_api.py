@@ -1,0 +1,64 @@
+"""``tilelab.compile``: the CompiledKernel's fields, and launching it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilelab
+from tilelab.runtime.compiled import CompiledKernel
+
+from .kernels import add
+
+SIG = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
+
+
+def test_compiled_kernel_fields():
+    ck = tilelab.compile(add, signature=SIG, constants={"BLOCK": 128}, target="interpret", num_warps=8)
+    assert isinstance(ck, CompiledKernel)
+    assert ck.name == "add" and ck.target == "interpret"
+    assert ck.signature == {"x": "*f32", "y": "*f32", "out": "*f32", "n": "i32"}
+    assert ck.constants == {"BLOCK": 128}
+    assert ck.options == {"num_warps": 8, "num_stages": 3, "debug": False}
+    assert ck.arg_names == ["x", "y", "out", "n"]
+    assert "tt.func" in ck.asm["tile"] and "@add" in ck.asm["tile"]
+    assert ck.metadata["num_warps"] == 8 and ck.metadata["compile_seconds"] > 0
+    assert {"shared", "registers", "spills"} <= set(ck.metadata)
+    assert ck.passes and all(hasattr(p, "seconds") and hasattr(p, "changed") for p in ck.passes)
+    assert ck.module.kernel.sym_name == "add"
+    assert "def add(" in ck.source and isinstance(ck.first_line, int)
+
+
+def test_triton_style_string_signature_and_plain_function():
+    ck = tilelab.compile(add.fn, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 64}, target="interpret")
+    assert ck.signature["n"] == "i32" and ck.arg_names == ["x", "y", "out", "n"]
+
+
+def test_compiled_kernel_launches(rng, poison):
+    ck = tilelab.compile(add, signature=SIG, constants={"BLOCK": 128}, target="interpret")
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = poison(np.empty_like(x))
+    ck[(tilelab.cdiv(n, 128),)](x, y, out, n)
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)
+    out2 = poison(np.empty_like(x))
+    ck[lambda meta: (tilelab.cdiv(meta["n"], 128),)](x=x, y=y, out=out2, n=n)
+    np.testing.assert_allclose(out2, x + y, rtol=1e-6)
+
+
+def test_warmup_compiles_without_launching(rng, builds, poison):
+    kernel = tilelab.jit(add.fn)
+    x = rng.standard_normal(64).astype(np.float32)
+    out = poison(np.empty_like(x))
+    ck = kernel.warmup(x, x, out, 64, BLOCK=64, grid=(1,))
+    assert isinstance(ck, CompiledKernel) and len(builds) == 1
+    assert np.isnan(out).all()
+    kernel[(1,)](x, x, out, 64, BLOCK=64)
+    assert len(builds) == 1
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+
+
+def test_jit_function_surface():
+    assert add.__name__ == "add" and add._tilelab_fn is add.fn
+    assert add.src.startswith("@tilelab.jit\ndef add(")
+    assert repr(add).startswith("JITFunction(")

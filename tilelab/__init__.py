@@ -1,0 +1,64 @@
+"""tilelab: a tile-based GPU kernel language and its compiler, as a Jupyter lab.
+
+Source-compatible with Triton: ``import tilelab as triton`` and ``import tilelab.language as tl``
+run Triton kernels::
+
+    import tilelab
+    import tilelab.language as tl
+
+    @tilelab.jit
+    def add(x, y, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+    add[(tilelab.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+"""
+
+__version__ = "0.1.0"
+
+import importlib
+
+from .runtime import (
+    CompiledKernel,
+    Config,
+    JITFunction,
+    LaunchError,
+    autotune,
+    cdiv,
+    compile,
+    heuristics,
+    jit,
+    next_power_of_2,
+)
+
+_LAZY_SUBMODULES = ("language", "testing", "magics", "viz")
+
+
+def __getattr__(name):
+    """``tilelab.language`` and ``tilelab.testing`` load on first use (as ``triton.language`` does)."""
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'tilelab' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext tilelab``: registers the notebook magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+__all__ = [
+    "CompiledKernel",
+    "Config",
+    "JITFunction",
+    "LaunchError",
+    "autotune",
+    "cdiv",
+    "compile",
+    "heuristics",
+    "jit",
+    "next_power_of_2",
+    "__version__",
+]

@@ -1,0 +1,105 @@
+"""The ``tilelab`` command: compile a kernel of a Python file, print one stage, or write the HTML report.
+
+    tilelab compile add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 --stage llir
+    tilelab report  add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 -o add.html
+
+Why: the inspector's views outside Jupyter (in CI, in an issue). The options are those of
+``%%tile_kernel``; a mistake prints one line and exits with status 2, a compile error prints the
+compiler's message (file, line, the line itself) and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from .magics.options import OptionError, kernel_parser, parse_consts, parse_signature
+
+STAGES = ("tile", "llir", "asm", "ptx", "sass")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``tilelab compile`` and ``tilelab report``, sharing the kernel options."""
+    parser = argparse.ArgumentParser(prog="tilelab", description="Compile and inspect tilelab kernels.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    common = kernel_parser("tilelab")
+    compile_p = sub.add_parser("compile", parents=[common], help="print one stage of the compiled kernel")
+    compile_p.add_argument("kernel", help="path.py::kernel_name")
+    compile_p.add_argument("--stage", choices=STAGES, default="tile")
+    report_p = sub.add_parser("report", parents=[common], help="write the inspector as a static HTML page")
+    report_p.add_argument("kernel", help="path.py::kernel_name")
+    report_p.add_argument("-o", "--output", default=None, help="the HTML file (default: <kernel>.html)")
+    return parser
+
+
+def load_kernel(spec: str):
+    """The object named by ``path.py::name``, importing the file as a module."""
+    path, sep, name = spec.partition("::")
+    if not sep or not name:
+        raise OptionError(f"kernel: expected path.py::kernel_name, got {spec!r}")
+    file = Path(path)
+    if not file.is_file():
+        raise OptionError(f"kernel: no file {path!r}")
+    module_spec = importlib.util.spec_from_file_location(file.stem, file)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[file.stem] = module
+    module_spec.loader.exec_module(module)
+    if not hasattr(module, name):
+        raise OptionError(f"kernel: {path} defines no {name!r}")
+    return getattr(module, name)
+
+
+def compile_from_args(args):
+    """Compiles the kernel named on the command line with its options."""
+    import tilelab
+
+    if not args.signature:
+        raise OptionError("--signature is required, e.g. --signature \"x=*fp32, n=i32\"")
+    return tilelab.compile(
+        load_kernel(args.kernel),
+        signature=parse_signature(args.signature),
+        constants=parse_consts(args.const),
+        target=args.target or "cpu",
+        num_warps=args.num_warps,
+        num_stages=args.num_stages,
+        snapshots=args.command == "report",
+    )
+
+
+def _run(args) -> int:
+    compiled = compile_from_args(args)
+    if args.command == "compile":
+        text = (compiled.asm or {}).get(args.stage)
+        if not text:
+            have = ", ".join(k for k, v in (compiled.asm or {}).items() if v)
+            raise OptionError(f"--stage {args.stage}: not produced for target {compiled.target} (available: {have})")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return 0
+    from .viz.report import write_report
+
+    out = write_report(compiled, args.output or f"{compiled.name}.html")
+    print(f"wrote {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``tilelab`` command; returns the exit status."""
+    import tilelab
+    from tilelab.compiler.frontend.errors import CompilationError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except (OptionError, tilelab.LaunchError) as e:
+        print(f"tilelab: error: {e}", file=sys.stderr)
+        return 2
+    except CompilationError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

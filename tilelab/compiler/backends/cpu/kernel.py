@@ -1,0 +1,128 @@
+"""From a tile IR module to an LLVM module: the per-program function and the grid entry.
+
+For a kernel ``add(x, y, out, n)`` two LLVM functions are emitted:
+
+* ``add(x, y, out, n, pid_x, pid_y, pid_z, grid_x, grid_y, grid_z) -> i32`` runs one
+  program instance (status 0, or 1 when an assert or bounds check failed);
+* ``add_grid(args, start, end, grid_x, grid_y, grid_z) -> i32`` runs the programs
+  whose linear ids (x fastest) lie in ``[start, end)``. ``args`` points at one 8-byte
+  slot per kernel argument (addresses, or scalars in the slot's low bytes), so the
+  runtime calls every kernel through one ctypes signature and splits the grid over
+  threads.
+
+The sanitized variant (``add_grid_sanitized``) also takes the argument arrays' byte
+ranges (``ptr ranges, i64 count``) and checks every access (sanitize.py).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilelab.compiler.ir.core import FuncOp, Module
+from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, LoadOp, PrintOp, StoreOp
+
+from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
+from .context import FunctionLowering
+from .fusion import lazy_values
+from .types import I32, I64, PTR, register_type
+
+REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp)
+
+
+class UnsupportedKernel(Exception):
+    """The kernel uses something the CPU backend does not lower; the message names the line."""
+
+
+def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module, dict]:
+    """Lower ``module``'s kernel; returns the LLVM module and the op table for runtime reports."""
+    func = module.kernel
+    for op in func.walk():
+        if isinstance(op, CallOp):
+            raise UnsupportedKernel(f"{op.loc.file}:{op.loc.line}: call of {op.callee} was not inlined")
+    llmod = ir.Module(name=func.sym_name)
+    op_ids = {op: i for i, op in enumerate(func.walk()) if isinstance(op, REPORTED)}
+    kernel = _kernel_function(llmod, func, op_ids, sanitize)
+    _grid_function(llmod, func, kernel, sanitize)
+    return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}
+
+
+def grid_symbol(func_name: str, sanitize: bool) -> str:
+    return f"{func_name}_grid" + ("_sanitized" if sanitize else "")
+
+
+def _kernel_function(llmod, func: FuncOp, op_ids, sanitize) -> ir.Function:
+    params = [register_type(a.type) for a in func.args] + [I32] * 6 + ([PTR, I64] if sanitize else [])
+    fn = ir.Function(llmod, ir.FunctionType(I32, params), func.sym_name)
+    fn.linkage = "internal"
+    entry = fn.append_basic_block("entry")
+    lw = FunctionLowering(fn, entry, sanitize, op_ids, lazy_values(func))
+    n = len(func.args)
+    for arg, llarg in zip(func.args, fn.args):
+        lw.values[arg] = llarg
+    lw.pids = list(fn.args[n : n + 3])
+    lw.grid = list(fn.args[n + 3 : n + 6])
+    if sanitize:
+        lw.ranges = tuple(fn.args[n + 6 : n + 8])
+    lw.lower_block(func.body)
+    if not lw.b.block.is_terminated:
+        lw.b.ret(ir.Constant(I32, 0))
+    ir.IRBuilder(entry).branch(fn.blocks[1])
+    return fn
+
+
+def _unpack_arg(b: ir.IRBuilder, args: ir.Value, i: int, t) -> ir.Value:
+    slot = b.gep(args, [ir.Constant(I64, i)], source_etype=I64)
+    if t.is_pointer:
+        return b.load(slot, typ=PTR)
+    lt = register_type(t)
+    if t.is_bool:
+        return b.trunc(b.load(slot, typ=ir.IntType(8)), lt)
+    return b.load(slot, typ=lt)
+
+
+def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool) -> ir.Function:
+    params = [PTR, I64, I64, I32, I32, I32] + ([PTR, I64] if sanitize else [])
+    fn = ir.Function(llmod, ir.FunctionType(I32, params), grid_symbol(func.sym_name, sanitize))
+    args, start, end, gx, gy, gz = fn.args[:6]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    values = [_unpack_arg(b, args, i, a.type) for i, a in enumerate(func.args)]
+    gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
+    pre = b.block
+    head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    lin = b.phi(I64)
+    lin.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", lin, end), body, done)
+    b.position_at_end(body)
+    px = b.trunc(b.urem(lin, gx64), I32)
+    rest = b.udiv(lin, gx64)
+    py = b.trunc(b.urem(rest, gy64), I32)
+    pz = b.trunc(b.udiv(rest, gy64), I32)
+    status = b.call(kernel, [*values, px, py, pz, gx, gy, gz, *fn.args[6:]])
+    lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), body)
+    failed = b.icmp_unsigned("!=", status, ir.Constant(I32, 0))
+    b.cbranch(failed, done, head)
+    b.position_at_end(done)
+    result = b.phi(I32)
+    result.add_incoming(ir.Constant(I32, 0), head)
+    result.add_incoming(status, body)
+    b.ret(result)
+    return fn
+
+
+def _op_info(op) -> dict:
+    """What the runtime needs to turn a report about ``op`` into a message (JSON-able)."""
+    info = {"op": op.name, "file": op.loc.file, "line": op.loc.line, "col": op.loc.col}
+    if isinstance(op, PrintOp):
+        info["prefix"] = op.attrs.get("prefix", "")
+        info["hex"] = bool(op.attrs.get("hex", False))
+        info["values"] = [[str(v.type.element), list(v.type.shape)] for v in op.operands]
+    elif isinstance(op, AssertOp):
+        info["message"] = op.attrs.get("message", "")
+        info["shape"] = list(op.operands[0].type.shape)
+    else:
+        t = op.results[0].type if op.results else op.operands[1].type
+        info["shape"] = list(t.shape)
+        info["itemsize"] = t.element.itemsize
+    return info

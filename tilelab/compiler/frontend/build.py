@@ -1,0 +1,287 @@
+"""``build_module``: a kernel function (and the ``@jit`` functions it calls) -> a tile IR module.
+
+    module = build_module(add, {"x": PointerType(f32), "n": i32}, {"BLOCK": 1024})
+
+The kernel becomes the module's kernel ``FuncOp``; parameters in ``constants`` are
+specialized away (they do not become arguments). Each called ``@jit`` function is
+compiled into its own ``FuncOp``, once per combination of argument types and
+compile-time argument values, and called with ``tt.call``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from ..ir import ops
+from ..ir import types as irt
+from ..ir.builder import Builder
+from ..ir.core import FuncOp, Loc, Module
+from .code_generator import CodeGenerator
+from .errors import CompilationError, SemanticError
+from .semantic import Semantic
+from .structure import flatten, rebuild
+from .values import constexpr, tensor, unwrap
+
+
+def get_jit_fn(obj):
+    """The Python function behind a ``@jit`` object (anything with ``_tilelab_fn``), else None."""
+    fn = getattr(obj, "_tilelab_fn", None)
+    return fn if callable(fn) else None
+
+
+class FunctionInfo:
+    """A Python function's source, AST and names, with the file and line it came from."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        try:
+            lines, first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise CompilationError(f"cannot read the source of {fn.__name__}: {e}") from None
+        self.filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        self.lines = lines
+        self.source = "".join(lines)
+        dedented = textwrap.dedent(self.source)
+        first = next((ln for ln in lines if ln.strip()), "")
+        self.indent = len(first) - len(first.lstrip())
+        self.first_line = first_line
+        tree = ast.parse(dedented)
+        self.node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        self.globals = fn.__globals__
+        self.closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
+        self.params = inspect.signature(fn).parameters
+
+    def line_text(self, line: int) -> str:
+        index = line - self.first_line
+        return self.lines[index] if 0 <= index < len(self.lines) else ""
+
+    def lookup_global(self, name: str):
+        if name in self.closure:
+            return True, self.closure[name]
+        if name in self.globals:
+            return True, self.globals[name]
+        return False, None
+
+    def is_constexpr_param(self, name: str) -> bool:
+        ann = self.params[name].annotation
+        if ann is constexpr:
+            return True
+        return isinstance(ann, str) and ann.split(".")[-1] == "constexpr"
+
+
+class ModuleContext:
+    """The module under construction: compiled callees by specialization, the call stack."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.callees: dict = {}
+        self.stack: list = []
+        self.names: set[str] = set()
+        self.infos: dict = {}
+
+    get_jit_fn = staticmethod(get_jit_fn)
+
+    def info(self, fn) -> FunctionInfo:
+        if fn not in self.infos:
+            self.infos[fn] = FunctionInfo(fn)
+        return self.infos[fn]
+
+    def unique_name(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def generate(self, info, func: FuncOp, bind) -> tuple[CodeGenerator, object]:
+        """Visit ``info``'s body into ``func``; ``bind(sem)`` gives the initial scope. Returns the return value."""
+        builder = Builder(func.body, Loc(info.filename, info.first_line, 0))
+        sem = Semantic(builder)
+        gen = CodeGenerator(self, info, sem, bind(sem))
+        sem.inline_call = lambda fn, args: self.inline(gen, fn, args)
+        self.stack.append(info.fn)
+        try:
+            gen.visit_body(info.node.body)
+        finally:
+            self.stack.pop()
+        return gen, gen.ret_value
+
+    def inline(self, caller: CodeGenerator, fn_obj, args):
+        """Generate ``fn_obj``'s body right here (combine functions of reductions and scans)."""
+        fn = get_jit_fn(fn_obj) or fn_obj
+        info = self.info(fn)
+        scope = _bind_args(info, args, {})
+        gen = CodeGenerator(self, info, caller.sem, scope)
+        gen.visit_body(info.node.body)
+        return gen.ret_value
+
+    def call_jit(self, caller: CodeGenerator, fn_obj, args, kwargs):
+        """Compile (once per specialization) and call another ``@jit`` function."""
+        fn = get_jit_fn(fn_obj)
+        if fn in self.stack:
+            raise SemanticError(f"recursive call of {fn.__name__} is not supported")
+        info = self.info(fn)
+        bound = _bind_args(info, args, kwargs)
+        key, runtime = _specialization(info, bound)
+        if key not in self.callees:
+            self.callees[key] = self._compile_callee(info, bound, runtime)
+        name, result_template, result_types = self.callees[key]
+        flat = [p.handle for n in runtime for p in flatten(bound[n])[1]]
+        op = ops.CallOp(name, flat, result_types)
+        caller.builder.insert(op)
+        return rebuild(result_template, iter(tensor(r, caller.sem) for r in op.results))
+
+    def _compile_callee(self, info, bound, runtime):
+        arg_types, arg_names, templates = [], [], {}
+        for n in runtime:
+            tpl, parts = flatten(bound[n])
+            templates[n] = tpl
+            arg_types += [p.type for p in parts]
+            arg_names += [n if len(parts) == 1 else f"{n}_{i}" for i in range(len(parts))]
+        func = FuncOp(self.unique_name(info.name), arg_types, [], arg_names, Loc(info.filename, info.first_line, 0))
+        func.attrs["kernel"] = False
+        self.module.funcs.append(func)
+
+        def bind(sem):
+            args = iter(tensor(a, sem) for a in func.args)
+            scope = dict(bound)
+            for n in runtime:
+                scope[n] = rebuild(templates[n], args)
+            return scope
+
+        gen, ret = self.generate(info, func, bind)
+        with gen.builder.at_end(func.body):
+            ret = _materialize(gen.sem, ret)
+            tpl, parts = flatten(ret)
+            gen.builder.insert(ops.ReturnOp([p.handle for p in parts]))
+        result_types = [p.type for p in parts]
+        func.attrs["result_types"] = tuple(result_types)
+        return func.sym_name, tpl, result_types
+
+
+def _bind_args(info: FunctionInfo, args, kwargs) -> dict:
+    try:
+        bound = inspect.Signature(list(info.params.values())).bind(*args, **kwargs)
+    except TypeError as e:
+        raise SemanticError(f"bad arguments for {info.name}: {e}") from None
+    bound.apply_defaults()
+    scope = dict(bound.arguments)
+    for name in scope:
+        if info.is_constexpr_param(name) and not isinstance(scope[name], constexpr):
+            if flatten(scope[name])[1]:
+                raise SemanticError(f"argument '{name}' of {info.name} is a tl.constexpr but got a run-time value")
+            scope[name] = constexpr(scope[name])
+    return scope
+
+
+def _specialization(info, bound):
+    """A hashable key of a call (argument types, constant values) and the run-time parameter names."""
+    key, runtime = [info.fn], []
+    for name, value in bound.items():
+        tpl, parts = flatten(value)
+        if parts:
+            runtime.append(name)
+            key.append((name, _template_key(tpl), tuple(p.type for p in parts)))
+        else:
+            key.append((name, "const", _hashable(unwrap(value))))
+    return tuple(key), runtime
+
+
+def _template_key(tpl):
+    if isinstance(tpl, tuple) and tpl and tpl[0] == "block_ptr":
+        return ("block_ptr", tpl[1].block_shape, tpl[1].order)
+    if isinstance(tpl, tuple) and tpl and tpl[0] == "python":
+        return ("python", _hashable(unwrap(tpl[1])))
+    if isinstance(tpl, tuple) and len(tpl) == 2 and isinstance(tpl[1], tuple):
+        return (tpl[0], tuple(_template_key(t) for t in tpl[1]))
+    return tpl
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return (type(v).__name__, v)
+    except TypeError:
+        return (type(v).__name__, repr(v))
+
+
+def _materialize(sem, value):
+    """Python numbers returned from a function become tensors (tuples element-wise)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_materialize(sem, v) for v in value)
+    if isinstance(unwrap(value), (bool, int, float)) and not isinstance(value, tensor):
+        return sem.to_tensor(value)
+    return value
+
+
+def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
+    """(arg names, arg types, constant scope) for the kernel's parameters, in order."""
+    names, types, scope = [], [], {}
+    for name, param in info.params.items():
+        if name in constants:
+            scope[name] = constexpr(constants[name])
+        elif name in signature:
+            t = signature[name]
+            t = irt.parse_type(t) if isinstance(t, str) else t
+            if info.is_constexpr_param(name):
+                raise CompilationError(
+                    f"argument '{name}' is a tl.constexpr: give its value in constants, not a type in the signature",
+                    info.filename,
+                    info.first_line,
+                    0,
+                    info.line_text(info.first_line),
+                )
+            names.append(name)
+            types.append(t)
+        elif param.default is not inspect.Parameter.empty:
+            scope[name] = constexpr(param.default)
+        else:
+            raise CompilationError(
+                f"argument '{name}' has neither a type in the signature nor a value in constants",
+                info.filename,
+                info.first_line,
+                0,
+                info.line_text(info.first_line),
+            )
+    return names, types, scope
+
+
+def type_string(t) -> str:
+    """``*f32`` for pointers, the scalar name otherwise (``parse_type`` reads it back)."""
+    return f"*{type_string(t.pointee)}" if isinstance(t, irt.PointerType) else str(t)
+
+
+def build_module(fn, signature: dict, constants: dict, arg_divisibility: dict | None = None) -> Module:
+    """Compile kernel ``fn`` (a function or a ``@jit`` object) into a tile IR module."""
+    fn = get_jit_fn(fn) or fn
+    constants = {k: unwrap(v) for k, v in (constants or {}).items()}
+    info = FunctionInfo(fn)
+    names, types, scope = _kernel_params(info, signature, constants)
+    module = Module([], kernel=info.name)
+    ctx = ModuleContext(module)
+    ctx.names.add(info.name)
+    func = FuncOp(info.name, types, [], names, Loc(info.filename, info.first_line, 0))
+    module.funcs.append(func)
+
+    def bind(sem):
+        return {**scope, **{n: tensor(a, sem) for n, a in zip(names, func.args)}}
+
+    gen, ret = ctx.generate(info, func, bind)
+    with gen.builder.at_end(func.body):
+        gen.builder.insert(ops.ReturnOp([]))
+    if ret is not None:
+        raise gen.error(info.node, "a kernel cannot return a value")
+    func.attrs.update(
+        kernel=True,
+        arg_divisibility=tuple(int((arg_divisibility or {}).get(n, 1)) for n in names),
+        source=info.source,
+        filename=info.filename,
+        first_line=info.first_line,
+    )
+    module.attrs["constants"] = dict(constants)
+    module.attrs["signature"] = {n: type_string(t) for n, t in zip(names, types)}
+    return module

@@ -1,0 +1,194 @@
+"""Reductions, scans and dot products.
+
+A reduction is a ``tt.reduce`` whose region combines two partial results; the region
+is built by calling a combine function on the region's block arguments::
+
+    tl.sum(x, 0)   ->  %r = tt.reduce %x {axis = 0} { ^bb(%a: f32, %b: f32): %c = arith.add %a, %b
+                                                       tt.reduce.return %c }
+
+``argmax`` reduces two operands at once (values and their indices) and keeps, on a
+tie, the lowest index, like Triton.
+"""
+
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir import types as irt
+from .errors import SemanticError
+from .values import tensor, to_ir_type, unwrap
+
+_SMALL_INT_SUM = {"i1": irt.i32, "i8": irt.i32, "i16": irt.i32, "u8": irt.u32, "u16": irt.u32}
+
+
+class ReduceMixin:
+    """Reductions, scans and ``dot`` for ``Semantic``."""
+
+    # ------------------------------------------------------------------ generic
+    def reduce(self, inputs: list[tensor], axis, combine, keep_dims=False) -> list[tensor]:
+        """Reduce ``inputs`` along ``axis`` (all axes when None) with ``combine(lhs, rhs) -> values``."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        if unwrap(axis) is None:
+            inputs = [self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x for x in inputs]
+            axis = 0
+        shape = list(inputs[0].type.shape)
+        if not shape:
+            raise SemanticError("cannot reduce a scalar")
+        axis = self._axis(axis, len(shape), "reduce")
+        out_shape = shape[:axis] + shape[axis + 1 :]
+        rtypes = [irt.tensor(out_shape, x.type.element) for x in inputs]
+        op = ops.ReduceOp([x.handle for x in inputs], axis, rtypes)
+        self._build_combine(op, combine, len(inputs))
+        self.builder.insert(op)
+        results = [tensor(r, self) for r in op.results]
+        if unwrap(keep_dims):
+            results = [self.expand_dims(r, axis) for r in results]
+        return results
+
+    def _build_combine(self, op, combine, n: int) -> None:
+        block = op.combine
+        with self.builder.at_end(block):
+            args = [tensor(a, self) for a in block.args]
+            out = combine(args[:n], args[n:])
+            out = list(out) if isinstance(out, (tuple, list)) else [out]
+            if len(out) != n:
+                raise SemanticError(f"the combine function returned {len(out)} values for {n} inputs")
+            out = [self.cast(self.to_tensor(v, block.args[i].type), block.args[i].type) for i, v in enumerate(out)]
+            self.builder.insert(ops.ReduceReturnOp([v.handle for v in out]))
+
+    def _user_combine(self, combine_fn):
+        if self.inline_call is None:
+            raise SemanticError("a combine function can only be used inside a kernel")
+        return lambda lhs, rhs: self.inline_call(combine_fn, [*lhs, *rhs])
+
+    def reduce_user(self, inputs, axis, combine_fn, keep_dims=False):
+        """``tl.reduce(x, axis, combine_fn)`` with a ``@jit`` combine function."""
+        single = isinstance(inputs, tensor)
+        inputs = [inputs] if single else list(inputs)
+        out = self.reduce(inputs, axis, self._user_combine(combine_fn), keep_dims)
+        return out[0] if single else tuple(out)
+
+    # ------------------------------------------------------------------ named reductions
+    def sum(self, x, axis=None, keep_dims=False, dtype=None) -> tensor:
+        """Sum along ``axis``; small ints accumulate in 32 bits, as in Triton."""
+        x = self.to_tensor(x)
+        target = to_ir_type(dtype) if unwrap(dtype) is not None else _SMALL_INT_SUM.get(x.type.element.name)
+        if target is not None:
+            x = self.cast(x, target)
+        return self._binary_reduce(x, axis, "add", keep_dims)
+
+    def _binary_reduce(self, x, axis, kind, keep_dims) -> tensor:
+        def combine(lhs, rhs):
+            return [self.emit(ops.BinaryOp(kind, lhs[0].handle, rhs[0].handle))]
+
+        return self.reduce([x], axis, combine, keep_dims)[0]
+
+    def max_reduce(
+        self, x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False, kind="max"
+    ):
+        """``tl.max`` / ``tl.min``, optionally with the index of the extreme (lowest index on ties)."""
+        x = self.to_tensor(x)
+        if unwrap(return_indices):
+            return self.argminmax(x, axis, kind, keep_dims, with_values=True)
+        if x.type.element.is_bool:
+            x = self.cast(x, irt.i8)
+        return self._binary_reduce(x, axis, kind, keep_dims)
+
+    def argminmax(self, x, axis, kind="max", keep_dims=False, with_values=False):
+        """Index of the max (min) along ``axis``; on ties the lowest index wins, like Triton."""
+        x = self.to_tensor(x)
+        if unwrap(axis) is None:
+            x = self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x
+            axis = 0
+        axis = self._axis(axis, len(x.type.shape), f"arg{kind}")
+        n = x.type.shape[axis]
+        idx = self.arange(0, n)
+        for _ in range(axis + 1, len(x.type.shape)):
+            idx = self.expand_dims(idx, -1)
+        idx = self.broadcast_to_shape(idx, x.type.shape)
+        better = ">" if kind == "max" else "<"
+
+        def combine(lhs, rhs):
+            (v1, i1), (v2, i2) = lhs, rhs
+            tie = self.logical("and", self.compare("==", v1, v2), self.compare("<", i1, i2))
+            keep = self.logical("or", self.compare(better, v1, v2), tie)
+            return [self.where(keep, v1, v2), self.where(keep, i1, i2)]
+
+        values, indices = self.reduce([x, idx], axis, combine, keep_dims)
+        return (values, indices) if with_values else indices
+
+    # ------------------------------------------------------------------ scans
+    def scan(self, inputs: list[tensor], axis, combine, reverse=False) -> list[tensor]:
+        """Inclusive scan of ``inputs`` along ``axis`` with ``combine``."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        axis = self._axis(axis, len(inputs[0].type.shape), "scan")
+        op = ops.ScanOp([x.handle for x in inputs], axis, bool(unwrap(reverse)))
+        self._build_combine(op, combine, len(inputs))
+        self.builder.insert(op)
+        return [tensor(r, self) for r in op.results]
+
+    def cumulative(self, x, axis=0, kind="add", reverse=False) -> tensor:
+        """``cumsum`` / ``cumprod`` (small ints accumulate in 32 bits)."""
+        x = self.to_tensor(x)
+        target = _SMALL_INT_SUM.get(x.type.element.name)
+        if target is not None:
+            x = self.cast(x, target)
+
+        def combine(lhs, rhs):
+            return [self.emit(ops.BinaryOp(kind, lhs[0].handle, rhs[0].handle))]
+
+        return self.scan([x], axis, combine, reverse)[0]
+
+    def associative_scan(self, inputs, axis, combine_fn, reverse=False):
+        single = isinstance(inputs, tensor)
+        inputs = [inputs] if single else list(inputs)
+        out = self.scan(inputs, axis, self._user_combine(combine_fn), reverse)
+        return out[0] if single else tuple(out)
+
+    # ------------------------------------------------------------------ dot
+    def dot(self, a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None, out_dtype=None):
+        """``acc + a @ b`` on [M, K] x [K, N] tiles (a leading batch dimension allowed)."""
+        a, b = self.to_tensor(a), self.to_tensor(b)
+        sa, sb = list(a.type.shape), list(b.type.shape)
+        if len(sa) not in (2, 3) or len(sa) != len(sb):
+            raise SemanticError(f"dot needs two 2-d (or two 3-d) tensors, got shapes {sa} and {sb}")
+        if sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
+            raise SemanticError(f"dot: incompatible shapes {sa} and {sb} (inner dimensions must match)")
+        if min(sa[-2], sa[-1], sb[-1]) < 16:
+            raise SemanticError(f"dot needs every dimension >= 16, got shapes {sa} and {sb}")
+        ea, eb = a.type.element, b.type.element
+        out = self._dot_out_type(ea, eb, out_dtype)
+        shape = [*sa[:-1], sb[-1]]
+        if unwrap(acc) is None:
+            acc = self.constant(0, irt.tensor(shape, out))
+        else:
+            acc = self.to_tensor(acc)
+            if list(acc.type.shape) != shape:
+                raise SemanticError(f"dot: accumulator shape {list(acc.type.shape)} does not match result {shape}")
+        precision = self._input_precision(ea, unwrap(input_precision), unwrap(allow_tf32))
+        imprecise = int(unwrap(max_num_imprecise_acc) or 0)
+        return self.emit(ops.DotOp(a.handle, b.handle, acc.handle, precision, imprecise))
+
+    def _dot_out_type(self, ea, eb, out_dtype):
+        fp8 = {"fp8e4nv", "fp8e5"}
+        allowed = {"f16", "bf16", "f32", "i8", "f64"} | fp8
+        if ea.name not in allowed or eb.name not in allowed:
+            raise SemanticError(f"dot does not support {ea} and {eb} inputs (use f16, bf16, f32, fp8 or int8)")
+        if ea != eb and not (ea.name in fp8 and eb.name in fp8):
+            raise SemanticError(f"dot needs operands of one dtype, got {ea} and {eb}")
+        if ea.is_int:
+            return irt.i32
+        out = to_ir_type(out_dtype) if unwrap(out_dtype) is not None else irt.f32
+        if ea.name == "f64":
+            return irt.f64
+        if out.name not in ("f32", "f16", "bf16") or (out.name != "f32" and out != ea):
+            raise SemanticError(f"dot: out_dtype {out} is not allowed for {ea} inputs")
+        return out
+
+    def _input_precision(self, elem, precision, allow_tf32) -> str:
+        if elem.name != "f32":
+            return "ieee"
+        if precision is None:
+            precision = "ieee" if allow_tf32 is False else "tf32"
+        if precision not in ("ieee", "tf32", "tf32x3"):
+            raise SemanticError(f"input_precision must be 'ieee', 'tf32' or 'tf32x3', got {precision!r}")
+        return precision

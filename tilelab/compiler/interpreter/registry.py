@@ -1,0 +1,29 @@
+"""The dispatch table of the interpreter: op class -> the function that executes it.
+
+A handler takes the interpreter, the op and the op's operand values, and returns the
+result value (one result), a tuple of values (several) or ``None`` (none)::
+
+    @handles(SplatOp)
+    def splat(it, op, x):
+        return np.broadcast_to(x, op.result.type.shape)
+
+Values are numpy arrays of the tile's shape (0-d arrays or numpy scalars for scalars)
+with the IR type's numpy dtype; pointers are int64 byte addresses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+HANDLERS: dict[type, Callable] = {}
+
+
+def handles(*op_classes: type):
+    """Register the decorated function as the handler of ``op_classes``."""
+
+    def register(fn: Callable) -> Callable:
+        for cls in op_classes:
+            HANDLERS[cls] = fn
+        return fn
+
+    return register

@@ -1,0 +1,171 @@
+"""Questions the backend and the layout views ask of a layout, answered by linear algebra.
+
+* ``contiguous_elements`` -- how many consecutive elements along a dim one thread
+  holds in consecutive registers: the widest vector load/store it can issue;
+* ``conversion_kind`` -- what moving a tile from one layout to another costs:
+  nothing, a register permutation, warp shuffles, or a trip through shared memory;
+* ``bank_conflicts`` -- how many shared-memory wavefronts one warp-wide access of a
+  shared buffer takes, given the register layout that reads or writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .gf2 import XorBasis
+from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
+
+BANKS = 32
+BANK_BYTES = 4
+MAX_ACCESS_BYTES = 16
+
+
+def _aligned_run(steps: list[int], others: list[int], limit: int) -> int:
+    """Longest ``2^k <= limit`` with ``steps[:k] == [1, 2, 4, ...]`` and ``others`` clear of the low ``k`` bits.
+
+    ``steps`` are the images of register bits along one coordinate; ``others`` the
+    images of every other input bit. Then registers ``0 .. 2^k-1`` hold
+    ``base + 0 .. base + 2^k-1`` in order, ``base`` a multiple of ``2^k``.
+    """
+    k = 0
+    while k < len(steps) and steps[k] == 1 << k and (2 << k) <= limit:
+        k += 1
+    while k and any(o & ((1 << k) - 1) for o in steps[k:] + others):
+        k -= 1
+    return 1 << k
+
+
+def contiguous_elements(layout: LinearLayout, dim: int = -1, in_dim: str = REGISTER) -> int:
+    """Elements along ``dim`` that registers 0, 1, 2, ... of one thread hold in a row.
+
+    The widest vector a thread can load or store along ``dim``: a thread of
+    ``blocked([128], [4], [32], [1], [0])`` holds 4; of the mma accumulator, 2
+    along N and 1 along M.
+    """
+    dim = dim % layout.rank
+    steps = []
+    for v in layout.in_bases(in_dim):
+        if any(c for d, c in enumerate(v) if d != dim):
+            break
+        steps.append(v[dim])
+    others = [v[dim] for d, vs in layout.bases for v in vs if d != in_dim]
+    others += [v[dim] for v in layout.in_bases(in_dim)[len(steps) :]]
+    return _aligned_run(steps, others, layout.shape[dim])
+
+
+def _span(layout: LinearLayout, in_dims) -> XorBasis:
+    basis = XorBasis()
+    for d in in_dims:
+        for v in layout.in_bases(d):
+            basis.insert(layout.flatten(v))
+    return basis
+
+
+def _moves_within(src: LinearLayout, dst: LinearLayout, local: tuple[str, ...], fixed: tuple[str, ...]) -> bool:
+    """Whether each index of ``dst`` finds its element in ``src`` without changing its ``fixed`` dims.
+
+    The elements ``src`` gives one ``fixed`` index are ``src(fixed) ^ span(src.local)``:
+    ``dst`` stays inside them when its ``local`` vectors lie in that span and its
+    ``fixed`` vectors differ from ``src``'s by something in it.
+    """
+    span = _span(src, local)
+    for d in local:
+        if not all(span.contains(dst.flatten(v)) for v in dst.in_bases(d)):
+            return False
+    for d in fixed:
+        a, b = src.in_bases(d), dst.in_bases(d)
+        if len(a) != len(b):
+            return False
+        if not all(span.contains(src.flatten(u) ^ dst.flatten(v)) for u, v in zip(a, b)):
+            return False
+    return True
+
+
+def conversion_kind(src: LinearLayout, dst: LinearLayout) -> str:
+    """What ``convert_layout(src -> dst)`` needs: ``none``, ``register``, ``shuffle`` or ``shared``.
+
+    ``register``: every thread already holds the elements it will own (a
+    permutation of its registers). ``shuffle``: every warp does (``shfl.sync``
+    moves them between lanes). Otherwise elements cross warps: ``shared``.
+    """
+    if src.shape != dst.shape:
+        raise ValueError(f"cannot convert between shapes {list(src.shape)} and {list(dst.shape)}")
+    if src == dst:
+        return "none"
+    if _moves_within(src, dst, (REGISTER,), (LANE, WARP)):
+        return "register"
+    if _moves_within(src, dst, (REGISTER, LANE), (WARP,)):
+        return "shuffle"
+    return "shared"
+
+
+@dataclass
+class BankConflicts:
+    """Shared-memory traffic of reading/writing a buffer through a register layout.
+
+    ``wavefronts``: the most wavefronts any warp-wide instruction takes; ``ideal``:
+    the fewest its bytes allow (``vector_bytes * 32 / 128``); ``per_instruction``:
+    wavefronts per (warp, instruction); ``vector_elems``: elements per thread access.
+    """
+
+    wavefronts: int
+    ideal: int
+    vector_elems: int
+    vector_bytes: int
+    per_instruction: np.ndarray = field(repr=False)
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.wavefronts <= self.ideal
+
+
+def shared_vector_width(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> int:
+    """Elements a thread can move with one ``ld.shared``/``st.shared`` (16 bytes at most).
+
+    Registers ``0 .. v-1`` must land on offsets ``+0 .. +v-1`` of an aligned block:
+    a swizzle finer than the vector breaks it.
+    """
+    to_offset = reg.invert_and_compose(shared)
+    regs = [v[0] for v in to_offset.in_bases(REGISTER)]
+    others = [v[0] for d in (LANE, WARP) for v in to_offset.in_bases(d)]
+    return _aligned_run(regs, others, max(1, MAX_ACCESS_BYTES // elem_bytes))
+
+
+def _wavefronts(byte_addresses: np.ndarray, access_bytes: int) -> int:
+    """Wavefronts of one warp instruction: per phase, the most distinct words in one bank."""
+    lanes_per_phase = min(32, max(1, 128 // access_bytes))
+    total = 0
+    for start in range(0, byte_addresses.shape[0], lanes_per_phase):
+        words = np.unique((byte_addresses[start : start + lanes_per_phase].ravel()) // BANK_BYTES)
+        _, per_bank = np.unique(words % BANKS, return_counts=True)
+        total += int(per_bank.max())
+    return total
+
+
+def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> BankConflicts:
+    """Wavefronts per warp-wide access when ``reg`` threads read or write ``shared``.
+
+    Model: each thread moves ``vector_elems`` elements per instruction (contiguous
+    in its registers and in the buffer, 16 bytes at most); instruction ``i`` of a
+    warp touches registers ``[i*v, (i+1)*v)`` of all 32 lanes. The hardware serves
+    128 bytes per wavefront: 4-byte-or-smaller accesses are one phase of 32 lanes,
+    8-byte accesses two phases of 16, 16-byte accesses four of 8. In a phase each
+    bank (``(address // 4) % 32``) serves one distinct 4-byte word per wavefront;
+    lanes reading the same word share it.
+    """
+    if shared.in_dims != (OFFSET,):
+        raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
+    v = shared_vector_width(shared, reg, elem_bytes)
+    offsets = reg.invert_and_compose(shared).coords()[..., 0]  # [warp, lane, register]
+    warps, lanes, regs = offsets.shape
+    byte_addr = offsets * elem_bytes
+    access = v * elem_bytes
+    per = np.zeros((warps, regs // v), dtype=np.int64)
+    for w in range(warps):
+        for i in range(regs // v):
+            chunk = byte_addr[w, :, i * v : (i + 1) * v]
+            per[w, i] = _wavefronts(chunk, access)
+    ideal = max(1, -(-lanes * access // (BANKS * BANK_BYTES)))
+    return BankConflicts(int(per.max()), ideal, v, access, per)

@@ -1,0 +1,118 @@
+"""Common subexpression elimination: compute each pure value once.
+
+Why: the frontend emits what each source expression needs, so ``x + offs`` written
+twice, or two ``tt.splat`` of the same scalar, become two ops. Two pure ops with the
+same name, operands, attributes and result types give the same values: the second is
+replaced by the first. Scoping follows dominance: an op in a loop body or an ``scf.if``
+branch may reuse a value computed above it, but values computed inside a region are
+not visible after it or in a sibling branch. Ops with regions and ops with side effects
+(loads included: a store may come between) are never merged.
+
+before:
+    tt.func @k(%x: !ptr<i32>, %c: i1) {
+      %0 = tt.get_program_id {axis = 0} : i32
+      %1 = tt.get_program_id {axis = 0} : i32
+      %2 = arith.add %0, %1 : i32
+      scf.if %c {
+        %3 = arith.mul %2, %2 : i32
+        tt.store %x, %3 : !ptr<i32>
+        scf.yield
+      } else {
+        scf.yield
+      }
+      %4 = arith.add %1, %0 : i32
+      %5 = arith.mul %4, %4 : i32
+      tt.store %x, %5 : !ptr<i32>
+      tt.return
+    }
+after:
+    tt.func @k(%x: !ptr<i32>, %c: i1) {
+      %0 = tt.get_program_id {axis = 0} : i32
+      %1 = arith.add %0, %0 : i32
+      scf.if %c {
+        %2 = arith.mul %1, %1 : i32
+        tt.store %x, %2 : !ptr<i32>
+        scf.yield
+      } else {
+        scf.yield
+      }
+      %3 = arith.mul %1, %1 : i32
+      tt.store %x, %3 : !ptr<i32>
+      tt.return
+    }
+
+The second ``arith.mul`` stays: the first one, inside the branch, does not dominate it.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+
+from ..ir.core import Block, Module, Op, Value
+from . import tracing
+from .utils import erase_op, resolve
+
+NAME = "cse"
+
+
+def _freeze(x):
+    """A hashable, type-exact form of an attribute value (``-0.0`` differs from ``0.0``; ``1`` from ``True``)."""
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
+    if isinstance(x, float):
+        return ("float", x.hex())
+    hash(x)  # raises TypeError for unhashable attribute objects: such ops are not merged
+    return (type(x).__name__, x)
+
+
+def _key(op: Op):
+    """What makes two ops interchangeable, or ``None`` when ``op`` may not be merged."""
+    if op.regions or not op.results or op.is_terminator or not op.pure:
+        return None
+    try:
+        return (
+            type(op),
+            op.name,
+            tuple(op.operands),
+            _freeze(op.attrs),
+            tuple(r.type for r in op.results),
+        )
+    except TypeError:
+        return None
+
+
+def equal_pure_op(op: Op, earlier: Op) -> list[Value]:
+    """A pure op equal to an ``earlier`` one that dominates it is replaced by it."""
+    return list(earlier.results)
+
+
+def _cse_block(block: Block, table: ChainMap, mapping: dict[Value, Value]) -> bool:
+    changed = False
+    for op in list(block.ops):
+        op.operands = [resolve(mapping, v) for v in op.operands]
+        for region in op.regions:
+            for inner in region.blocks:
+                changed |= _cse_block(inner, table.new_child(), mapping)
+        key = _key(op)
+        if key is None:
+            continue
+        earlier = table.get(key)
+        if earlier is None:
+            table[key] = op
+            continue
+        new = equal_pure_op(op, earlier)
+        tracing.fired(equal_pure_op, op, new)
+        mapping.update(zip(op.results, new))
+        erase_op(op)
+        changed = True
+    return changed
+
+
+def run(module: Module) -> bool:
+    """Merge equal pure ops in every function."""
+    changed = False
+    for func in module.funcs:
+        changed |= _cse_block(func.body, ChainMap(), {})
+    return changed

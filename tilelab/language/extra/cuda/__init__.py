@@ -1,0 +1,5 @@
+"""``tl.extra.cuda``: CUDA-specific library names."""
+
+from .. import libdevice
+
+__all__ = ["libdevice"]

@@ -1,0 +1,145 @@
+"""The IPython magics class: parses the line, runs the cell's steps, displays the results.
+
+Errors never show as a traceback wall: a ``CellError`` is displayed as its short message (with
+the cell's line marked in HTML) and then raised, so that "run all" stops at the failing cell and
+IPython shows only the message (``CellError._render_traceback_``).
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import time
+
+import numpy as np
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import display
+
+from .cell import CellError, compile_cell, define_kernel
+from .options import OptionError, parse_line
+
+
+def _show_error(err: CellError, cell: str | None = None) -> None:
+    from tilelab.viz.render import render_error, render_note, style_block
+
+    if cell is not None and err.line is not None:
+        page = render_error(err.message, cell, 1, err.line)
+    else:
+        page = style_block() + f'<div class="tl-error"><div class="tl-error-msg">{html.escape(err.message)}</div></div>'
+    display({"text/plain": err.message, "text/html": page or render_note(err.message)}, raw=True)
+
+
+def _array_names(expr: str, namespace: dict) -> list[str]:
+    """Names used in a launch expression whose values are arrays (the kernel's inputs and outputs)."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return []
+    from tilelab.runtime.arrays import array_info
+
+    names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return [n for n in names if n in namespace and array_info(namespace[n]) is not None]
+
+
+def run_panel_html(expr: str, seconds: float, namespace: dict) -> str:
+    """The outputs of a launch: the time, then each array argument's shape, dtype and first values."""
+    from tilelab.runtime.arrays import array_info
+    from tilelab.viz.render import render_table
+
+    rows = [("launch", expr), ("time", f"{seconds * 1e3:.3f} ms (first launch, includes loading)")]
+    for name in _array_names(expr, namespace):
+        a = namespace[name]
+        info = array_info(a)
+        head = info.host.ravel()[:6] if info.host is not None else None
+        values = np.array2string(head, precision=4, separator=", ") + "…" if head is not None else f"on {info.device}"
+        rows.append((name, f"{info.dtype}{list(getattr(a, 'shape', ()))} {values}"))
+    return render_table(rows)
+
+
+@magics_class
+class TileMagics(Magics):
+    """``%%tile_kernel``, ``%tile_bench``, ``%tile_inspect``; remembers the last compile of each kernel."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.last: dict = {}
+        self.benches: dict[str, float] = {}
+
+    @cell_magic
+    def tile_kernel(self, line: str, cell: str):
+        """Define, compile and inspect the kernel of the cell (see ``tilelab.magics``)."""
+        try:
+            opts = parse_line(line)
+            defined = define_kernel(self.shell, cell)
+            compiled = compile_cell(opts, defined, self.shell.user_ns)
+        except OptionError as e:
+            err = CellError(str(e))
+            _show_error(err)
+            raise err from None
+        except CellError as err:
+            _show_error(err, cell)
+            raise err from None
+        self.last[defined.name] = compiled
+        self._display(compiled, opts.show, opts.run)
+
+    def _display(self, compiled, show: str | None, run: str | None) -> None:
+        import ipywidgets as w
+
+        from tilelab.viz import Inspector
+
+        inspector = Inspector(compiled, show=show)
+        if not run:
+            display(inspector.widget)
+            return
+        seconds = self._run(run, compiled)
+        panel = w.HTML(run_panel_html(run, seconds, self.shell.user_ns), layout=w.Layout(width="32%"))
+        inspector.widget.layout.width = "68%"
+        display(w.HBox([inspector.widget, panel]))
+
+    def _run(self, expr: str, compiled) -> float:
+        """Evaluates ``--run`` with the kernel's name bound to what was just compiled; returns seconds."""
+        import tilelab
+
+        try:
+            code = compile(expr, "<--run>", "eval")
+        except SyntaxError as e:
+            raise _shown(CellError(f"--run: not a Python expression: {e.msg}")) from None
+        namespace = {**self.shell.user_ns, compiled.name: compiled}
+        start = time.perf_counter()
+        try:
+            eval(code, namespace)
+        except tilelab.LaunchError as e:
+            raise _shown(CellError(f"--run: {e}")) from None
+        return time.perf_counter() - start
+
+    @line_magic
+    def tile_bench(self, line: str):
+        """``%tile_bench <launch expression>``: the median time of the launch (``tilelab.testing.do_bench``)."""
+        from tilelab.testing import do_bench
+
+        expr = line.strip()
+        if not expr:
+            raise _shown(CellError("%tile_bench: give a launch expression, e.g. add[(g,)](x, y, out, n)"))
+        code = compile(expr, "<%tile_bench>", "eval")
+        ns = self.shell.user_ns
+        ms = do_bench(lambda: eval(code, ns), return_mode="median")
+        self.benches[expr] = ms
+        text = f"{expr}: {ms:.4f} ms (median)"
+        display({"text/plain": text, "text/html": f"<code>{html.escape(expr)}</code>: <b>{ms:.4f} ms</b> (median)"}, raw=True)
+        return None
+
+    @line_magic
+    def tile_inspect(self, line: str):
+        """``%tile_inspect add``: the inspector of the last compile of ``add``."""
+        from tilelab.viz import Inspector
+
+        name = line.strip()
+        if name not in self.last:
+            known = ", ".join(self.last) or "none yet"
+            raise _shown(CellError(f"%tile_inspect: no compiled kernel named '{name}' (compiled: {known})"))
+        display(Inspector(self.last[name]).widget)
+
+
+def _shown(err: CellError) -> CellError:
+    _show_error(err)
+    return err

@@ -1,0 +1,27 @@
+"""The runtime: ``@jit``, specialization, caches, targets, launch, ``compile``, autotuning."""
+
+from .api import cdiv, compile, next_power_of_2
+from .autotune import Autotuner, Config, Heuristics, autotune, heuristics
+from .compiled import CompiledKernel
+from .errors import LaunchError, TargetUnavailable
+from .jit import JITFunction, jit
+from .targets import Artifact, get_target, register_target
+
+__all__ = [
+    "Artifact",
+    "Autotuner",
+    "CompiledKernel",
+    "Config",
+    "Heuristics",
+    "JITFunction",
+    "LaunchError",
+    "TargetUnavailable",
+    "autotune",
+    "cdiv",
+    "compile",
+    "get_target",
+    "heuristics",
+    "jit",
+    "next_power_of_2",
+    "register_target",
+]

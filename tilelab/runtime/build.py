@@ -1,0 +1,141 @@
+"""Compiling a kernel for one specialization: frontend, passes, target, and the disk cache.
+
+``compile_kernel`` is the one road from a Python kernel to a ``CompiledKernel``; both
+``kernel[grid](...)`` (through ``JITFunction``) and ``tilelab.compile`` take it. A disk
+cache hit skips the frontend and the passes: the final tile IR is parsed back from text
+and the target reloads its artifact.
+
+    ck = compile_kernel(add, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1},
+                        "interpret", {"num_warps": 4, "num_stages": 3})
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+
+from . import stages
+from .cache import DiskCache
+from .compiled import CompiledKernel
+from .keys import cache_key
+from .targets import Artifact, get_target
+
+SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
+
+
+def compile_kernel(fn, signature, constants, divisibility, target: str, options: dict, snapshots=False, cache=True):
+    """Compile (or load from the disk cache) ``fn`` for this specialization."""
+    disk = DiskCache() if cache else None
+    key = cache_key(fn, signature, constants, divisibility, target, dict(options, snapshots=snapshots))
+    entry = disk.get(key) if disk else None
+    if entry is not None:
+        loaded = _from_entry(fn, entry, target, constants)
+        if loaded is not None:
+            return loaded
+    ck = _compile_fresh(fn, signature, constants, divisibility, target, options, snapshots)
+    if disk:
+        disk.put(key, _to_payload(ck), ck.artifact.blobs)
+    return ck
+
+
+def _compile_fresh(fn, signature, constants, divisibility, target_name, options, snapshots):
+    start = time.perf_counter()
+    target = get_target(target_name)
+    module = stages.build(fn, signature, constants, divisibility)
+    records = stages.run_passes(module, target.pipeline, snapshots)
+    artifact = target.compile(module, dict(options))
+    metadata = {"shared": 0, "registers": None, "spills": None, **options, **artifact.metadata}
+    metadata["compile_seconds"] = time.perf_counter() - start
+    asm = {"tile": stages.print_ir(module), **artifact.asm}
+    ck = _kernel(fn, module, target_name, signature, constants, options, asm, metadata, records)
+    ck.artifact = artifact
+    ck.launcher = target.load(artifact, module)
+    return ck
+
+
+def _kernel(fn, module, target, signature, constants, options, asm, metadata, records) -> CompiledKernel:
+    func = module.kernel
+    source, filename, first_line = _origin(fn)
+    return CompiledKernel(
+        name=fn.__name__,
+        target=target,
+        signature=dict(signature),
+        constants=dict(constants),
+        options=dict(options),
+        module=module,
+        asm=asm,
+        metadata=metadata,
+        passes=list(records),
+        source=func.attrs.get("source", source),
+        filename=func.attrs.get("filename", filename),
+        first_line=func.attrs.get("first_line", first_line),
+        arg_names=list(func.attrs.get("arg_names", ())),
+    )
+
+
+def _origin(fn) -> tuple[str, str, int]:
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        return "".join(lines), inspect.getsourcefile(fn) or "<unknown>", first
+    except (OSError, TypeError):
+        return "", "<unknown>", 0
+
+
+@dataclass
+class StoredPassRecord:
+    """A pass record read back from the disk cache (same fields as the pass manager's)."""
+
+    name: str
+    seconds: float
+    changed: bool
+    ir_before: str | None = None
+    ir_after: str | None = None
+
+
+def _small(text):
+    return text if text is not None and len(text) <= SMALL_IR else None
+
+
+def _to_payload(ck: CompiledKernel) -> dict:
+    records = [
+        {
+            "name": r.name,
+            "seconds": r.seconds,
+            "changed": r.changed,
+            "ir_before": _small(r.ir_before),
+            "ir_after": _small(r.ir_after),
+        }
+        for r in ck.passes
+    ]
+    return {
+        "name": ck.name,
+        "signature": ck.signature,
+        "options": ck.options,
+        "asm": ck.asm,
+        "metadata": ck.metadata,
+        "artifact_asm": ck.artifact.asm,
+        "artifact_metadata": ck.artifact.metadata,
+        "passes": records,
+    }
+
+
+def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
+    """Rebuild a ``CompiledKernel`` from a cache entry; ``None`` when the IR does not parse back."""
+    payload, blobs = entry
+    try:
+        module = stages.parse_ir(payload["asm"]["tile"])
+    except Exception:  # an entry the parser rejects is rebuilt, never trusted
+        return None
+    module.attrs.setdefault("constants", dict(constants))
+    module.attrs.setdefault("signature", dict(payload["signature"]))
+    artifact = Artifact(payload["artifact_asm"], payload["artifact_metadata"], blobs)
+    records = [StoredPassRecord(**r) for r in payload["passes"]]
+    ck = _kernel(
+        fn, module, target_name, payload["signature"], constants, payload["options"],
+        payload["asm"], payload["metadata"], records,
+    )  # fmt: skip
+    ck.artifact = artifact
+    ck.launcher = get_target(target_name).load(artifact, module)
+    ck.from_cache = True
+    return ck

@@ -1,0 +1,100 @@
+"""``CompiledKernel``: one kernel compiled for one specialization and target, ready to launch.
+
+It is the compiler's result as the rest of tilelab sees it: the inspector reads its
+``asm`` texts, ``metadata`` and pass records; ``kernel[grid](*args)`` launches it with
+the arguments of ``arg_names`` (the parameters that were not specialized away)::
+
+    ck = tilelab.compile(add, signature={"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
+                         constants={"BLOCK": 128})
+    ck[(tilelab.cdiv(n, 128),)](x, y, out, n)
+    print(ck.asm["tile"])
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tilelab.compiler.ir.types import parse_type
+
+from .arrays import array_info
+from .errors import LaunchError
+from .grid import normalize_grid
+
+
+@dataclass
+class CompiledKernel:
+    """A compiled kernel: IR, assembly, metadata and pass records, plus its launcher."""
+
+    name: str
+    target: str
+    signature: dict[str, str]
+    constants: dict
+    options: dict
+    module: object
+    asm: dict[str, str]
+    metadata: dict
+    passes: list
+    source: str
+    filename: str
+    first_line: int
+    arg_names: list[str]
+    artifact: object = None
+    launcher: object = field(default=None, repr=False)
+    from_cache: bool = False
+
+    def __getitem__(self, grid):
+        """``ck[grid]`` -> a function taking the ``arg_names`` arguments (positional or by name)."""
+
+        def launch(*args, sanitize=None, **kwargs):
+            values = self.bind(args, kwargs)
+            return self.launch(grid, values, sanitize)
+
+        return launch
+
+    def bind(self, args: tuple, kwargs: dict) -> dict:
+        """Match launch arguments to ``arg_names``, with messages naming what is wrong."""
+        if len(args) > len(self.arg_names):
+            raise LaunchError(
+                f"{self.name}(): takes {len(self.arg_names)} arguments ({', '.join(self.arg_names)}) "
+                f"but {len(args)} were given"
+            )
+        values = dict(zip(self.arg_names, args))
+        for key, value in kwargs.items():
+            if key not in self.arg_names or key in values:
+                raise LaunchError(f"{self.name}(): unexpected or repeated argument '{key}'")
+            values[key] = value
+        missing = [n for n in self.arg_names if n not in values]
+        if missing:
+            raise LaunchError(f"{self.name}(): missing argument '{missing[0]}'")
+        return values
+
+    def launch(self, grid, values: dict, sanitize=None):
+        """Launch over ``grid`` with ``values`` (name -> launch value of each of ``arg_names``)."""
+        grid = normalize_grid(grid, values, self.name)
+        if 0 in grid:
+            return self
+        args = [self.marshal(name, values[name]) for name in self.arg_names]
+        if sanitize is None:
+            sanitize = os.environ.get("TILELAB_SANITIZE", "") not in ("", "0")
+        self.launcher(grid, args, bool(sanitize))
+        return self
+
+    def marshal(self, name: str, value):
+        """The launcher's form of one argument: a host array, or a numpy scalar of the signature's type."""
+        expected = parse_type(self.signature[name])
+        info = array_info(value)
+        what = f"{self.name}(): argument '{name}'"
+        if expected.is_pointer:
+            if info is None:
+                raise LaunchError(f"{what} expects an array of {expected.pointee}, got {type(value).__name__}")
+            if info.dtype != expected.pointee.np_dtype:
+                raise LaunchError(f"{what} expects an array of {expected.pointee}, got an array of {info.dtype}")
+            return info.host if info.device == "cpu" and self.target != "cuda" else info.obj
+        if info is not None:
+            raise LaunchError(f"{what} expects a scalar {expected}, got an array")
+        if not isinstance(value, (int, float, bool, np.generic)):
+            raise LaunchError(f"{what} expects a scalar {expected}, got {type(value).__name__}")
+        return expected.np_dtype.type(value)

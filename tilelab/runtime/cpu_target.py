@@ -1,0 +1,262 @@
+"""The CPU target: compile tile IR to native code with LLVM and run the grid on threads.
+
+    target = CpuTarget()
+    artifact = target.compile(module, {})          # object code + LLVM IR + x86 assembly
+    launch = target.load(artifact, module)         # maps the object code: no LLVM work
+    launch((n // 1024, 1, 1), [x, y, out, n], False)
+
+A launch packs the arguments into one 8-byte slot each (array addresses, scalars in
+the low bytes) and calls the kernel's grid entry (``<name>_grid``) over chunks of the
+linear program ids from a thread pool; ctypes releases the GIL during each call, so
+the chunks run in parallel. ``TILELAB_NUM_THREADS`` caps the threads (default: the
+cores this process may use). Kernels that print run on one thread, in program order.
+
+The compiled code reports prints, failed asserts and (sanitize mode) out-of-bounds
+accesses through a callback; they become the interpreter's messages and its
+``KernelRuntimeError``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from tilelab.compiler.backends import cpu as backend
+from tilelab.compiler.interpreter.errors import KernelRuntimeError, SourceLines, format_index
+from tilelab.compiler.interpreter.memory import Memory
+from tilelab.compiler.ir.types import SCALARS, PointerType
+
+from .targets import Artifact
+
+GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_int32] * 3)
+SANITIZED_GRID_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    ctypes.c_void_p,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    *[ctypes.c_int32] * 3,
+    ctypes.c_void_p,
+    ctypes.c_int64,
+)
+REPORT_FN = ctypes.CFUNCTYPE(
+    None, *[ctypes.c_int32] * 5, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64
+)
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def num_threads() -> int:
+    """Threads a launch may use: ``TILELAB_NUM_THREADS`` or the usable cores."""
+    env = os.environ.get("TILELAB_NUM_THREADS", "").strip()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, int(env)) if env.isdigit() else cores
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)), thread_name_prefix="tilelab-cpu")
+        return _pool
+
+
+class CpuTarget:
+    """Compiles to host object code (``compile``) and launches it (``load``)."""
+
+    name = "cpu"
+    pipeline = "cpu"
+
+    def compile(self, module, options: dict) -> Artifact:
+        try:
+            compiled = backend.compile_kernel(module, sanitize=False)
+        except backend.UnsupportedType as e:
+            raise KernelRuntimeError(f"{module.kernel.sym_name}: {e}") from None
+        has_print = any(info["op"] == "tt.print" for info in compiled.ops.values())
+        metadata = {
+            "threads": num_threads(),
+            "compile_seconds": compiled.seconds,
+            "grid_symbol": compiled.grid_symbol,
+            "ops": compiled.ops,
+            "has_print": has_print,
+            "host_cpu": backend.target_machine().triple,
+        }
+        return Artifact(asm=compiled.asm, metadata=metadata, blobs={"obj": compiled.obj})
+
+    def load(self, artifact: Artifact, module):
+        return CpuLauncher(artifact, module)
+
+
+class CpuLauncher:
+    """``launcher(grid, args, sanitize)``: runs a loaded kernel over a grid."""
+
+    def __init__(self, artifact: Artifact, module):
+        self.module = module
+        self.kernel = module.kernel
+        self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
+        self.meta = artifact.metadata
+        self.sources = SourceLines(module)
+        self.lock = threading.Lock()
+        self.reports: list[tuple] = []
+        self.callback = REPORT_FN(self._report)
+        self.lib = backend.LoadedObject(artifact.blobs["obj"])
+        self.grid_fn = GRID_FN(self._bind(self.lib))
+        self.sanitized = None  # compiled on the first sanitized launch
+        self.ops = self.meta["ops"]
+
+    def _bind(self, lib, sanitize: bool = False) -> int:
+        """Point the object's report global at our callback; return the grid entry's address."""
+        gaddr = lib.address(backend.REPORT_GLOBAL)
+        if gaddr:
+            ctypes.c_void_p.from_address(gaddr).value = ctypes.cast(self.callback, ctypes.c_void_p).value
+        symbol = self.meta["grid_symbol"] + ("_sanitized" if sanitize else "")
+        return lib.address(symbol)
+
+    # ----------------------------------------------------------------- launch
+    def __call__(self, grid, args, sanitize: bool = False):
+        gx, gy, gz = _grid(grid)
+        slots, arrays = self._pack(list(args))
+        total = gx * gy * gz
+        self.reports = []
+        if total == 0:
+            return None
+        if sanitize:
+            fn, extra = self._sanitized_fn(), _ranges(arrays)
+        else:
+            fn, extra = self.grid_fn, ()
+        threads = 1 if self.meta.get("has_print") else min(num_threads(), total)
+        status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
+        if status:
+            raise self._error(arrays)
+        return None
+
+    def _run(self, fn, slots, total, grid, threads, extra) -> int:
+        addr = slots.ctypes.data
+        extra_args = (extra[0].ctypes.data, len(extra[0]) // 2) if extra else ()
+        if threads <= 1:
+            return fn(addr, 0, total, *grid, *extra_args)
+        chunks = min(total, threads)
+        bounds = [total * i // chunks for i in range(chunks + 1)]
+        pool = _thread_pool()
+        futures = [pool.submit(fn, addr, bounds[i], bounds[i + 1], *grid, *extra_args) for i in range(1, chunks)]
+        first = fn(addr, bounds[0], bounds[1], *grid, *extra_args)  # the calling thread takes a share
+        return max([first] + [f.result() for f in futures])
+
+    def _sanitized_fn(self):
+        if self.sanitized is None:
+            compiled = backend.compile_kernel(self.module, sanitize=True, want_asm=False)
+            lib = backend.LoadedObject(compiled.obj)
+            self.sanitized = (lib, SANITIZED_GRID_FN(self._bind(lib, sanitize=True)))
+        return self.sanitized[1]
+
+    def _pack(self, args):
+        """One 8-byte slot per argument; returns the slots and the named arrays."""
+        if len(args) != len(self.kernel.args):
+            raise KernelRuntimeError(
+                f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
+                f"({', '.join(self.names)}), got {len(args)}"
+            )
+        slots = np.zeros(max(1, len(args)), np.uint64)
+        raw = slots.view(np.uint8).reshape(-1, 8)
+        arrays = []
+        for i, (name, param, arg) in enumerate(zip(self.names, self.kernel.args, args)):
+            if isinstance(param.type, PointerType):
+                if not isinstance(arg, np.ndarray):
+                    raise KernelRuntimeError(
+                        f"argument '{name}': a pointer parameter needs a numpy array, got {type(arg).__name__}"
+                    )
+                arrays.append((name, arg))
+                slots[i] = arg.ctypes.data
+            else:
+                value = _scalar_bytes(arg, param.type)
+                raw[i, : len(value)] = np.frombuffer(value, np.uint8)
+        return slots, arrays
+
+    # ----------------------------------------------------------------- reports
+    def _report(self, kind, op_id, px, py, pz, index, addr, data, count):
+        info = self.ops.get(str(op_id), {})
+        pid = (px, py, pz)
+        if kind == backend.REPORT_PRINT:
+            _print(info, pid, index, data, count)
+            return
+        with self.lock:
+            self.reports.append((kind, op_id, pid, index, addr))
+
+    def _error(self, arrays) -> KernelRuntimeError:
+        if not self.reports:
+            return KernelRuntimeError(f"kernel {self.kernel.sym_name} failed without a report")
+        kind, op_id, pid, index, addr = min(self.reports, key=lambda r: (r[2][2], r[2][1], r[2][0]))
+        info = self.ops[str(op_id)]
+        loc = _Loc(info["file"], info["line"])
+        where = format_index(index, tuple(info.get("shape", ())))
+        if kind == backend.REPORT_ASSERT:
+            text = f"device assertion failed in program {pid} at element {where}: {info['message']}"
+            return KernelRuntimeError(self.sources.message(loc, text))
+        what = {"tt.load": "load", "tt.store": "store"}.get(info["op"], "atomic")
+        text = f"out-of-bounds {what} in program {pid} at element {where}: "
+        text += f"address 0x{addr & (2**64 - 1):x} ({info['itemsize']} bytes)"
+        text += " is outside every array argument"
+        details = Memory(arrays).describe() if arrays else ["(the kernel has no array arguments)"]
+        return KernelRuntimeError(self.sources.message(loc, text, details))
+
+
+class _Loc:
+    def __init__(self, file, line):
+        self.file, self.line = file, line
+
+
+def _grid(grid) -> tuple[int, int, int]:
+    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
+        raise KernelRuntimeError(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
+    dims = tuple(int(d) for d in dims)
+    return dims + (1,) * (3 - len(dims))
+
+
+def _scalar_bytes(value, t) -> bytes:
+    """A scalar launch argument as the bytes of its parameter type (ints wrap to the width)."""
+    dtype = t.np_dtype
+    if t.is_int and not t.is_bool:
+        bits = np.array(int(value) & ((1 << t.bits) - 1), dtype=np.uint64)
+        return bits.tobytes()[: dtype.itemsize]
+    return np.array(value).astype(dtype).tobytes()
+
+
+def _ranges(arrays) -> tuple[np.ndarray]:
+    """The byte ranges of the argument arrays as ``[lo0, hi0, lo1, hi1, ...]`` (int64)."""
+    regions = Memory(arrays).regions
+    flat = np.array([x for r in regions for x in (r.lo, r.hi)] or [0, 0], dtype=np.int64)
+    return (flat,)
+
+
+def _format_element(value, hex_: bool) -> str:
+    if not hex_:
+        return str(value.item())
+    width = value.dtype.itemsize
+    return "0x" + format(int(np.asarray(value).view(f"u{width}")), f"0{2 * width}x")
+
+
+def _print(info, pid, operand, data, count) -> None:
+    """Print one operand of a ``device_print`` like the interpreter: one line per element."""
+    prefix = info.get("prefix", "").rstrip().rstrip(":")
+    values = info.get("values", [])
+    if operand < 0 or not values:
+        print(f"pid {pid} {prefix}", flush=True)
+        return
+    type_name, shape = values[operand]
+    dtype = SCALARS[type_name].np_dtype
+    arr = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctypes.c_uint8)), (count * dtype.itemsize,))
+    arr = arr.view(dtype).reshape(shape).copy()
+    label = f"{prefix} (operand {operand})" if len(values) > 1 else prefix
+    lines = []
+    for index in np.ndindex(arr.shape):
+        idx = ", ".join(str(i) for i in index)
+        lines.append(f"pid {pid} idx ({idx}) {label}: {_format_element(arr[index], info.get('hex'))}")
+    print("\n".join(lines), flush=True)
+
+
+__all__ = ["CpuTarget", "CpuLauncher", "num_threads"]

@@ -1,0 +1,15 @@
+"""Errors the runtime reports about a launch: one short message naming the argument."""
+
+from __future__ import annotations
+
+
+class LaunchError(TypeError):
+    """A launch that cannot happen: a bad grid, a missing or wrongly-typed argument.
+
+    The message names the kernel and the argument: ``add(): argument 'n': unsupported
+    type str (expected an array, int, float, bool or None)``.
+    """
+
+
+class TargetUnavailable(RuntimeError):
+    """The requested target cannot be used on this machine (``CUDA target not available: ...``)."""

@@ -1,0 +1,169 @@
+"""``@tilelab.jit``: a Python function becomes a kernel launched as ``kernel[grid](*args)``.
+
+Each launch binds the arguments to the parameters, works out the specialization (see
+``specialize.py``), picks the target, finds the compiled kernel in memory, else on
+disk, else compiles it, and launches it::
+
+    @tilelab.jit
+    def add(x, y, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out + offs, tl.load(x + offs, mask=offs < n) + tl.load(y + offs, mask=offs < n), mask=offs < n)
+
+    add[(tilelab.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    add[lambda meta: (tilelab.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from . import stages
+from .arrays import array_info
+from .build import compile_kernel
+from .errors import LaunchError
+from .grid import normalize_grid
+from .specialize import check_constexpr, specialize_arg, stable_repr
+from .targets import choose_target
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize")
+
+
+def is_constexpr_annotation(annotation) -> bool:
+    """True for ``tl.constexpr`` (the object, or the string under ``from __future__ import annotations``)."""
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "constexpr"
+    return getattr(annotation, "__name__", None) == "constexpr"
+
+
+class JITFunction:
+    """A kernel: the Python function plus its compiled specializations."""
+
+    def __init__(self, fn, do_not_specialize=(), debug=None, noinline=None):
+        self._tilelab_fn = fn
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.params = list(inspect.signature(fn).parameters.values())
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = {p.name for p in self.params if is_constexpr_annotation(p.annotation)}
+        self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d for d in do_not_specialize}
+        self.debug = bool(debug)
+        self.noinline = noinline
+        self.cache: dict[tuple, object] = {}
+        try:
+            self.src = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError):
+            self.src = ""
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"{self.__name__} is a @tilelab.jit kernel: launch it with {self.__name__}[grid](...), "
+            "or call it from inside another kernel"
+        )
+
+    def __getitem__(self, grid):
+        """``kernel[grid]`` -> a launcher taking the kernel's arguments."""
+
+        def launcher(*args, **kwargs):
+            return self.run(*args, grid=grid, **kwargs)
+
+        return launcher
+
+    def warmup(self, *args, grid=None, **kwargs):
+        """Compile for these arguments without launching; returns the ``CompiledKernel``."""
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def run(self, *args, grid=None, num_warps=4, num_stages=3, target=None, sanitize=None, warmup=False, **kwargs):
+        """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``."""
+        bound = self.bind(args, kwargs)
+        options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
+        if not warmup:  # a bad grid is reported before anything compiles
+            grid = normalize_grid(grid, dict(bound, num_warps=num_warps, num_stages=num_stages), self.__name__)
+        kernel = self.compiled_for(bound, target, options)
+        if not warmup:
+            kernel.launch(grid, bound, sanitize)
+        return kernel
+
+    def bind(self, args: tuple, kwargs: dict) -> dict:
+        """Match arguments to parameters (defaults applied); ``LaunchError`` names the culprit."""
+        name = self.__name__
+        if len(args) > len(self.params):
+            raise LaunchError(
+                f"{name}(): takes {len(self.params)} arguments ({', '.join(self.arg_names)}) but {len(args)} were given"
+            )
+        bound = dict(zip(self.arg_names, args))
+        for key, value in kwargs.items():
+            if key not in self.arg_names:
+                raise LaunchError(f"{name}(): unexpected keyword argument '{key}'")
+            if key in bound:
+                raise LaunchError(f"{name}(): argument '{key}' given twice (by position and by name)")
+            bound[key] = value
+        for p in self.params:
+            if p.name not in bound:
+                if p.default is inspect.Parameter.empty:
+                    kind = "tl.constexpr " if p.name in self.constexprs else ""
+                    raise LaunchError(f"{name}(): missing {kind}argument '{p.name}'")
+                bound[p.name] = p.default
+        return bound
+
+    def specialize(self, bound: dict):
+        """``(signature, constants, divisibility, devices)`` for these bound arguments."""
+        signature, constants, divisibility, devices = {}, {}, {}, set()
+        for pname, value in bound.items():
+            what = f"{self.__name__}(): argument '{pname}'"
+            if pname in self.constexprs:
+                check_constexpr(pname, value, what)
+                constants[pname] = value
+                continue
+            spec = specialize_arg(pname, value, pname not in self.do_not_specialize, what)
+            if spec.is_constant:
+                constants[pname] = spec.constant
+                continue
+            info = array_info(value)
+            if info is not None:
+                devices.add(info.device)
+            signature[pname] = spec.type
+            divisibility[pname] = spec.divisibility
+        return signature, constants, divisibility, devices
+
+    def compiled_for(self, bound: dict, target, options: dict):
+        """The ``CompiledKernel`` for this specialization: memory cache, then disk, then compile."""
+        signature, constants, divisibility, devices = self.specialize(bound)
+        target_name = choose_target(target, devices)
+        key = (
+            target_name,
+            tuple(signature.items()),
+            tuple((k, stable_repr(v)) for k, v in constants.items()),
+            tuple(divisibility.items()),
+            tuple(options.items()),
+        )
+        kernel = self.cache.get(key)
+        if kernel is None:
+            kernel = self._compile(signature, constants, divisibility, target_name, options)
+            self.cache[key] = kernel
+        return kernel
+
+    def _compile(self, signature, constants, divisibility, target_name, options):
+        errors = stages.compilation_error_types()
+        try:
+            return compile_kernel(self.fn, signature, constants, divisibility, target_name, options)
+        except errors as e:
+            launched = ", ".join(f"{k}: {v}" for k, v in signature.items())
+            e.args = (f"{e}\n(launched with {launched})",) + e.args[1:]
+            raise
+
+
+def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=None, **_ignored):
+    """Make ``fn`` a kernel; usable as ``@jit`` or ``@jit(do_not_specialize=["n"], debug=True)``."""
+
+    def decorate(f):
+        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,103 @@
+"""Cache keys: a digest of everything that can change what a compile produces.
+
+The key covers the kernel's source and the sources of every jit function it calls
+(found through the global and closure names its code uses, transitively), tilelab's
+version and the compiler's own sources (so a changed pass invalidates old entries),
+the signature, the constants, the options and the target.
+
+    key = cache_key(add, {"x": "*f32"}, {"BLOCK": 128}, {"x": 16}, "interpret", {"num_warps": 4})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+from functools import lru_cache
+from pathlib import Path
+
+from .cache import to_json
+from .specialize import stable_repr
+
+
+def function_source(fn) -> str:
+    """The source text of ``fn`` (its bytecode's repr when the source is not available)."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return repr(fn.__code__.co_code)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def called_jit_functions(fn) -> list:
+    """The Python functions of the jit functions ``fn`` may call, transitively, in a stable order."""
+    seen: dict[str, object] = {}
+    stack = [fn]
+    while stack:
+        current = stack.pop()
+        for callee in _direct_callees(current):
+            ident = f"{callee.__module__}.{callee.__qualname__}"
+            if ident not in seen and callee is not fn:
+                seen[ident] = callee
+                stack.append(callee)
+    return [seen[k] for k in sorted(seen)]
+
+
+def _direct_callees(fn) -> list:
+    names = _code_names(fn.__code__)
+    scope = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            continue
+    found = []
+    for name in names:
+        obj = scope.get(name)
+        if isinstance(obj, types.ModuleType):
+            found += [getattr(obj, attr, None) for attr in names]
+        else:
+            found.append(obj)
+    return [f._tilelab_fn for f in found if callable(getattr(f, "_tilelab_fn", None))]
+
+
+@lru_cache(maxsize=1)
+def compiler_fingerprint() -> str:
+    """A digest of tilelab's own Python sources and version."""
+    import tilelab
+
+    root = Path(tilelab.__file__).parent
+    h = hashlib.sha256(str(getattr(tilelab, "__version__", "")).encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def source_digest(fn) -> str:
+    """A digest of ``fn``'s source and the sources of the jit functions it calls."""
+    h = hashlib.sha256(function_source(fn).encode())
+    for callee in called_jit_functions(fn):
+        h.update(function_source(callee).encode())
+    return h.hexdigest()
+
+
+def cache_key(fn, signature: dict, constants: dict, divisibility: dict, target: str, options: dict) -> str:
+    """The hex digest naming one compiled kernel."""
+    parts = {
+        "source": source_digest(fn),
+        "compiler": compiler_fingerprint(),
+        "signature": signature,
+        "constants": {k: stable_repr(v) for k, v in constants.items()},
+        "divisibility": divisibility,
+        "target": target,
+        "options": options,
+    }
+    return hashlib.sha256(to_json(parts).encode()).hexdigest()

@@ -1,0 +1,116 @@
+"""Targets: where a compiled kernel runs, behind one small interface.
+
+A target turns the final tile IR into an ``Artifact`` (assembly texts, metadata, binary
+blobs: all that the disk cache stores) and turns an artifact back into a launcher::
+
+    target = get_target("interpret")
+    artifact = target.compile(module, {"num_warps": 4})
+    launch = target.load(artifact, module)
+    launch((4, 1, 1), [x, y, out, np.int32(n)], False)
+
+The registry maps a name to a factory: ``interpret`` (the numpy interpreter: the reference
+semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``) and ``cuda``
+(``cuda:sm_90`` picks an architecture). ``choose_target`` applies the precedence rules:
+``target=`` argument, then ``TILELAB_TARGET``, then the arrays' device.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+
+from . import stages
+from .errors import TargetUnavailable
+
+
+@dataclass
+class Artifact:
+    """What a target's compile produces: ``asm`` texts, JSON-able ``metadata``, binary ``blobs``."""
+
+    asm: dict[str, str] = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+
+
+class InterpretTarget:
+    """Runs the tile IR on the numpy interpreter: no code generation, exact reference semantics."""
+
+    name = "interpret"
+    pipeline = "interpret"
+
+    def compile(self, module, options: dict) -> Artifact:
+        return Artifact()
+
+    def load(self, artifact: Artifact, module):
+        def launch(grid, args, sanitize=False):
+            return stages.interpret(module, grid, args, sanitize)
+
+        return launch
+
+
+def _lazy(module_name: str, class_name: str, what: str):
+    """A factory importing ``module_name.class_name`` on first use."""
+
+    def factory(arch: str | None = None):
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as e:
+            raise TargetUnavailable(f"{what} target not available: {e}") from None
+        return cls(arch) if arch else cls()
+
+    return factory
+
+
+TARGETS = {
+    "interpret": lambda arch=None: InterpretTarget(),
+    "cpu": _lazy("tilelab.runtime.cpu_target", "CpuTarget", "CPU"),
+    "cuda": _lazy("tilelab.runtime.cuda_target", "CudaTarget", "CUDA"),
+}
+
+_instances: dict[str, object] = {}
+
+
+def register_target(name: str, factory) -> None:
+    """Add (or replace) a target: ``factory(arch=None)`` returns an object with ``compile``/``load``."""
+    TARGETS[name] = factory
+    _instances.pop(name, None)
+
+
+def get_target(name: str):
+    """The target object for ``"interpret"``, ``"cpu"``, ``"cuda"`` or ``"cuda:sm_90"``."""
+    if name in _instances:
+        return _instances[name]
+    base, _, arch = name.partition(":")
+    if base not in TARGETS:
+        known = ", ".join(sorted(TARGETS))
+        raise TargetUnavailable(f"unknown target {name!r} (known: {known})")
+    target = TARGETS[base](arch or None)
+    _instances[name] = target
+    return target
+
+
+def target_available(name: str) -> bool:
+    """Whether ``get_target(name)`` works on this machine."""
+    try:
+        get_target(name)
+    except TargetUnavailable:
+        return False
+    return True
+
+
+def default_host_target() -> str:
+    """``cpu`` when the CPU backend can be imported, else ``interpret``."""
+    return "cpu" if target_available("cpu") else "interpret"
+
+
+def choose_target(explicit: str | None, devices: set[str]) -> str:
+    """Pick the target name: ``explicit`` > ``TILELAB_TARGET`` > the arrays' devices."""
+    if explicit:
+        return explicit
+    env = os.environ.get("TILELAB_TARGET", "").strip()
+    if env:
+        return env
+    if "cuda" in devices:
+        return "cuda"
+    return default_host_target()

@@ -1,0 +1,130 @@
+"""The inspector: one ipywidgets Tab per view of a CompiledKernel.
+
+Why: it shows, next to the kernel, what the compiler did with it: the source, the IR after every
+pass as a diff, the LLVM IR and assembly linked back to source lines, the resources used, and
+the analyses' plug-in tabs. It reads only the CompiledKernel (``name``, ``target``, ``asm``,
+``metadata``, ``passes``, ``source``, ``filename``, ``first_line``).
+
+    from tilelab.viz import Inspector
+    Inspector(compiled, show="passes")      # displays as the widget in a notebook
+"""
+
+from __future__ import annotations
+
+import ipywidgets as w
+
+from .highlight import highlight_lines
+from .linked import LinkedCode
+from .models import code_lines, diff_rows, pass_rows, source_model
+from .render import render_code, render_note, render_table, style_block
+from .resources import resource_rows
+from .views import views
+
+# (tab title, asm key, language) of the code tabs, in order.
+CODE_TABS = [("LLVM IR", "llir", "llir"), ("PTX", "ptx", "ptx"), ("SASS", "sass", "sass"), ("Assembly", "asm", "asm")]
+
+_ALIASES = {"llvm": "llvm ir", "llir": "llvm ir", "host": "assembly", "asm": "assembly", "ir": "passes", "tile": "passes"}
+
+
+class PassesTab:
+    """The pass list (filter, search) and the chosen pass's before/after diff, linked to the source."""
+
+    def __init__(self, compiled):
+        self.records = list(compiled.passes or [])
+        self.hide = w.Checkbox(value=False, description="hide unchanged passes", indent=False)
+        self.search = w.Text(placeholder="search passes / IR", layout=w.Layout(width="220px"))
+        self.pass_list = w.Select(options=[], rows=14, layout=w.Layout(width="420px"))
+        self.pass_list.add_class("tl-mono")
+        self.title = w.HTML()
+        self.code = LinkedCode(source_model(compiled), "tile")
+        self.code.search.layout.display = "none"
+        self.hide.observe(lambda _: self.refresh(), names="value")
+        self.search.observe(lambda _: self.refresh(), names="value")
+        self.pass_list.observe(lambda c: self.show_pass(c["new"]), names="value")
+        controls = w.VBox([w.HBox([self.hide, self.search]), self.pass_list])
+        self.widget = w.VBox([controls, self.title, self.code.widget])
+        if not self.records:
+            self.widget = w.HTML(render_note("No pass snapshots: compile with snapshots=True to see them."))
+            return
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Rebuilds the pass list from the filters, keeping the chosen pass when it is still listed."""
+        rows = pass_rows(self.records, self.hide.value, self.search.value)
+        current = self.pass_list.value
+        self.pass_list.options = [(r.label, r.index) for r in rows]
+        indices = [r.index for r in rows]
+        if current in indices:
+            self.pass_list.value = current
+        elif indices:
+            changed = [r.index for r in rows if r.changed]
+            self.pass_list.value = (changed or indices)[0]
+
+    def show_pass(self, index: int | None) -> None:
+        """Shows the diff of pass ``index`` (the IR before it against the IR after it)."""
+        if index is None:
+            return
+        rec = self.records[index]
+        state = "changed the IR" if rec.changed else "left the IR unchanged"
+        self.title.value = f"<b>{rec.name}</b> — {rec.seconds * 1e3:.2f} ms, {state}"
+        after = rec.ir_after or ""
+        self.code.set_code(code_lines(after, "tile"), diff_rows(rec.ir_before, after, context=None))
+
+
+def _code_tab(compiled, key: str, language: str):
+    text = (compiled.asm or {}).get(key)
+    if not text:
+        return w.HTML(render_note(f"{key}: not produced for this target ({compiled.target})."))
+    pane = LinkedCode(source_model(compiled), language)
+    pane.set_code(code_lines(text, language))
+    if not any(c.src_line is not None for c in pane.lines):
+        pane.widget.children = pane.widget.children[:2] + (w.HTML(render_note("No source-line info here.")),)
+    return pane.widget
+
+
+def _plugin_tab(view, compiled):
+    if view.factory is None:
+        return w.HTML(render_note(f"{view.name} (coming): {view.note}"))
+    try:
+        return view.factory(compiled)
+    except Exception as e:  # a broken plug-in must not take the inspector down
+        return w.HTML(render_note(f"{view.name} failed: {type(e).__name__}: {e}"))
+
+
+class Inspector:
+    """The inspector widget of a CompiledKernel; ``show`` names the tab to open first."""
+
+    def __init__(self, compiled, show: str | None = None):
+        self.compiled = compiled
+        src = source_model(compiled)
+        self.passes = PassesTab(compiled)
+        source_html = render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src")
+        tabs = [("Source", w.HTML(source_html)), ("Passes", self.passes.widget)]
+        tabs += [(title, _code_tab(compiled, key, lang)) for title, key, lang in CODE_TABS]
+        tabs.append(("Resources", w.HTML(render_table(resource_rows(compiled)))))
+        tabs += [(v.name, _plugin_tab(v, compiled)) for v in views()]
+        self.titles = [t for t, _ in tabs]
+        self.tab = w.Tab(children=[c for _, c in tabs], titles=self.titles)
+        header = w.HTML(f"{style_block()}<b>{compiled.name}</b> · target <code>{compiled.target}</code>")
+        self.widget = w.VBox([header, self.tab])
+        self.widget.add_class("tl-inspector")
+        if show:
+            self.open(show)
+
+    def tab_index(self, name: str) -> int:
+        """The index of the tab called ``name`` (case-insensitive; 'llvm', 'asm' and 'ir' are aliases)."""
+        key = name.strip().lower()
+        key = _ALIASES.get(key, key)
+        lowered = [t.lower() for t in self.titles]
+        if key in lowered:
+            return lowered.index(key)
+        raise ValueError(f"no inspector tab {name!r}; tabs: {', '.join(self.titles)}")
+
+    def open(self, show: str) -> None:
+        """Selects the first tab named in ``show`` (a comma-separated list)."""
+        first = [s for s in show.split(",") if s.strip()]
+        if first:
+            self.tab.selected_index = self.tab_index(first[0])
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)

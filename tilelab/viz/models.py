@@ -1,0 +1,186 @@
+"""View models of the inspector: plain Python data (lines, diff rows, links), no widgets.
+
+Why: the same data feeds the ipywidgets inspector, the static HTML report and the tests, so
+each behaviour (which IR lines came from a source line, which pass changed what) is computed
+once and tested without a browser.
+
+    >>> lines = code_lines('%0 = tt.get_program_id {axis = 0} : i32 loc("add.py":3:11)', "tile")
+    >>> lines[0].src_line
+    3
+    >>> [r.kind for r in diff_rows("a\\nb\\n", "a\\nc\\n")]
+    ['same', 'del', 'add']
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+
+_IR_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+_LL_DBG = re.compile(r"!dbg !(\d+)")
+_LL_DILOC = re.compile(r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)")
+_ASM_LOC = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)")
+_SASS_LOC = re.compile(r'//## File ".*", line (\d+)')
+
+
+@dataclass
+class CodeLine:
+    """One line of code (IR, LLVM IR, assembly) and the kernel source line it came from."""
+
+    text: str
+    src_line: int | None = None
+
+
+def _tile_line_info(lines: list[str]) -> list[int | None]:
+    found = [_IR_LOC.search(t) for t in lines]
+    return [int(m["line"]) if m else None for m in found]
+
+
+def _llvm_line_info(lines: list[str]) -> list[int | None]:
+    dilocs = {}
+    for t in lines:
+        m = _LL_DILOC.match(t)
+        if m:
+            dilocs[m[1]] = int(m[2])
+    found = [_LL_DBG.search(t) for t in lines]
+    return [dilocs.get(m[1]) if m else None for m in found]
+
+
+def _directive_line_info(lines: list[str], pattern: re.Pattern) -> list[int | None]:
+    """Assembly carries `.loc` (or SASS line comments) that apply to the lines after them."""
+    current, out = None, []
+    for t in lines:
+        m = pattern.search(t)
+        if m:
+            current = int(m[1])
+            out.append(None)
+        else:
+            out.append(current if t.strip() else None)
+    return out
+
+
+def line_info(text: str, stage: str) -> list[int | None]:
+    """Per line of ``text``, the kernel source line it came from (None where unknown)."""
+    lines = text.splitlines()
+    if stage == "tile":
+        return _tile_line_info(lines)
+    if stage == "llir":
+        return _llvm_line_info(lines)
+    if stage == "sass":
+        return _directive_line_info(lines, _SASS_LOC)
+    return _directive_line_info(lines, _ASM_LOC)
+
+
+def code_lines(text: str, stage: str) -> list[CodeLine]:
+    """The lines of ``text`` with their source lines (stage: tile, llir, asm, ptx, sass)."""
+    return [CodeLine(t, s) for t, s in zip(text.splitlines(), line_info(text, stage))]
+
+
+def search_lines(lines: list[CodeLine], query: str) -> list[int]:
+    """Indices of the lines containing ``query`` (case-insensitive); empty query, no hits."""
+    q = query.strip().lower()
+    if not q:
+        return []
+    return [i for i, line in enumerate(lines) if q in line.text.lower()]
+
+
+@dataclass
+class DiffRow:
+    """One row of a before/after diff: kind is 'same', 'add', 'del' or 'skip' (folded context)."""
+
+    kind: str
+    text: str
+    old_no: int | None = None
+    new_no: int | None = None
+
+
+def diff_rows(before: str | None, after: str | None, context: int | None = None) -> list[DiffRow]:
+    """The line diff of two IR texts; with ``context``, unchanged runs longer than that fold to 'skip'."""
+    a, b = (before or "").splitlines(), (after or "").splitlines()
+    rows: list[DiffRow] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows += [DiffRow("same", a[i], i + 1, j1 + i - i1 + 1) for i in range(i1, i2)]
+            continue
+        rows += [DiffRow("del", a[i], i + 1, None) for i in range(i1, i2)]
+        rows += [DiffRow("add", b[j], None, j + 1) for j in range(j1, j2)]
+    return rows if context is None else fold_context(rows, context)
+
+
+def fold_context(rows: list[DiffRow], context: int) -> list[DiffRow]:
+    """Replaces unchanged rows farther than ``context`` rows from a change by one 'skip' row."""
+    changed = [i for i, r in enumerate(rows) if r.kind != "same"]
+    keep = {j for i in changed for j in range(i - context, i + context + 1)}
+    out: list[DiffRow] = []
+    for i, row in enumerate(rows):
+        if i in keep or row.kind != "same":
+            out.append(row)
+        elif not out or out[-1].kind != "skip":
+            out.append(DiffRow("skip", "⋯"))
+    return out
+
+
+@dataclass
+class SourceModel:
+    """The kernel's source lines, numbered as in its file, and the links to a piece of code."""
+
+    text: str
+    filename: str = "<kernel>"
+    first_line: int = 1
+    lines: list[str] = field(init=False)
+
+    def __post_init__(self):
+        self.lines = self.text.splitlines()
+
+    @property
+    def numbers(self) -> list[int]:
+        """The file line numbers of the source lines."""
+        return list(range(self.first_line, self.first_line + len(self.lines)))
+
+    def has_line(self, line: int | None) -> bool:
+        return line is not None and self.first_line <= line < self.first_line + len(self.lines)
+
+    def code_for_line(self, code: list[CodeLine], line: int) -> list[int]:
+        """Indices of the code lines that came from source ``line``."""
+        return [i for i, c in enumerate(code) if c.src_line == line]
+
+    def line_for_code(self, code: list[CodeLine], index: int) -> int | None:
+        """The source line the code line ``index`` came from, if it is in this kernel."""
+        line = code[index].src_line if 0 <= index < len(code) else None
+        return line if self.has_line(line) else None
+
+
+def source_model(compiled) -> SourceModel:
+    """The SourceModel of a CompiledKernel."""
+    filename = getattr(compiled, "filename", None) or "<kernel>"
+    return SourceModel(compiled.source or "", os.path.basename(filename), getattr(compiled, "first_line", 1) or 1)
+
+
+@dataclass
+class PassRow:
+    """One entry of the pass list."""
+
+    index: int
+    name: str
+    seconds: float
+    changed: bool
+
+    @property
+    def label(self) -> str:
+        mark = "changed" if self.changed else "unchanged"
+        return f"{self.index + 1:2d}. {self.name:<28} {self.seconds * 1e3:8.2f} ms  {mark}"
+
+
+def pass_rows(records, hide_unchanged: bool = False, query: str = "") -> list[PassRow]:
+    """The pass list, filtered: unchanged passes hidden on demand; ``query`` matches the name or the IR after."""
+    q = query.strip().lower()
+    rows = []
+    for i, rec in enumerate(records):
+        if hide_unchanged and not rec.changed:
+            continue
+        if q and q not in rec.name.lower() and q not in (rec.ir_after or "").lower():
+            continue
+        rows.append(PassRow(i, rec.name, rec.seconds, bool(rec.changed)))
+    return rows
