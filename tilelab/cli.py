@@ -56,7 +56,7 @@ def compile_from_args(args):
     import tilelab
 
     if not args.signature:
-        raise OptionError("--signature is required, e.g. --signature \"x=*fp32, n=i32\"")
+        raise OptionError('--signature is required, e.g. --signature "x=*fp32, n=i32"')
     return tilelab.compile(
         load_kernel(args.kernel),
         signature=parse_signature(args.signature),

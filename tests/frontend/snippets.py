@@ -2,6 +2,7 @@
 """Small kernels, one rule each, for test_semantics and test_errors."""
 
 import tilelab.language as tl
+from tilelab.compiler.frontend.values import device_function
 
 
 def int_truediv(x_ptr, i_ptr, n, B: tl.constexpr):
@@ -191,3 +192,34 @@ recursive._tilelab_fn = recursive
 
 def err_recursion(x_ptr, i_ptr, n, B: tl.constexpr):
     recursive(n)
+
+
+def err_float_floordiv(x_ptr, i_ptr, n, B: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    tl.store(x_ptr + tl.arange(0, B), x // 2.0)
+
+
+def err_continue(x_ptr, i_ptr, n, B: tl.constexpr):
+    for i in range(n):
+        continue
+
+
+def err_unsigned_negative_literal(x_ptr, i_ptr, n, B: tl.constexpr):
+    u = tl.load(i_ptr + tl.arange(0, B)).to(tl.uint32)
+    tl.store(i_ptr + tl.arange(0, B), (u + -1).to(tl.int32))
+
+
+def err_literal_too_wide(x_ptr, i_ptr, n, B: tl.constexpr):
+    c = tl.load(i_ptr + tl.arange(0, B)).to(tl.int8)
+    tl.store(i_ptr + tl.arange(0, B), (c * 300).to(tl.int32))
+
+
+def err_return_in_helper_if(x_ptr, i_ptr, n, B: tl.constexpr):
+    tl.store(i_ptr + tl.arange(0, B), helper_with_early_return(n))
+
+
+@device_function
+def helper_with_early_return(n):
+    if n > 0:
+        return n
+    return -n

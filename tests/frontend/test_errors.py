@@ -32,6 +32,10 @@ CASES = [
     ("err_other_without_mask", 1, "load's `other` needs a `mask`"),
     ("err_fstring", 1, "f-strings can only format compile-time values"),
     ("err_subscript", 1, "tensors can only be indexed with None and ':'"),
+    ("err_float_floordiv", 2, "// needs integer operands, got f32"),
+    ("err_continue", 2, "unsupported construct: continue"),
+    ("err_unsigned_negative_literal", 2, "the constant -1 does not fit in u32"),
+    ("err_literal_too_wide", 2, "the constant 300 does not fit in i8 (range -128 to 127)"),
 ]
 
 

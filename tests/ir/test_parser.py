@@ -7,6 +7,7 @@ import pytest
 from tilelab.compiler import ir
 from tilelab.compiler.ir import Builder, Loc, Module, print_module, verify
 from tilelab.compiler.ir.ops import (
+    ConvertLayoutOp,
     AddPtrOp,
     AssertOp,
     AtomicCASOp,
@@ -100,6 +101,7 @@ def _shapes(b: Builder, v):
     b.insert(CatOp(v, v, T((256,), f32)))
     b.insert(FlipOp(v, T((128,), f32), dim=0))
     b.insert(SortOp(v, T((128,), f32), dim=0, descending=True))
+    b.insert(ConvertLayoutOp(v, T((128,), f32)))
     acc = b.insert(ConstantOp(0.0, T((128, 128), f32))).result
     d = b.insert(DotOp(m, t, acc, input_precision="tf32")).result
     red = b.insert(ReduceOp([d], 1, [T((128,), f32)]))
@@ -258,13 +260,12 @@ def test_missing_brace_is_reported():
         parse_module("tt.func @k(%n: i32) {\n  tt.return\n")
 
 
-def test_layouts_need_a_layout_parser():
+def test_layouts_parse_with_a_custom_or_the_default_parser():
     text = "tt.func @k(%n: tensor<4xi32, #blocked<[1], [32]>>) {\n  tt.return\n}\n"
-    with pytest.raises(ParseError, match="line 1: a tensor layout needs a layout parser"):
+    with pytest.raises(ParseError, match="line 1: bad layout"):
         parse_module(text)
-    m = parse_module(text, layout_parser=lambda s: s)
-    assert m.kernel.args[0].type.layout == "#blocked<[1], [32]>"
-    assert print_module(m) == text
+    m = parse_module(text, layout_parser=lambda s, dims: (s, dims))
+    assert m.kernel.args[0].type.layout == ("#blocked<[1], [32]>", (4,))
 
 
 def test_kinds_of_hint_and_atomic_ops_survive():

@@ -9,12 +9,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-SOURCE = '''def add(x, y, out, n, BLOCK: tl.constexpr):
+SOURCE = """def add(x, y, out, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
-'''
+"""
 
 FIRST_LINE = 10  # the kernel starts at line 10 of add.py: IR locs name file lines, not source indices
 

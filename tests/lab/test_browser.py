@@ -56,8 +56,12 @@ def lab(tmp_path_factory):
     directory = tmp_path_factory.mktemp("lab")
     prepared_tour(directory)
     env = kernel_env()
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR_UNUSED", "JUPYTER_RUNTIME_DIR"):
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
         env[name] = str(tmp_path_factory.mktemp(name.lower()))
+    # Render every cell (no windowing), so that the whole notebook is in the DOM.
+    settings = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     port = _free_port()
     args = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--allow-root"]
     args += ["--ServerApp.token=", "--ServerApp.password=", "--ServerApp.open_browser=False"]
@@ -77,12 +81,15 @@ def _run_all(page, url: str) -> None:
     page.goto(f"{url}/lab/tree/00_tour.ipynb")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_function("window.jupyterapp && window.jupyterapp.commands.hasCommand('notebook:run-all-cells')")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000, state="attached")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000, state="attached")
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # "Run all" stops at the cell that shows a compile error; the cells before it must have run.
     page.wait_for_function(
         """() => {
-            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+            const cells = [...document.querySelectorAll('.jp-CodeCell')];
+            const prompt = c => c.querySelector('.jp-InputPrompt').textContent;
+            const last = cells.find(c => c.querySelector('.cm-content').textContent.includes('%tile_inspect'));
+            return last && /\\[\\d+\\]/.test(prompt(last)) && !cells.some(c => prompt(c).includes('*'));
         }""",
         timeout=240_000,
     )

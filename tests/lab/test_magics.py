@@ -109,7 +109,7 @@ def test_compile_error_marks_the_cell_line(ip):
     assert info.value.message == "line 3: incompatible shapes for +: [128] and [64]"
     assert info.value._render_traceback_() == []  # no traceback wall
     page = ip.shown[-1]["text/html"]
-    marked = page.split("tl-line tl-hl\"")[1][:30]
+    marked = page.split('tl-line tl-hl"')[1][:30]
     assert 'data-no="3"' in marked and "incompatible shapes" in page
 
 

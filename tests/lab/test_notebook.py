@@ -21,7 +21,9 @@ def executed(tmp_path_factory):
     old = dict(os.environ)
     os.environ.update(kernel_env())  # the kernel process inherits it
     try:
-        NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(directory)}}).execute()
+        NotebookClient(
+            nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(directory)}}
+        ).execute()
     finally:
         os.environ.clear()
         os.environ.update(old)

@@ -89,7 +89,10 @@ def test_cli_report_writes_html(fake_compile, kernel_file, tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["compile", "{f}::add", "--signature", "x=*fp32", "--stage", "ptx"], "--stage ptx: not produced for target cpu"),
+        (
+            ["compile", "{f}::add", "--signature", "x=*fp32", "--stage", "ptx"],
+            "--stage ptx: not produced for target cpu",
+        ),
         (["compile", "{f}::nope", "--signature", "x=*fp32"], "defines no 'nope'"),
         (["compile", "{f}", "--signature", "x=*fp32"], "expected path.py::kernel_name"),
         (["compile", "missing.py::add", "--signature", "x=*fp32"], "no file 'missing.py'"),

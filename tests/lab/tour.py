@@ -12,7 +12,7 @@ TOUR = ROOT / "notebooks" / "00_tour.ipynb"
 
 
 def tour_target() -> str:
-    """"cpu" when the CPU target loads here, else "interpret"."""
+    """The target the tour runs on here: cpu when the CPU target loads, else interpret."""
     from tilelab.runtime.targets import get_target
 
     try:

@@ -39,10 +39,10 @@ def entry_dirs(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob("metadata.json"))
 
 
-def test_memory_cache_compiles_each_specialization_once(builds, rng, monkeypatch):
+def test_memory_cache_compiles_each_specialization_once(builds, rng, monkeypatch, tmp_path):
     kernel = fresh_add()
     run_add(rng, n=100, kernel=kernel)
-    monkeypatch.setenv("TILELAB_CACHE_DIR", "/nonexistent/never-read")  # hits must come from memory
+    monkeypatch.setenv("TILELAB_CACHE_DIR", str(tmp_path / "empty"))  # hits must come from memory
     run_add(rng, n=200, kernel=kernel)  # same signature, same divisibility (1): no new compile
     assert len(builds) == 1
     run_add(rng, n=256, kernel=kernel)  # n % 16 == 0: a new specialization

@@ -115,3 +115,11 @@ def test_sanitize_reports_out_of_bounds(how, rng, monkeypatch):
         monkeypatch.setenv("TILELAB_SANITIZE", "1")
     with pytest.raises(KernelRuntimeError, match=r"out-of-bounds"):
         copy_all[(1,)](x, np.empty_like(x), 100, BLOCK=128, target="interpret", **kwargs)
+
+
+def test_triton_only_launch_options_are_accepted(rng, poison):
+    n = 64
+    x, y = rng.standard_normal((2, n)).astype(np.float32)
+    out = poison(np.empty_like(x))
+    add[(1,)](x, y, out, n, BLOCK=64, num_ctas=1, enable_fp_fusion=False, maxnreg=None, target="interpret")
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)

@@ -120,3 +120,19 @@ def test_compile_signature_errors():
         tilelab.compile(add, signature=dict(SIG, z="i32"), constants={"BLOCK": 64})
     with pytest.raises(LaunchError, match=r"signature: 2 types given for 4 arguments"):
         tilelab.compile(add, signature="*fp32,i32", constants={"BLOCK": 64})
+
+
+def test_jit_scalar_where_array_expected_names_line_and_arguments(arrays):
+    from tilelab.compiler.frontend import CompilationError
+
+    with pytest.raises(CompilationError, match=r"kernels.py:\d+: load expects a pointer") as info:
+        launch(arrays[0], 1.5, arrays[2], 64, BLOCK=64, target="interpret")
+    assert str(info.value).endswith("(launched with x: *f32, y: f32, out: *f32, n: i32)")
+
+
+def test_jit_array_where_scalar_expected_names_line_and_arguments(arrays):
+    from tilelab.compiler.frontend import CompilationError
+
+    with pytest.raises(CompilationError, match=r"kernels.py:\d+: ") as info:
+        launch(*arrays, arrays[0], BLOCK=64, target="interpret")
+    assert str(info.value).endswith("(launched with x: *f32, y: *f32, out: *f32, n: *f32)")

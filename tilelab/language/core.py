@@ -292,13 +292,13 @@ def min(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
 @builtin
 def argmax(input, axis, tie_break_left=True, keep_dims=False, _semantic=None):
     """Index of the maximum along ``axis`` (the lowest one on ties)."""
-    return _semantic.argminmax(input, axis, "max", keep_dims)
+    return _semantic.argminmax(input, axis, "max", keep_dims, tie_break_left=tie_break_left)
 
 
 @builtin
 def argmin(input, axis, tie_break_left=True, keep_dims=False, _semantic=None):
     """Index of the minimum along ``axis`` (the lowest one on ties)."""
-    return _semantic.argminmax(input, axis, "min", keep_dims)
+    return _semantic.argminmax(input, axis, "min", keep_dims, tie_break_left=tie_break_left)
 
 
 @builtin

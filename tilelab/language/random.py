@@ -56,14 +56,24 @@ def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
 
 @device_function
 def randint4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of random uint32 for each 32-bit ``offset``."""
-    zero = offset * 0
-    return philox(seed, offset, zero, zero, zero, n_rounds)
+    """Four blocks of random uint32 for each ``offset`` (an integer tile of 32 or 64 bits).
+
+    The offset is the Philox counter: its low 32 bits are counter word 0; a 64-bit offset
+    also fills word 1 with ``offset >> 32`` (as Triton does), so offsets 3 and 2**32 + 3
+    give different numbers.
+    """
+    offset = tl.to_tensor(offset)
+    offset_lo = offset.to(uint32)
+    zero = offset_lo * 0
+    offset_hi = zero
+    if offset.dtype.primitive_bitwidth > 32:
+        offset_hi = (offset >> 32).to(uint32)
+    return philox(seed, offset_lo, offset_hi, zero, zero, n_rounds)
 
 
 @device_function
 def randint(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
-    """One random uint32 for each 32-bit ``offset``."""
+    """One random uint32 for each ``offset`` (32 or 64 bits)."""
     r0, r1, r2, r3 = randint4x(seed, offset, n_rounds)
     return r0
 
@@ -79,14 +89,12 @@ def uint_to_uniform_float(x):
 @device_function
 def rand(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """A uniform float32 in [0, 1) for each ``offset``."""
-    offset = offset.to(uint32, bitcast=True)
     return uint_to_uniform_float(randint(seed, offset, n_rounds))
 
 
 @device_function
 def rand4x(seed, offsets, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four uniform floats for each ``offset``."""
-    offsets = offsets.to(uint32, bitcast=True)
     i1, i2, i3, i4 = randint4x(seed, offsets, n_rounds)
     return uint_to_uniform_float(i1), uint_to_uniform_float(i2), uint_to_uniform_float(i3), uint_to_uniform_float(i4)
 

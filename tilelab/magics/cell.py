@@ -77,7 +77,7 @@ def specialize(opts, kernel, namespace: dict) -> tuple[dict, dict]:
     elif opts.args:
         signature = signature_from_args(opts.args, namespace)
     else:
-        raise OptionError("%%tile_kernel needs --signature \"x=*fp32, n=i32\" or --args x,n to specialize the kernel")
+        raise OptionError('%%tile_kernel needs --signature "x=*fp32, n=i32" or --args x,n to specialize the kernel')
     return signature, constants
 
 

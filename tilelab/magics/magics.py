@@ -125,7 +125,10 @@ class TileMagics(Magics):
         ms = do_bench(lambda: eval(code, ns), return_mode="median")
         self.benches[expr] = ms
         text = f"{expr}: {ms:.4f} ms (median)"
-        display({"text/plain": text, "text/html": f"<code>{html.escape(expr)}</code>: <b>{ms:.4f} ms</b> (median)"}, raw=True)
+        display(
+            {"text/plain": text, "text/html": f"<code>{html.escape(expr)}</code>: <b>{ms:.4f} ms</b> (median)"},
+            raw=True,
+        )
         return None
 
     @line_magic

@@ -108,7 +108,6 @@ def parse_consts(texts: list[str]) -> dict:
     return out
 
 
-
 def type_of_value(name: str, value) -> str:
     """The signature type of a launch value: arrays -> ``*<elem>``, ints -> i32/i64, floats -> fp32."""
     from tilelab.compiler.ir.types import scalar_from_numpy

@@ -27,6 +27,8 @@ from .specialize import check_constexpr, specialize_arg, stable_repr
 from .targets import choose_target
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize")
+#: Triton launch options accepted for source compatibility; they do not change what tilelab generates.
+TRITON_ONLY_OPTIONS = ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug")
 
 
 def is_constexpr_annotation(annotation) -> bool:
@@ -82,6 +84,7 @@ class JITFunction:
 
     def run(self, *args, grid=None, num_warps=4, num_stages=3, target=None, sanitize=None, warmup=False, **kwargs):
         """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``."""
+        kwargs = {k: v for k, v in kwargs.items() if k not in TRITON_ONLY_OPTIONS or k in self.arg_names}
         bound = self.bind(args, kwargs)
         options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
         if not warmup:  # a bad grid is reported before anything compiles

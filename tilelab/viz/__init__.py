@@ -1,9 +1,9 @@
 """Views of compiled kernels: the inspector widget, plug-in tabs and the static HTML report.
 
-    from tilelab.viz import Inspector, register_view, write_report
+from tilelab.viz import Inspector, register_view, write_report
 
-    Inspector(compiled, show="passes")     # the widget
-    write_report(compiled, "add.html")     # the same views as one HTML page
+Inspector(compiled, show="passes")     # the widget
+write_report(compiled, "add.html")     # the same views as one HTML page
 """
 
 from .views import register_view, unregister_view, views

@@ -23,7 +23,14 @@ from .views import views
 # (tab title, asm key, language) of the code tabs, in order.
 CODE_TABS = [("LLVM IR", "llir", "llir"), ("PTX", "ptx", "ptx"), ("SASS", "sass", "sass"), ("Assembly", "asm", "asm")]
 
-_ALIASES = {"llvm": "llvm ir", "llir": "llvm ir", "host": "assembly", "asm": "assembly", "ir": "passes", "tile": "passes"}
+_ALIASES = {
+    "llvm": "llvm ir",
+    "llir": "llvm ir",
+    "host": "assembly",
+    "asm": "assembly",
+    "ir": "passes",
+    "tile": "passes",
+}
 
 
 class PassesTab:

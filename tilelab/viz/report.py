@@ -69,7 +69,9 @@ def _plugin_html(view, compiled) -> str:
 def report_html(compiled) -> str:
     """The report page of ``compiled`` as a string."""
     src = source_model(compiled)
-    sections = [("source", "Source", render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src"))]
+    sections = [
+        ("source", "Source", render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src"))
+    ]
     final_ir = (compiled.asm or {}).get("tile", "")
     sections.append(("tile", "Final tile IR", _code_html(compiled, "tile", "tile") if final_ir else render_note("-")))
     sections.append(("passes", "Passes", _passes_html(compiled)))

@@ -69,7 +69,9 @@ def resource_rows(compiled) -> list[tuple[str, str]]:
     if md.get("num_warps") is not None:
         rows.append(("warps / program", str(md["num_warps"])))
     if compiled.target.startswith("cuda") and md.get("registers") is not None:
-        occ = estimate_occupancy(md["registers"], md.get("shared", 0) or 0, md.get("num_warps", 4), _arch(compiled.target))
+        occ = estimate_occupancy(
+            md["registers"], md.get("shared", 0) or 0, md.get("num_warps", 4), _arch(compiled.target)
+        )
         rows.append(("estimated occupancy", f"{occ.occupancy:.0%} ({occ.blocks_per_sm} programs/SM, {occ.limiter})"))
     if md.get("threads") is not None:
         rows.append(("threads used", str(md["threads"])))

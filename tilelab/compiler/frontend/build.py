@@ -11,6 +11,7 @@ compile-time argument values, and called with ``tt.call``.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 
@@ -31,6 +32,21 @@ def get_jit_fn(obj):
     return fn if callable(fn) else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed_source(code) -> tuple[str, list[str], int, ast.FunctionDef]:
+    """``(filename, lines, first_line, FunctionDef node)`` of a function's code object, read and parsed once.
+
+    Reading the source (``inspect`` tokenizes the whole file) and parsing it are most of a warm
+    compile; a code object never changes, and redefining a function (a notebook cell run again)
+    makes a new one, so the cache cannot go stale. The code generator never mutates the AST.
+    """
+    lines, first_line = inspect.getsourcelines(code)
+    filename = inspect.getsourcefile(code) or inspect.getfile(code)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return filename, lines, first_line, node
+
+
 class FunctionInfo:
     """A Python function's source, AST and names, with the file and line it came from."""
 
@@ -38,18 +54,13 @@ class FunctionInfo:
         self.fn = fn
         self.name = fn.__name__
         try:
-            lines, first_line = inspect.getsourcelines(fn)
+            self.filename, lines, self.first_line, self.node = _parsed_source(fn.__code__)
         except (OSError, TypeError) as e:
             raise CompilationError(f"cannot read the source of {fn.__name__}: {e}") from None
-        self.filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
         self.lines = lines
         self.source = "".join(lines)
-        dedented = textwrap.dedent(self.source)
         first = next((ln for ln in lines if ln.strip()), "")
         self.indent = len(first) - len(first.lstrip())
-        self.first_line = first_line
-        tree = ast.parse(dedented)
-        self.node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         self.globals = fn.__globals__
         self.closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
         self.params = inspect.signature(fn).parameters

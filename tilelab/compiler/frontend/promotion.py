@@ -3,9 +3,10 @@
 When a binary operator meets two operands of different types, both are converted
 to one *computation type* first:
 
-* a Python scalar (``x + 1``, ``x * 0.5``) is *weak*: when its kind (bool < uint <
-  int < float) is not above the tensor's, the tensor's type wins
-  (``f16 tensor * 0.5 -> f16``; ``i32 tensor * 0.5 -> f32``);
+* a Python scalar (``x + 1``, ``x * 0.5``) is *weak*: when its kind (bool < integer <
+  float; signed and unsigned are one kind) is not above the tensor's, the tensor's type
+  wins (``f16 tensor * 0.5 -> f16``; ``u32 tensor % 7 -> u32``; ``i32 tensor * 0.5 -> f32``);
+  the literal must then fit that type (``check_fits``);
 * f64 > f32 > f16/bf16 (f16 with bf16 gives f32; ``/`` and ``%`` on half types compute in f32);
 * an int with a float gives the float;
 * two ints promote by width; at equal width the unsigned one wins (``i32 + u32 -> u32``).
@@ -19,7 +20,7 @@ from __future__ import annotations
 from ..ir.types import ScalarType, f16, f32, f64, i1, i32, i64, u32, u64
 from .errors import SemanticError
 
-_KIND_RANK = {"bool": 0, "uint": 1, "int": 2, "float": 3}
+_KIND_RANK = {"bool": 0, "uint": 1, "int": 1, "float": 2}
 
 
 def python_scalar_type(value) -> ScalarType:
@@ -39,6 +40,21 @@ def python_scalar_type(value) -> ScalarType:
     if isinstance(value, float):
         return f32
     raise SemanticError(f"expected a number, got {value!r}")
+
+
+def check_fits(value, elem: ScalarType) -> None:
+    """Refuse a weak Python int that the integer type ``elem`` cannot hold (``u32 tile + -1``, ``i8 tile * 300``).
+
+    ``check_fits(255, u8)`` passes; ``check_fits(-1, u32)`` raises
+    "the constant -1 does not fit in u32 (range 0 to 4294967295); cast the tile or the constant".
+    """
+    if not elem.is_int or elem.is_bool or isinstance(value, bool) or not isinstance(value, int):
+        return
+    low, high = (0, 2**elem.bits - 1) if elem.is_unsigned else (-(2 ** (elem.bits - 1)), 2 ** (elem.bits - 1) - 1)
+    if not low <= value <= high:
+        raise SemanticError(
+            f"the constant {value} does not fit in {elem} (range {low} to {high}); cast the tile or the constant"
+        )
 
 
 def integer_promote(a: ScalarType, b: ScalarType) -> ScalarType:

@@ -20,7 +20,7 @@ import math
 from ..ir import ops
 from ..ir import types as irt
 from .errors import SemanticError
-from .promotion import computation_type, python_scalar_type
+from .promotion import check_fits, computation_type, python_scalar_type
 from .semantic_memory import MemoryMixin
 from .semantic_reduce import ReduceMixin
 from .semantic_shape import ShapeMixin
@@ -131,6 +131,7 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
             value = unwrap(v)
             if elem.is_int and isinstance(value, float):
                 raise SemanticError(f"cannot use float {value} where {elem} is needed")
+            check_fits(value, elem)
             return self.constant(value, elem)
         return self.cast(v, elem)
 
@@ -190,12 +191,15 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
         return self.emit(ops.BinaryOp("fdiv", a.handle, b.handle))
 
     def floordiv(self, a, b) -> tensor:
-        """``//``: C-style (truncating) division on ints, like Triton; floor of the quotient on floats."""
+        """``//``: C-style (truncating) division of integers, like Triton (``-7 // 2 == -3``).
+
+        Triton refuses ``//`` when either operand is a float; so does tilelab, pointing to
+        ``tl.floor(a / b)`` or ``tl.math.div_rn``.
+        """
         a, b = self.promote(a, b, "//", div_or_mod=True)
-        if a.type.element.is_int:
-            return self.emit(ops.BinaryOp("div", a.handle, b.handle))
-        q = self.emit(ops.BinaryOp("fdiv", a.handle, b.handle))
-        return self.emit(ops.UnaryOp("floor", q.handle))
+        if not a.type.element.is_int:
+            raise SemanticError(f"// needs integer operands, got {a.type.element}; use tl.floor(a / b) for floats")
+        return self.emit(ops.BinaryOp("div", a.handle, b.handle))
 
     def compare(self, symbol: str, a, b) -> tensor:
         """Comparisons give i1; pointers compare with pointers."""
@@ -335,8 +339,12 @@ def _register_tensor_methods():
         sum=lambda s, x, axis=None, keep_dims=False, dtype=None: s.sum(x, axis, keep_dims, dtype),
         max=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="max", **kw),
         min=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="min", **kw),
-        argmax=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(x, axis, "max", keep_dims),
-        argmin=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(x, axis, "min", keep_dims),
+        argmax=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
+            x, axis, "max", keep_dims, tie_break_left=tie_break_left
+        ),
+        argmin=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
+            x, axis, "min", keep_dims, tie_break_left=tie_break_left
+        ),
         reduce=lambda s, x, axis, combine_fn, keep_dims=False: s.reduce_user(x, axis, combine_fn, keep_dims),
         cumsum=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "add", reverse),
         cumprod=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "mul", reverse),

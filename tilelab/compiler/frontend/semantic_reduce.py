@@ -88,13 +88,20 @@ class ReduceMixin:
         """``tl.max`` / ``tl.min``, optionally with the index of the extreme (lowest index on ties)."""
         x = self.to_tensor(x)
         if unwrap(return_indices):
-            return self.argminmax(x, axis, kind, keep_dims, with_values=True)
+            return self.argminmax(
+                x, axis, kind, keep_dims, with_values=True, tie_break_left=return_indices_tie_break_left
+            )
         if x.type.element.is_bool:
             x = self.cast(x, irt.i8)
         return self._binary_reduce(x, axis, kind, keep_dims)
 
-    def argminmax(self, x, axis, kind="max", keep_dims=False, with_values=False):
-        """Index of the max (min) along ``axis``; on ties the lowest index wins, like Triton."""
+    def argminmax(self, x, axis, kind="max", keep_dims=False, with_values=False, tie_break_left=True):
+        """Index of the max (min) along ``axis``, like Triton.
+
+        With ``tie_break_left`` (the default) the lowest index of equal values wins; without it
+        the combine skips the index comparison (cheaper) and any index holding the max may come back.
+        """
+        tie_break_left = bool(unwrap(tie_break_left))
         x = self.to_tensor(x)
         if unwrap(axis) is None:
             x = self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x
@@ -109,8 +116,10 @@ class ReduceMixin:
 
         def combine(lhs, rhs):
             (v1, i1), (v2, i2) = lhs, rhs
-            tie = self.logical("and", self.compare("==", v1, v2), self.compare("<", i1, i2))
-            keep = self.logical("or", self.compare(better, v1, v2), tie)
+            keep = self.compare(better, v1, v2)
+            if tie_break_left:
+                tie = self.logical("and", self.compare("==", v1, v2), self.compare("<", i1, i2))
+                keep = self.logical("or", keep, tie)
             return [self.where(keep, v1, v2), self.where(keep, i1, i2)]
 
         values, indices = self.reduce([x, idx], axis, combine, keep_dims)

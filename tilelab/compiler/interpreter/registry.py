@@ -27,3 +27,13 @@ def handles(*op_classes: type):
         return fn
 
     return register
+
+
+def _register_layout_ops() -> None:
+    """GPU layout ops change no values: the interpreter passes them through."""
+    from ..ir.ops import ConvertLayoutOp
+
+    HANDLERS[ConvertLayoutOp] = lambda it, op, x: x
+
+
+_register_layout_ops()

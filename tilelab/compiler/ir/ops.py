@@ -15,6 +15,7 @@ invariants each op states in its docstring.
 | reductions | ReduceOp, ScanOp, ReduceReturnOp, DotOp |
 | control flow | ForOp, IfOp, WhileOp, YieldOp, ConditionOp, CallOp, ReturnOp |
 | debugging | PrintOp, AssertOp, BarrierOp |
+| GPU layouts | ConvertLayoutOp |
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "PrintOp",
     "AssertOp",
     "BarrierOp",
+    "ConvertLayoutOp",
     "BINARY_KINDS",
     "UNARY_KINDS",
     "CMP_PREDICATES",
@@ -718,3 +720,24 @@ class BarrierOp(Op):
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
+
+
+# --------------------------------------------------------------------------- GPU layouts
+
+
+class ConvertLayoutOp(Op):
+    """The same tile in another layout: only which thread holds which element changes.
+
+    Inserted by the GPU layout passes where a value's layout differs from what a user
+    needs; the backend moves the elements (registers, shuffles or shared memory).
+    Without layouts it is the identity.
+    """
+
+    name = "ttg.convert_layout"
+
+    def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
+        super().__init__([x], [type], loc=loc)
+
+    @property
+    def src(self) -> Value:
+        return self.operands[0]

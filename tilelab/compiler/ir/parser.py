@@ -66,6 +66,13 @@ _LOC = re.compile(r'\s*loc\("(.*)":(-?\d+):(-?\d+)\)')
 _DIMS = re.compile(r"((?:\d+x)+)")
 
 
+def _default_layout_parser(text: str, dims):
+    """Layouts as the GPU passes print them (``#blocked<...>``, ``#linear<...>``)."""
+    from tilelab.compiler.layouts import parse_layout
+
+    return parse_layout(text, dims)
+
+
 class _Line:
     """A cursor over one line of text: peek and take tokens, with errors naming the line."""
 
@@ -128,11 +135,11 @@ class _Line:
         elem = self.type()
         layout = None
         if self.accept(","):
-            layout = self._layout()
+            layout = self._layout(dims)
         self.take(text=">")
         return TensorType(dims, elem, layout)
 
-    def _layout(self):
+    def _layout(self, dims):
         start, depth = self.pos, 0
         while self.pos < len(self.text):
             ch = self.text[self.pos]
@@ -140,9 +147,11 @@ class _Line:
                 break
             depth += {"<": 1, ">": -1}.get(ch, 0)
             self.pos += 1
-        if self.layout_parser is None:
-            raise self.error("a tensor layout needs a layout parser")
-        return self.layout_parser(self.text[start : self.pos].strip())
+        parse = self.layout_parser or _default_layout_parser
+        try:
+            return parse(self.text[start : self.pos].strip(), dims)
+        except (ValueError, KeyError) as e:
+            raise self.error(f"bad layout ({e})") from None
 
     def type_list(self) -> list[Type]:
         """``(t, t, ...)``"""
@@ -425,7 +434,7 @@ def parse_module(text: str, kernel: str | None = None, layout_parser=None) -> Mo
     """Parse the text form of a module (as ``print_module`` writes it).
 
     ``kernel`` names the launched function; by default it is the first function that no
-    other function calls. ``layout_parser(text) -> layout`` reads the ``#...`` part of a
+    other function calls. ``layout_parser(text, dims) -> layout`` reads the ``#...`` part of a
     tensor type with a layout. Lines starting with ``//`` are comments.
     """
     return _Parser(text, layout_parser).module(kernel)

@@ -1,0 +1,203 @@
+"""CPU backend benchmarks: tilelab's compiled kernels against numpy (and Triton's interpreter).
+
+Run ``python benchmarks/cpu.py`` (``--quick`` for smaller sizes). For each kernel it
+prints the median time of tilelab on the CPU target, of the numpy equivalent, of
+Triton's interpreter when ``triton`` and ``torch`` are installed, and the ratios. Then
+cold compile times (a fresh process and an empty cache) and the warm launch overhead.
+Numbers depend on the machine and its load: this is a report, never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import tilelab
+import tilelab.language as tl
+
+
+@tilelab.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@tilelab.jit
+def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@tilelab.jit
+def layernorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    xc = tl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * stride + cols, xc * rstd * w + b, mask=mask)
+
+
+@tilelab.jit
+def transpose_kernel(x_ptr, out_ptr, m, n, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + rows[:, None] * n + cols[None, :])
+    tl.store(out_ptr + cols[:, None] * m + rows[None, :], tl.trans(tile))
+
+
+@tilelab.jit
+def cumsum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols)
+    tl.store(out_ptr + row * n_cols + cols, tl.cumsum(x, axis=0))
+
+
+@tilelab.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+def median_time(fn, repeat: int = 15) -> float:
+    fn()  # warm up (compiles)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def cases(quick: bool):
+    """(name, tilelab launch, numpy equivalent) per kernel, on fresh random inputs."""
+    rng = np.random.default_rng(0)
+    n = 1 << (18 if quick else 20)
+    x, y, out = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    rows, cols = (256, 1024) if quick else (1024, 1024)
+    m = rng.standard_normal((rows, cols)).astype(np.float32)
+    mo = np.empty_like(m)
+    w, b = rng.standard_normal(cols).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
+    t_in = rng.standard_normal((1024, 1024)).astype(np.float32)
+    t_out = np.empty_like(t_in)
+    ci = rng.integers(-9, 9, (rows, cols)).astype(np.int32)
+    co = np.empty_like(ci)
+    s = 256 if quick else 512
+    a, bb = rng.standard_normal((s, s)).astype(np.float32), rng.standard_normal((s, s)).astype(np.float32)
+    c = np.empty((s, s), np.float32)
+
+    def softmax_np():
+        e = np.exp(m - m.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def layernorm_np():
+        xc = m - m.mean(axis=1, keepdims=True)
+        return xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * w + b
+
+    cpu = {"target": "cpu"}
+    yield "vector add", lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024, **cpu), lambda: np.add(x, y, out=out)
+    yield "softmax", lambda: softmax_kernel[(rows,)](m, mo, cols, cols, BLOCK=cols, **cpu), softmax_np
+    yield (
+        "layernorm",
+        lambda: layernorm_kernel[(rows,)](m, mo, w, b, cols, cols, 1e-5, BLOCK=cols, **cpu),
+        layernorm_np,
+    )
+    yield (
+        "transpose 1024^2",
+        lambda: transpose_kernel[(32, 32)](t_in, t_out, 1024, 1024, BLOCK=32, **cpu),
+        lambda: np.copyto(t_out, t_in.T),
+    )
+    yield (
+        "cumsum rows",
+        lambda: cumsum_kernel[(rows,)](ci, co, cols, BLOCK=cols, **cpu),
+        lambda: np.cumsum(ci, 1, out=co),
+    )
+    yield (
+        f"matmul f32 {s}^3",
+        lambda: matmul_kernel[(s // 64, s // 64)](a, bb, c, s, s, s, BM=64, BN=64, BK=32, **cpu),
+        lambda: np.matmul(a, bb, out=c),
+    )
+
+
+def triton_interpreter_time(name: str) -> str:
+    """Triton's interpreter is timed only where triton and torch are installed."""
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    except ImportError:
+        return "n/a"
+    return "skipped"  # the Triton versions of these kernels are not wired up here
+
+
+COLD = """
+import os, time
+t = time.perf_counter()
+import numpy as np, tilelab
+from benchmarks.cpu import {kernel}
+from tilelab.compiler.backends.cpu import target_machine
+target_machine()
+t0 = time.perf_counter()
+k = tilelab.compile({kernel}, signature={signature}, constants={constants}, target="cpu", snapshots=False)
+print(time.perf_counter() - t0, k.metadata.get("compile_seconds"))
+"""
+
+
+def cold_compile(kernel: str, signature: dict, constants: dict) -> str:
+    """Compile ``kernel`` in a fresh process with an empty cache; returns its report line."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, TILELAB_CACHE_DIR=cache, PYTHONPATH=os.getcwd())
+        code = COLD.format(kernel=kernel, signature=signature, constants=constants)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    args = parser.parse_args()
+    print(f"{'kernel':<20}{'tilelab cpu':>14}{'numpy':>12}{'ratio':>8}{'triton interp':>15}")
+    for name, run, ref in cases(args.quick):
+        t_cpu, t_np = median_time(run), median_time(ref)
+        triton_time = triton_interpreter_time(name)
+        print(f"{name:<20}{t_cpu * 1e3:>12.3f}ms{t_np * 1e3:>10.3f}ms{t_cpu / t_np:>8.2f}{triton_time:>15}")
+    print("\ncold compile (fresh process, empty cache): seconds, phases")
+    print(
+        "  vector add:",
+        cold_compile(
+            "add_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024}
+        ),
+    )
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    print("  f16 matmul:", cold_compile("matmul_kernel", sig, {"BM": 64, "BN": 64, "BK": 32}))
+    x = np.ones(1024, np.float32)
+    overhead = median_time(lambda: add_kernel[(1,)](x, x, x, 1024, BLOCK=1024, target="cpu"), repeat=200)
+    print(f"\nwarm launch overhead (1 program, 1024 elements): {overhead * 1e6:.1f} us")
+
+
+if __name__ == "__main__":
+    main()

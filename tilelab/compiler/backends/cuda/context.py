@@ -1,0 +1,191 @@
+"""The state of lowering one kernel to NVPTX LLVM IR: tiles as per-thread register lists.
+
+A tile with layout ``L`` is, in each thread, the list of elements ``L`` gives that
+thread: register ``r`` holds the element at ``L(register=r) ^ L(lane=lane) ^ L(warp=warp)``.
+Coordinates are handled as *row-major linear indices* (``L.flatten``): since every size
+is a power of two and ``L`` is linear over GF(2), the index of register ``r`` is a
+compile-time constant XOR a per-thread part computed once per kernel from ``%tid.x``::
+
+    index(r) = REG[r] ^ thread_index        REG[r] = flatten(L(register=r))
+
+``GTile(layout, elem, regs)`` holds those registers (llvmlite values); scalars are plain
+llvmlite values. ``lower(OpClass)`` registers the per-op functions of ``lower_*.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from tilelab.compiler.ir.core import Block, Op, Value
+from tilelab.compiler.ir.types import Type
+from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
+
+from ..cpu.types import I1, I8, I32, I64, register_type
+
+LOWERINGS: dict[type, Callable] = {}
+SHARED = ir.PointerType(addrspace=3)
+GLOBAL = ir.PointerType(addrspace=1)
+
+
+def lower(*op_classes):
+    """Register the decorated ``fn(lw, op)`` as the GPU lowering of ``op_classes``."""
+
+    def register(fn):
+        for cls in op_classes:
+            LOWERINGS[cls] = fn
+        return fn
+
+    return register
+
+
+class LoweringBug(Exception):
+    """The GPU backend met something it cannot lower (a compiler limitation, not a user error)."""
+
+
+def gpu_type(t: Type) -> ir.Type:
+    """The LLVM type of one value of element type ``t`` on the GPU (pointers are global)."""
+    return GLOBAL if t.is_pointer else register_type(t)
+
+
+def memory_type(t: Type) -> ir.Type:
+    """The LLVM type of one element in memory (``i8`` for bools)."""
+    return I8 if (not t.is_pointer and t.is_bool) else gpu_type(t)
+
+
+@dataclass
+class GTile:
+    """A tile in registers: ``regs[r]`` is the element ``layout`` gives register ``r`` of this thread."""
+
+    layout: LinearLayout
+    elem: Type
+    regs: list
+
+
+def reg_indices(layout: LinearLayout) -> list[int]:
+    """``flatten(L(register=r))`` for every register ``r``: compile-time constants."""
+    bases = [layout.flatten(v) for v in layout.in_bases(REGISTER)]
+    out = [0]
+    for v in bases:
+        out += [x ^ v for x in out]
+    return out
+
+
+def broadcast_mask(layout: LinearLayout, in_dim: str) -> int:
+    """The bits of ``in_dim`` whose basis vector is zero: threads differing there hold copies."""
+    return sum(1 << i for i, v in enumerate(layout.in_bases(in_dim)) if not any(v))
+
+
+class CudaLowering:
+    """Lowers the ops of one kernel function into an llvmlite function (``b`` is the builder)."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int):
+        self.module = module
+        self.fn = fn
+        self.num_warps = num_warps
+        self.entry = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.body = fn.append_basic_block("body")
+        self.b = ir.IRBuilder(self.body)
+        self.values: dict[Value, object] = {}
+        self.scratch_bytes = 0
+        self._thread_index: dict[tuple, ir.Value] = {}
+        self.tid = self.entry.call(self.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
+        self.lane = self.entry.and_(self.tid, ir.Constant(I32, 31), name="lane")
+        self.warp = self.entry.lshr(self.tid, ir.Constant(I32, 5), name="warp")
+
+    def finish(self) -> None:
+        """Close the entry block (per-thread indices computed there) with a jump to the body."""
+        self.entry.branch(self.body)
+
+    # ----------------------------------------------------------------- values
+    def get(self, v: Value):
+        try:
+            return self.values[v]
+        except KeyError:
+            raise LoweringBug(f"value {v} used before it was lowered") from None
+
+    def set(self, v: Value, x) -> None:
+        self.values[v] = x
+
+    def function(self, name: str, ret: ir.Type, args: list[ir.Type], var_arg: bool = False) -> ir.Function:
+        """An LLVM function (intrinsic, libdevice or runtime symbol) declared once per module."""
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+
+    # ----------------------------------------------------------------- threads
+    def thread_index(self, layout: LinearLayout) -> ir.Value:
+        """``flatten(L(lane=lane) ^ L(warp=warp))`` as an i32, computed once per layout in the entry block."""
+        key = (layout.bases, layout.out_dims)
+        if key not in self._thread_index:
+            sources = [(self.lane, layout.in_bases(LANE)), (self.warp, layout.in_bases(WARP))]
+            self._thread_index[key] = xor_bits(self.entry, sources, layout)
+        return self._thread_index[key]
+
+    def is_owner(self, layout: LinearLayout | None) -> ir.Value:
+        """True in the one thread that owns each element: copies in other lanes/warps stay idle."""
+        b = self.b
+        if layout is None:
+            return b.icmp_unsigned("==", self.tid, ir.Constant(I32, 0))
+        lane_bits, warp_bits = broadcast_mask(layout, LANE), broadcast_mask(layout, WARP)
+        extra_warps = self.num_warps - 1 & ~((1 << len(layout.in_bases(WARP))) - 1)
+        mask = b.or_(
+            b.and_(self.lane, ir.Constant(I32, lane_bits)),
+            b.and_(self.warp, ir.Constant(I32, warp_bits | extra_warps)),
+        )
+        return b.icmp_unsigned("==", mask, ir.Constant(I32, 0))
+
+    # ----------------------------------------------------------------- shared memory
+    def shared(self, elem: ir.Type, nbytes: int) -> ir.Value:
+        """The dynamic shared-memory scratch buffer (``nbytes`` of it is needed by this use)."""
+        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        g = self.module.globals.get("tilelab_smem")
+        if g is None:
+            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "tilelab_smem", addrspace=3)
+            g.linkage = "external"
+            g.align = 16
+        return g
+
+    def smem_ptr(self, base: ir.Value, elem: ir.Type, index: ir.Value) -> ir.Value:
+        return self.b.gep(base, [index], source_etype=elem)
+
+    def barrier(self) -> None:
+        self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+
+    # ----------------------------------------------------------------- blocks
+    def lower_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.lower_op(op)
+
+    def lower_op(self, op: Op) -> None:
+        fn = LOWERINGS.get(type(op))
+        if fn is None:
+            raise LoweringBug(f"the CUDA backend cannot lower {op.name} yet (at {op.loc})")
+        fn(self, op)
+
+
+def xor_bits(b: ir.IRBuilder, sources, layout: LinearLayout) -> ir.Value:
+    """XOR of ``flatten(basis[i])`` over the set bits ``i`` of each ``(index, basis vectors)`` source."""
+    acc = ir.Constant(I32, 0)
+    for index, vectors in sources:
+        for bit, v in enumerate(vectors):
+            flat = layout.flatten(v)
+            if not flat:
+                continue
+            on = b.and_(b.lshr(index, ir.Constant(I32, bit)), ir.Constant(I32, 1))
+            acc = b.xor(acc, b.mul(on, ir.Constant(I32, flat)))
+    return acc
+
+
+def const_i32(n: int) -> ir.Constant:
+    return ir.Constant(I32, int(n))
+
+
+def const_i64(n: int) -> ir.Constant:
+    return ir.Constant(I64, int(n))
+
+
+__all__ = ["CudaLowering", "GTile", "lower", "LOWERINGS", "LoweringBug", "gpu_type", "memory_type", "I1"]

@@ -1,0 +1,275 @@
+"""Give every tile a GPU layout: which register of which lane of which warp holds each element.
+
+Why: the tile IR says *what* a kernel computes on whole tiles; a GPU runs it as
+``32 * num_warps`` threads, each holding a few elements. The layout, attached to each
+tensor type, fixes that split, and everything after (coalescing, lowering) reads it.
+
+How, in two walks:
+
+1. backwards, each op states the layout it would like its operands to have, so that it
+   needs no data movement: ``expand_dims`` wants a *slice* of its result's layout,
+   ``broadcast`` wants its result's layout with the broadcast dims collapsed, and
+   elementwise ops pass their result's wish on to their operands;
+2. forwards, each result takes its layout: a reduction gives the slice of its operand's
+   layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
+   operands' layout; where an operand's layout differs, a ``ttg.convert_layout`` is
+   inserted in front of the user. Other tiles take the wished layout, or the default
+   one for their shape (``tile_layout``: up to 4 consecutive elements per thread along
+   the last dim, lanes then warps row-major).
+
+``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
+
+before::
+
+    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+
+after::
+
+    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32, #blocked<sizePerThread=[2], threadsPerWarp=[32],
+        warpsPerCTA=[4], order=[0]>>
+"""
+
+from __future__ import annotations
+
+from tilelab.compiler.ir.core import Block, Module, Op, Value
+from tilelab.compiler.ir.ops import (
+    AddPtrOp,
+    AtomicCASOp,
+    AtomicRMWOp,
+    BinaryOp,
+    BitcastOp,
+    BroadcastOp,
+    CastOp,
+    CmpOp,
+    ConditionOp,
+    ConvertLayoutOp,
+    DotOp,
+    ExpandDimsOp,
+    FmaOp,
+    ForOp,
+    HintOp,
+    IfOp,
+    LoadOp,
+    ReduceOp,
+    ScanOp,
+    SelectOp,
+    StoreOp,
+    UnaryOp,
+    WhileOp,
+    YieldOp,
+)
+from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout, blocked, slice_layout
+
+NAME = "assign-layouts"
+
+#: ops whose tensor operands and result share one layout, element by element
+ELEMENTWISE = (
+    AddPtrOp,
+    BinaryOp,
+    BitcastOp,
+    CastOp,
+    CmpOp,
+    FmaOp,
+    HintOp,
+    LoadOp,
+    SelectOp,
+    UnaryOp,
+    StoreOp,
+    AtomicRMWOp,
+    AtomicCASOp,
+    ScanOp,
+)
+
+
+def tile_layout(shape, num_warps: int) -> LinearLayout:
+    """The default layout of a tile: a blocked layout, row-major, up to 4 elements per thread.
+
+        >>> str(tile_layout([1024], 4))
+        '#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>'
+    """
+    shape = [int(s) for s in shape]
+    rank = len(shape)
+    threads = 32 * num_warps
+    numel = 1
+    for s in shape:
+        numel *= s
+    spt = [1] * rank
+    spt[-1] = max(1, min(4, shape[-1], numel // threads))
+    tpw, wpc = [1] * rank, [1] * rank
+    lanes, warps = 32, num_warps
+    for d in reversed(range(rank)):
+        tpw[d] = max(1, min(lanes, shape[d] // spt[d]))
+        lanes //= tpw[d]
+    tpw[-1] *= lanes  # lanes left over hold copies
+    for d in range(rank):
+        wpc[d] = max(1, min(warps, shape[d] // (spt[d] * tpw[d])))
+        warps //= wpc[d]
+    wpc[0] *= warps
+    return blocked(shape, spt, tpw, wpc, list(range(rank))[::-1])
+
+
+def collapse(layout: LinearLayout, dims) -> LinearLayout:
+    """``layout`` with the coordinates along ``dims`` dropped to size 1 (what a broadcast source holds).
+
+    The threads keep the same rows: broadcasting the result back needs no data movement.
+    """
+    shape = [1 if d in dims else s for d, s in enumerate(layout.shape)]
+    bases = {}
+    for in_dim, vectors in layout.bases:
+        kept = [[0 if d in dims else c for d, c in enumerate(v)] for v in vectors]
+        bases[in_dim] = [v for v in kept if any(v)] if in_dim == REGISTER else kept
+    return LinearLayout(bases, shape)
+
+
+class _Assigner:
+    def __init__(self, num_warps: int):
+        self.num_warps = num_warps
+        self.want: dict[Value, LinearLayout] = {}
+        self.changed = False
+
+    # ---------------------------------------------------------------- wishes (backwards)
+    def wish(self, block: Block) -> None:
+        for op in reversed(block.ops):
+            for region in op.regions:
+                for b in region.blocks:
+                    self.wish(b)
+            self.wish_op(op)
+
+    def wanted(self, v: Value) -> LinearLayout:
+        return self.want.get(v) or tile_layout(v.type.shape, self.num_warps)
+
+    def wish_op(self, op: Op) -> None:
+        if isinstance(op, ExpandDimsOp) and op.src.type.is_tensor:
+            self.want.setdefault(op.src, slice_layout(self.wanted(op.result), op.attrs["axis"]))
+        elif isinstance(op, BroadcastOp) and op.src.type.is_tensor:
+            dims = [d for d, (a, b) in enumerate(zip(op.src.type.shape, op.result.type.shape)) if a != b]
+            self.want.setdefault(op.src, collapse(self.wanted(op.result), dims))
+        elif isinstance(op, ELEMENTWISE) and op.results and op.result.type.is_tensor and op.result in self.want:
+            for v in op.operands:
+                if v.type.is_tensor and v.type.shape == op.result.type.shape:
+                    self.want.setdefault(v, self.want[op.result])
+
+    # ---------------------------------------------------------------- layouts (forwards)
+    def assign(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.assign_op(block, op)
+
+    def set(self, v: Value, layout: LinearLayout) -> None:
+        if v.type.is_tensor and v.type.layout != layout:
+            v.type = v.type.with_layout(layout)
+            self.changed = True
+
+    def fresh(self, v: Value) -> None:
+        if v.type.is_tensor and v.type.layout is None:
+            self.set(v, self.wanted(v))
+
+    def assign_op(self, block: Block, op: Op) -> None:
+        if isinstance(op, ForOp):
+            self.carried(op, op.body, op.init_args, op.body.args[1:])
+        elif isinstance(op, WhileOp):
+            self.carried(op, op.before, op.operands, op.before.args)
+        elif isinstance(op, IfOp):
+            self.branches(block, op)
+        elif isinstance(op, ReduceOp):
+            self.reduce(op)
+        elif isinstance(op, ExpandDimsOp):
+            self.expand_dims(op)
+        elif isinstance(op, ELEMENTWISE):
+            self.elementwise(block, op)
+        elif isinstance(op, DotOp):
+            self.fresh(op.result)
+            self.convert_operand(block, op, 2, op.result.type.layout)
+        else:
+            for r in op.results:
+                self.fresh(r)
+
+    def elementwise(self, block: Block, op: Op) -> None:
+        tensors = [v for v in op.operands if v.type.is_tensor]
+        if not tensors:
+            return
+        if op.results and op.result.type.is_tensor:
+            layout = tensors[0].type.layout or self.wanted(op.result)
+            self.set(op.result, layout)
+        else:
+            layout = tensors[0].type.layout
+        for i, v in enumerate(op.operands):
+            if v.type.is_tensor:
+                self.convert_operand(block, op, i, layout)
+
+    def convert_operand(self, block: Block, op: Op, index: int, layout: LinearLayout) -> None:
+        """Make operand ``index`` of ``op`` have ``layout``, through a convert_layout if needed."""
+        v = op.operands[index]
+        if v.type.layout == layout:
+            return
+        conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
+        block.insert(block.ops.index(op), conv)
+        op.operands[index] = conv.result
+        self.changed = True
+
+    def reduce(self, op: ReduceOp) -> None:
+        axis = op.attrs["axis"]
+        for r, v in zip(op.results, op.operands):
+            if r.type.is_tensor:
+                self.set(r, slice_layout(v.type.layout, axis))
+        self.assign(op.combine)
+
+    def expand_dims(self, op: ExpandDimsOp) -> None:
+        src = op.src.type.layout
+        axis = op.attrs["axis"]
+        if src is not None and src.params.get("kind") == "slice" and src.params.get("dim") == axis:
+            parent = src.params["parent"]
+            if tuple(parent.shape) == tuple(op.result.type.shape):
+                self.set(op.result, parent)
+                return
+        self.fresh(op.result)
+
+    def carried(self, op: Op, body: Block, inits, args) -> None:
+        """Loop-carried values keep their initial layouts; the yielded values convert to them."""
+        for arg, init, res in zip(args, inits, op.results):
+            if init.type.is_tensor:
+                self.set(arg, init.type.layout)
+                self.set(res, init.type.layout)
+        for region in op.regions:
+            for b in region.blocks:
+                self.assign(b)
+        if isinstance(op, WhileOp):
+            cond = op.before.terminator
+            for arg, v, res in zip(op.after.args, cond.operands[1:], op.results):
+                self.set(arg, v.type.layout) if v.type.is_tensor else None
+                self.set(res, v.type.layout) if v.type.is_tensor else None
+            self.assign(op.after)
+            self.match_yield(op.after, op.before.args)
+        else:
+            self.match_yield(body, args)
+
+    def match_yield(self, block: Block, targets) -> None:
+        term = block.terminator
+        if isinstance(term, (YieldOp, ConditionOp)):
+            offset = 1 if isinstance(term, ConditionOp) else 0
+            for i, t in enumerate(targets):
+                if t.type.is_tensor:
+                    self.convert_operand(block, term, i + offset, t.type.layout)
+
+    def branches(self, block: Block, op: IfOp) -> None:
+        self.assign(op.then_block)
+        self.assign(op.else_block)
+        then_yield = op.then_block.terminator
+        for r, v in zip(op.results, then_yield.operands if then_yield else []):
+            if r.type.is_tensor:
+                self.set(r, v.type.layout)
+        self.match_yield(op.else_block, op.results)
+        self.match_yield(op.then_block, op.results)
+
+
+def run(module: Module) -> bool:
+    """Attach a layout to every tensor type of the kernel (see the module docstring)."""
+    assigner = _Assigner(int(module.attrs.get("num_warps", 4)))
+    for func in module.funcs:
+        for arg in func.args:
+            assigner.fresh(arg)
+        assigner.wish(func.body)
+        assigner.assign(func.body)
+    return assigner.changed
+
+
+__all__ = ["NAME", "run", "tile_layout", "collapse", "LANE", "WARP"]

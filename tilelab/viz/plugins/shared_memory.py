@@ -1,0 +1,235 @@
+"""The shared-memory view: each buffer, its swizzle, which bank holds each element, and the conflicts.
+
+Shared memory has 32 banks of 4 bytes; a warp's request takes one *wavefront* per distinct word
+any bank must serve. A row-major f16 tile whose rows are 128 bytes puts a whole column in one
+bank: reading it by columns takes 32 wavefronts. A swizzle (``vec``, ``perPhase``, ``maxPhase``)
+XORs each row's 16-byte chunk index with its row, spreading a column over 8 banks-groups: 4.
+
+    buf = SharedBuffer.for_tile("A", [64, 64], 2, reader=column_reader)
+    buf.conflicts(swizzled=True).wavefronts, buf.conflicts(swizzled=False).wavefronts   # 4, 32
+
+Until the GPU pipeline allocates buffers, the view shows the buffers the kernel *would* need:
+the operands of each ``tl.dot`` (staged through shared memory for ``mma``), labelled as predicted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilelab.compiler.layouts import bank_conflicts, row_major_shared, swizzled_shared
+
+from .figures import SEQUENTIAL, new_figure
+
+BANKS, BANK_BYTES = 32, 4
+
+
+def mma_swizzle(shape, elem_bytes: int, order=(1, 0)) -> tuple[int, int, int]:
+    """``(vec, per_phase, max_phase)`` for a tile read by ``ldmatrix``: 16-byte vectors, 8 rows per 128 bytes.
+
+    ``vec``: elements of one 16-byte chunk; ``per_phase``: rows sharing a phase (rows shorter than
+    128 bytes pair up); ``max_phase``: 8 rows' worth of chunks, capped by the chunks in a row.
+    """
+    row = int(shape[order[0]])
+    vec = max(1, min(row, 16 // elem_bytes))
+    per_phase = max(1, 128 // (row * elem_bytes))
+    max_phase = max(1, min(8 // per_phase, row // vec))
+    return vec, per_phase, max_phase
+
+
+@dataclass
+class SharedBuffer:
+    """One shared buffer: shape, element size, swizzle, offset, and the layouts that write and read it."""
+
+    name: str
+    shape: tuple
+    elem_bytes: int
+    elem_type: str
+    swizzle: tuple[int, int, int]
+    order: tuple
+    offset: int = 0
+    writer: object = None
+    reader: object = None
+    predicted: bool = True
+
+    @classmethod
+    def for_tile(cls, name, shape, elem_bytes, reader=None, writer=None, elem_type="f16", order=(1, 0)):
+        return cls(
+            name,
+            tuple(shape),
+            elem_bytes,
+            elem_type,
+            mma_swizzle(shape, elem_bytes, order),
+            tuple(order),
+            writer=writer,
+            reader=reader,
+        )
+
+    @property
+    def bytes(self) -> int:
+        return int(np.prod(self.shape)) * self.elem_bytes
+
+    def layout(self, swizzled: bool = True):
+        """The offset -> element map, swizzled or plain."""
+        if not swizzled:
+            return row_major_shared(self.shape, self.order)
+        return swizzled_shared(self.shape, *self.swizzle, order=self.order)
+
+    def conflicts(self, swizzled: bool = True, reader: bool = True):
+        """``BankConflicts`` of the reading (or writing) layout on this buffer."""
+        reg = self.reader if reader else self.writer
+        return bank_conflicts(self.layout(swizzled), reg, self.elem_bytes)
+
+    def banks(self, swizzled: bool = True) -> np.ndarray:
+        """The bank of every element (tile-shaped)."""
+        offsets = (
+            self.layout(swizzled).invert().apply(**{f"dim{d}": g for d, g in enumerate(np.indices(self.shape))})[..., 0]
+        )
+        return (offsets * self.elem_bytes // BANK_BYTES) % BANKS
+
+
+def _mma_warps(m: int, n: int, num_warps: int) -> list[int]:
+    wm = max(1, min(num_warps, m // 16))
+    return [wm, max(1, num_warps // wm)]
+
+
+def predicted_buffers(compiled) -> list[SharedBuffer]:
+    """The shared buffers the kernel's ``tl.dot`` operands need, laid out back to back (16-byte aligned)."""
+    from tilelab.compiler.ir import ops
+    from tilelab.compiler.layouts import default_blocked, dot_operand, mma_m16n8k16_accumulator
+
+    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    buffers, offset = [], 0
+    for op in compiled.module.walk():
+        if not isinstance(op, ops.DotOp):
+            continue
+        a, b = op.operands[0].type, op.operands[1].type
+        (m, k), n = a.shape[-2:], b.shape[-1]
+        if m < 16 or n < 8 or a.element.itemsize > 2:
+            continue
+        acc = mma_m16n8k16_accumulator([m, n], _mma_warps(m, n, num_warps))
+        k_width = 4 // a.element.itemsize
+        for idx, (ty, which) in enumerate(((a, "A"), (b, "B"))):
+            shape = list(ty.shape[-2:])
+            reader = dot_operand(acc, idx, k_width, k=k)
+            writer = default_blocked(shape, num_warps)
+            name = f"line {op.loc.line}: tl.dot operand {which} {shape}"
+            buf = SharedBuffer.for_tile(name, shape, ty.element.itemsize, reader, writer, str(ty.element))
+            buf.offset = offset
+            offset += -(-buf.bytes // 16) * 16
+            buffers.append(buf)
+    return buffers
+
+
+def buffer_rows(buffers: list[SharedBuffer], swizzled: bool = True) -> list[list]:
+    """Per buffer: offset, bytes, type, layout, swizzle, wavefronts of its write and read (ideal in brackets)."""
+    rows = []
+    for b in buffers:
+        write, read = b.conflicts(swizzled, reader=False), b.conflicts(swizzled, reader=True)
+        vec, per_phase, max_phase = b.swizzle if swizzled else (1, 1, 1)
+        rows.append(
+            [
+                b.name,
+                b.offset,
+                b.bytes,
+                b.elem_type,
+                str(b.layout(swizzled)),
+                f"{vec}/{per_phase}/{max_phase}",
+                f"{write.wavefronts} ({write.ideal})",
+                f"{read.wavefronts} ({read.ideal})",
+            ]
+        )
+    return rows
+
+
+HEADER = ["buffer", "offset", "bytes", "type", "layout", "vec/perPhase/maxPhase", "write wavefronts", "read wavefronts"]
+
+
+def bank_figure(buf: SharedBuffer, swizzled: bool = True):
+    """Bank of each element, with the elements of warp 0's first read request marked."""
+    fig = new_figure(6.5, 4.6)
+    ax = fig.add_subplot()
+    image = ax.imshow(
+        buf.banks(swizzled), cmap=SEQUENTIAL, vmin=0, vmax=BANKS - 1, interpolation="nearest", aspect="auto"
+    )
+    fig.colorbar(image, ax=ax, label="bank (0-31)")
+    conflicts = buf.conflicts(swizzled)
+    if buf.reader is not None:
+        v = conflicts.vector_elems
+        first = buf.reader.apply(lane=np.arange(32)[:, None], register=np.arange(v)[None, :]).reshape(-1, 2)
+        ax.scatter(
+            first[:, 1], first[:, 0], s=10, c="white", edgecolors="black", linewidths=0.4, label="warp 0, first read"
+        )
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlabel(f"dim1 (element, {buf.elem_type})")
+    ax.set_ylabel("dim0 (row)")
+    kind = "swizzled" if swizzled else "unswizzled"
+    ax.set_title(
+        f"{buf.name}\n{kind}: read takes {conflicts.wavefronts} wavefronts/request (ideal {conflicts.ideal})",
+        fontsize=9,
+    )
+    return fig
+
+
+PREDICTED_NOTE = (
+    "Predicted: this pipeline allocates no shared memory yet; these are the buffers the kernel's "
+    "tl.dot operands need on the GPU (written by the default blocked layout, read as mma operands)."
+)
+
+
+def shared_memory_html(compiled) -> str:
+    """The report section: the buffer table with and without swizzle, and each buffer's bank picture."""
+    from .figures import figure_html, note_html, table_html
+
+    buffers = predicted_buffers(compiled)
+    if not buffers:
+        return note_html("No shared buffers: this kernel has no tl.dot on 16-bit tiles (nothing staged).")
+    parts = [note_html(PREDICTED_NOTE)]
+    for swizzled in (True, False):
+        parts.append(note_html("swizzled" if swizzled else "without the swizzle"))
+        parts.append(table_html(HEADER, buffer_rows(buffers, swizzled)))
+    parts += [figure_html(bank_figure(b, s), f"banks of {b.name}") for b in buffers for s in (True, False)]
+    return "".join(parts)
+
+
+class SharedMemoryTab:
+    """The buffer table, a buffer picker, a swizzle toggle and the chosen buffer's bank picture."""
+
+    def __init__(self, compiled):
+        import ipywidgets as w
+
+        from .figures import note_html
+
+        self.buffers = predicted_buffers(compiled)
+        self.swizzle = w.Checkbox(value=True, description="swizzle", indent=False)
+        self.picker = w.Dropdown(
+            options=[(b.name, i) for i, b in enumerate(self.buffers)],
+            description="buffer",
+            layout=w.Layout(width="420px"),
+        )
+        self.table = w.HTML()
+        self.image = w.Image(format="png")
+        self.swizzle.observe(lambda _: self.refresh(), names="value")
+        self.picker.observe(lambda _: self.refresh(), names="value")
+        if not self.buffers:
+            self.widget = w.HTML(note_html("No shared buffers: this kernel has no tl.dot on 16-bit tiles."))
+            return
+        self.widget = w.VBox(
+            [w.HTML(note_html(PREDICTED_NOTE)), w.HBox([self.picker, self.swizzle]), self.table, self.image]
+        )
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recomputes the table and the picture with or without the swizzle."""
+        from .figures import figure_png, table_html
+
+        self.table.value = table_html(HEADER, buffer_rows(self.buffers, self.swizzle.value))
+        if self.picker.value is not None:
+            self.image.value = figure_png(bank_figure(self.buffers[self.picker.value], self.swizzle.value))
+
+
+def shared_memory_tab(compiled):
+    from .figures import LazyPane
+
+    return LazyPane(lambda: [SharedMemoryTab(compiled).widget], "shared memory").widget
