@@ -19,8 +19,14 @@ import time
 
 import numpy as np
 
-import tilelab
-import tilelab.language as tl
+TRITON = os.environ.get("TILELAB_BENCH_AS_TRITON") == "1"  # the same kernels, run by Triton's interpreter
+if TRITON:
+    import torch
+    import triton as tilelab
+    import triton.language as tl
+else:
+    import tilelab
+    import tilelab.language as tl
 
 
 @tilelab.jit
@@ -95,8 +101,13 @@ def median_time(fn, repeat: int = 15) -> float:
 
 
 def cases(quick: bool):
-    """(name, tilelab launch, numpy equivalent) per kernel, on fresh random inputs."""
+    """(name, tilelab launch, numpy equivalent) per kernel, on fresh random inputs.
+
+    Under ``TILELAB_BENCH_AS_TRITON=1`` the launches are Triton's, on torch CPU tensors.
+    """
     rng = np.random.default_rng(0)
+    cpu = {} if TRITON else {"target": "cpu"}
+    array = torch.from_numpy if TRITON else np.asarray
     n = 1 << (18 if quick else 20)
     x, y, out = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
     rows, cols = (256, 1024) if quick else (1024, 1024)
@@ -119,7 +130,9 @@ def cases(quick: bool):
         xc = m - m.mean(axis=1, keepdims=True)
         return xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * w + b
 
-    cpu = {"target": "cpu"}
+    x, y, out, m, mo, w, b, t_in, t_out, ci, co, a, bb, c = (
+        array(v) for v in (x, y, out, m, mo, w, b, t_in, t_out, ci, co, a, bb, c)
+    )
     yield "vector add", lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024, **cpu), lambda: np.add(x, y, out=out)
     yield "softmax", lambda: softmax_kernel[(rows,)](m, mo, cols, cols, BLOCK=cols, **cpu), softmax_np
     yield (
@@ -144,14 +157,36 @@ def cases(quick: bool):
     )
 
 
-def triton_interpreter_time(name: str) -> str:
-    """Triton's interpreter is timed only where triton and torch are installed."""
+TRITON_RUN = """
+import time, statistics
+from benchmarks.cpu import cases
+for name, run, _ in cases({quick}):
+    run()
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    print(name, "=", statistics.median(times))
+"""
+
+
+def triton_interpreter_times(quick: bool) -> dict[str, float]:
+    """Seconds per launch of each kernel under Triton's interpreter (empty without triton and torch)."""
     try:
         import torch  # noqa: F401
         import triton  # noqa: F401
     except ImportError:
-        return "n/a"
-    return "skipped"  # the Triton versions of these kernels are not wired up here
+        return {}
+    env = dict(os.environ, TILELAB_BENCH_AS_TRITON="1", TRITON_INTERPRET="1", PYTHONPATH=os.getcwd())
+    done = subprocess.run(
+        [sys.executable, "-c", TRITON_RUN.format(quick=quick)], capture_output=True, text=True, env=env
+    )
+    times = {}
+    for line in done.stdout.splitlines():
+        name, _, seconds = line.rpartition(" = ")
+        times[name] = float(seconds)
+    return times
 
 
 COLD = """
@@ -163,7 +198,7 @@ from tilelab.compiler.backends.cpu import target_machine
 target_machine()
 t0 = time.perf_counter()
 k = tilelab.compile({kernel}, signature={signature}, constants={constants}, target="cpu", snapshots=False)
-print(time.perf_counter() - t0, k.metadata.get("compile_seconds"))
+print(time.perf_counter() - t0, k.metadata.get("phase_seconds"))
 """
 
 
@@ -180,11 +215,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     args = parser.parse_args()
-    print(f"{'kernel':<20}{'tilelab cpu':>14}{'numpy':>12}{'ratio':>8}{'triton interp':>15}")
+    triton = triton_interpreter_times(args.quick)
+    print(f"{'kernel':<20}{'tilelab cpu':>14}{'numpy':>12}{'ratio':>8}{'triton interp':>16}{'ratio':>8}")
     for name, run, ref in cases(args.quick):
         t_cpu, t_np = median_time(run), median_time(ref)
-        triton_time = triton_interpreter_time(name)
-        print(f"{name:<20}{t_cpu * 1e3:>12.3f}ms{t_np * 1e3:>10.3f}ms{t_cpu / t_np:>8.2f}{triton_time:>15}")
+        line = f"{name:<20}{t_cpu * 1e3:>12.3f}ms{t_np * 1e3:>10.3f}ms{t_cpu / t_np:>8.2f}"
+        if name in triton:
+            line += f"{triton[name] * 1e3:>14.1f}ms{triton[name] / t_cpu:>7.0f}x"
+        else:
+            line += f"{'n/a':>16}"
+        print(line)
     print("\ncold compile (fresh process, empty cache): seconds, phases")
     print(
         "  vector add:",

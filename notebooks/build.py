@@ -41,7 +41,7 @@ def build(name: str) -> Path:
 
 
 def main(names: list[str]) -> None:
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(HERE.parent)]
     for name in names or CHAPTERS:
         print(build(name).relative_to(HERE))
 

@@ -6,7 +6,7 @@ import textwrap
 
 import nbformat.v4 as nbf
 
-SETUP = '''\
+SETUP = """\
 import numpy as np
 
 import tilelab
@@ -15,7 +15,7 @@ from tilelab.testing import assert_close, do_bench
 
 # "cpu" runs everywhere; "cuda" on an NVIDIA GPU; "interpret" is the numpy reference interpreter.
 TARGET = "cpu"
-rng = np.random.default_rng()'''
+rng = np.random.default_rng()"""
 
 
 def _clean(text: str) -> str:

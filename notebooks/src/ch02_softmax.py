@@ -1,28 +1,30 @@
 """02: reductions and the fused softmax."""
 
-from .cells import code, exercise, md, notebook as _notebook, setup
+from .cells import code, exercise, md, setup
+from .cells import notebook as _notebook
 
 FILENAME = "02_fused_softmax.ipynb"
 
 
 def notebook():
-    return _notebook([
-        md("""
+    return _notebook(
+        [
+            md("""
         # 02 · Fused softmax and reductions
 
         `softmax(x)` row by row is three passes in numpy (max, exp-and-sum, divide), each reading the matrix
         from memory. A kernel that holds one row in registers reads it **once** and writes it once: that is
         *fusion*, and for memory-bound work it is most of the speed-up.
         """),
-        setup(),
-        md("""
+            setup(),
+            md("""
         ## Reductions over a tile
 
         `tl.sum(t, axis=0)`, `tl.max`, `tl.min` fold a tile to a scalar (or a smaller tile). On a GPU the
         compiler lowers them thread → warp shuffles → shared memory; here we only say *what*.
         Masked-off lanes must be neutral: `other=0.0` for a sum, `other=-inf` for a max.
         """),
-        code("""
+            code("""
         @tilelab.jit
         def softmax(x, out, n_cols, BLOCK: tl.constexpr):
             row = tl.program_id(0)
@@ -44,14 +46,14 @@ def notebook():
         softmax[(m,)](x, out, n, BLOCK=tilelab.next_power_of_2(n), target=TARGET)
         assert_close(out, softmax_ref(x))
         """),
-        md("""
+            md("""
         ## How much memory does fusion save?
 
         numpy reads `x` for the max, reads it again for `exp`, writes `e`, reads `e` for the sum, reads it
         again for the division and writes the result: about 6 passes over the matrix. The fused kernel moves
         2 (one read, one write). `count_flops_bytes` counts the kernel's bytes from its IR.
         """),
-        code("""
+            code("""
         from tilelab.compiler.analysis import count_flops_bytes
 
         compiled = tilelab.compile(softmax, signature={"x": "*fp32", "out": "*fp32", "n_cols": "i32"},
@@ -60,12 +62,12 @@ def notebook():
         print(f"kernel moves {cost.bytes:,} bytes (tiles are padded to 256 columns); "
               f"numpy moves about {6 * x.nbytes:,}")
         """),
-        *exercise(
-            """
+            *exercise(
+                """
             Write `row_sum_loop`: the sum of each row of a matrix **wider than the block**. One program per row
             loops over the columns `BLOCK` at a time and carries the partial sum in a tile.
             """,
-            """
+                """
             import tilelab.puzzles as puzzles
 
             @tilelab.jit
@@ -75,10 +77,10 @@ def notebook():
                 # YOUR CODE HERE: for start in range(0, n, BLOCK): ...
                 tl.store(out + row, tl.sum(acc, axis=0))
             """,
-            """
+                """
             puzzles.check(row_sum_loop)
             """,
-            """
+                """
             @tilelab.jit
             def row_sum_loop(x, out, m, n, BLOCK: tl.constexpr):
                 row = tl.program_id(0)
@@ -90,5 +92,6 @@ def notebook():
 
             puzzles.check(row_sum_loop, strict=True)
             """,
-        ),
-    ])
+            ),
+        ]
+    )

@@ -193,7 +193,6 @@ def _(rng):
     return Case({"x": x, "counts": np.zeros(16, np.int32), "n": n}, grid=(cdiv(n, 128),))
 
 
-
 # ----------------------------------------------------------------------------- level 4-5: dot products
 
 

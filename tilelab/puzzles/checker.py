@@ -72,8 +72,9 @@ def _find(name_or_kernel, kernel) -> tuple[Puzzle, object]:
         name = name_or_kernel
     if name not in REGISTRY:
         known = ", ".join(REGISTRY)
-        raise KeyError(f"no puzzle named {name!r}: name the kernel after its puzzle or call check(name, kernel); "
-                       f"puzzles: {known}")
+        raise KeyError(
+            f"no puzzle named {name!r}: name the kernel after its puzzle or call check(name, kernel); puzzles: {known}"
+        )
     return REGISTRY[name], kernel
 
 
@@ -143,8 +144,10 @@ def _unwritten(name: str, got: np.ndarray) -> str | None:
         return None
     where = np.flatnonzero(left)
     shown = ", ".join(_index(i, got.shape) for i in where[:SHOWN])
-    return (f"{name}: {where.size} of {got.size} elements were never written (at {shown}"
-            f"{', ...' if where.size > SHOWN else ''}): do the grid and the mask cover every element?")
+    return (
+        f"{name}: {where.size} of {got.size} elements were never written (at {shown}"
+        f"{', ...' if where.size > SHOWN else ''}): do the grid and the mask cover every element?"
+    )
 
 
 def _wrong(p: Puzzle, name: str, got: np.ndarray, want: np.ndarray) -> str | None:
@@ -181,8 +184,15 @@ def _trial(p: Puzzle, kernel, case: Case, target: str) -> str | None:
     return None
 
 
-def check(name_or_kernel, kernel=None, *, trials: int = 3, seed: int | None = None, target: str = "interpret",
-          strict: bool = False) -> Verdict:
+def check(
+    name_or_kernel,
+    kernel=None,
+    *,
+    trials: int = 3,
+    seed: int | None = None,
+    target: str = "interpret",
+    strict: bool = False,
+) -> Verdict:
     """Check a puzzle kernel on ``trials`` fresh random cases with the sanitizer on.
 
     ``check(copy)`` finds the puzzle by the kernel's name; ``check("copy", my_kernel)`` names it.

@@ -46,6 +46,8 @@ REPORT_FN = ctypes.CFUNCTYPE(
     None, *[ctypes.c_int32] * 5, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64
 )
 
+#: below this many element operations per thread, waking a worker costs more than it saves
+MIN_WORK_PER_THREAD = 1 << 21
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -61,7 +63,7 @@ def _thread_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)), thread_name_prefix="tilelab-cpu")
+            _pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="tilelab-cpu")
         return _pool
 
 
@@ -79,10 +81,11 @@ class CpuTarget:
         has_print = any(info["op"] == "tt.print" for info in compiled.ops.values())
         metadata = {
             "threads": num_threads(),
-            "compile_seconds": compiled.seconds,
+            "phase_seconds": compiled.seconds,
             "grid_symbol": compiled.grid_symbol,
             "ops": compiled.ops,
             "has_print": has_print,
+            "work_per_program": backend.work_per_program(module),
             "host_cpu": backend.target_machine().triple,
         }
         return Artifact(asm=compiled.asm, metadata=metadata, blobs={"obj": compiled.obj})
@@ -128,11 +131,16 @@ class CpuLauncher:
             fn, extra = self._sanitized_fn(), _ranges(arrays)
         else:
             fn, extra = self.grid_fn, ()
-        threads = 1 if self.meta.get("has_print") else min(num_threads(), total)
+        threads = 1 if self.meta.get("has_print") else self._threads_for(total)
         status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
         if status:
             raise self._error(arrays)
         return None
+
+    def _threads_for(self, programs: int) -> int:
+        """Threads worth starting: each must get at least ``MIN_WORK_PER_THREAD`` element operations."""
+        work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
+        return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
 
     def _run(self, fn, slots, total, grid, threads, extra) -> int:
         addr = slots.ctypes.data

@@ -144,10 +144,11 @@ class _Assigner:
         elif isinstance(op, BroadcastOp) and op.src.type.is_tensor:
             dims = [d for d, (a, b) in enumerate(zip(op.src.type.shape, op.result.type.shape)) if a != b]
             self.want.setdefault(op.src, collapse(self.wanted(op.result), dims))
-        elif isinstance(op, ELEMENTWISE) and op.results and op.result.type.is_tensor and op.result in self.want:
+        elif isinstance(op, ELEMENTWISE) and op.results and op.results[0] in self.want:
+            result = op.results[0]
             for v in op.operands:
-                if v.type.is_tensor and v.type.shape == op.result.type.shape:
-                    self.want.setdefault(v, self.want[op.result])
+                if v.type.is_tensor and v.type.shape == result.type.shape:
+                    self.want.setdefault(v, self.want[result])
 
     # ---------------------------------------------------------------- layouts (forwards)
     def assign(self, block: Block) -> None:
@@ -187,9 +188,10 @@ class _Assigner:
         tensors = [v for v in op.operands if v.type.is_tensor]
         if not tensors:
             return
-        if op.results and op.result.type.is_tensor:
-            layout = tensors[0].type.layout or self.wanted(op.result)
-            self.set(op.result, layout)
+        if op.results and op.results[0].type.is_tensor:
+            layout = tensors[0].type.layout or self.wanted(op.results[0])
+            for r in op.results:
+                self.set(r, layout)
         else:
             layout = tensors[0].type.layout
         for i, v in enumerate(op.operands):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import canonicalize, cse, dce, inline, licm
+from . import assign_layouts, canonicalize, cse, dce, inline, licm, remove_layout_conversions
 from .manager import PassManager, PassRecord
 
 
@@ -48,7 +48,11 @@ PIPELINES: dict[str, list[Pass]] = {
         Pass.of(canonicalize),  # constant branches gone: fewer ops to step through
     ],
     "cpu": [*COMMON],  # the CPU backend appends its passes here
-    "cuda": [*COMMON],  # the GPU passes (layouts, coalescing, ...) are appended here
+    "cuda": [
+        *COMMON,
+        Pass.of(assign_layouts),  # every tile gets a layout: which register of which lane/warp holds each element
+        Pass.of(remove_layout_conversions),  # drop conversions to the same layout, fold chains of them
+    ],
 }
 
 __all__ = ["Pass", "PIPELINES", "COMMON", "PassManager", "PassRecord"]

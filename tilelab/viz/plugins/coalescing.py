@@ -307,8 +307,13 @@ class CoalescingTab:
             return
         self.note.value = note_html(f"program {pid}; {launch.note}")
         self.table.value = rows_table(self.rows)
+        current = self.picker.value
         self.picker.options = [(r.label, i) for i, r in enumerate(self.rows)]
-        self.draw()
+        wanted = current if current is not None and current < len(self.rows) else 0
+        if self.rows and self.picker.value != wanted:
+            self.picker.value = wanted  # the observer draws it
+        else:
+            self.draw()
 
     def draw(self) -> None:
         from .figures import figure_png

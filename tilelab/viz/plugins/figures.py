@@ -27,7 +27,8 @@ def new_figure(width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.14, top=0.84, wspace=0.3)
     FigureCanvasAgg(fig)
     return fig
 

@@ -3,7 +3,7 @@
 Shared memory has 32 banks of 4 bytes; a warp's request takes one *wavefront* per distinct word
 any bank must serve. A row-major f16 tile whose rows are 128 bytes puts a whole column in one
 bank: reading it by columns takes 32 wavefronts. A swizzle (``vec``, ``perPhase``, ``maxPhase``)
-XORs each row's 16-byte chunk index with its row, spreading a column over 8 banks-groups: 4.
+XORs each row's 16-byte chunk index with its row: a column spreads over 8 banks and takes 4.
 
     buf = SharedBuffer.for_tile("A", [64, 64], 2, reader=column_reader)
     buf.conflicts(swizzled=True).wavefronts, buf.conflicts(swizzled=False).wavefronts   # 4, 32

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .codegen import InternalCompilerError, LoadedObject, compile_llvm, target_machine
 from .context import REPORT_ASSERT, REPORT_FN_TYPE, REPORT_GLOBAL, REPORT_OUT_OF_BOUNDS, REPORT_PRINT, LoweringBug
-from .kernel import UnsupportedKernel, build_llvm_module, grid_symbol
+from .kernel import UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
 from .types import UnsupportedType
 
 
@@ -48,6 +48,7 @@ def compile_kernel(module, sanitize: bool = False, opt_level: int = 3, want_asm:
 __all__ = [
     "CpuCompiled",
     "compile_kernel",
+    "work_per_program",
     "LoadedObject",
     "target_machine",
     "InternalCompilerError",

@@ -46,6 +46,25 @@ def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module
     return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}
 
 
+def work_per_program(module: Module) -> int:
+    """A rough count of element operations per program (loop bodies count 8 times).
+
+    The runtime splits a grid over threads only when the whole launch is worth it.
+    """
+    from tilelab.compiler.ir.ops import ForOp, WhileOp
+
+    def block_work(block, scale):
+        total = 0
+        for op in block.ops:
+            total += scale * sum(r.type.numel for r in op.results)
+            inner = scale * 8 if isinstance(op, (ForOp, WhileOp)) else scale
+            for region in op.regions:
+                total += block_work(region.block, inner)
+        return total
+
+    return max(1, block_work(module.kernel.body, 1))
+
+
 def grid_symbol(func_name: str, sanitize: bool) -> str:
     return f"{func_name}_grid" + ("_sanitized" if sanitize else "")
 

@@ -16,7 +16,8 @@ from llvmlite import ir
 from tilelab.compiler.ir.ops import BinaryOp, BitcastOp, CmpOp, FmaOp, SelectOp, UnaryOp
 
 from .context import Tile, lower
-from .types import arith_type, from_arith, register_type, to_arith
+from .types import F32, arith_type, from_arith, register_type, to_arith
+from .vector_math import exp_f32
 
 
 def map_elements(lw, op, fn, operands=None) -> None:
@@ -186,6 +187,8 @@ _LIBM_UNARY = ("log1p", "expm1", "tan", "tanh", "sinh", "cosh", "asin", "acos", 
 
 def _float_unary(lw, kind: str, x):
     b = lw.b
+    if kind in ("exp", "exp2") and x.type == F32:
+        return exp_f32(lw, x, base2=kind == "exp2")
     if kind in _INTRINSIC_UNARY:
         return intrinsic(lw, _INTRINSIC_UNARY[kind], x)
     if kind in _LIBM_UNARY:

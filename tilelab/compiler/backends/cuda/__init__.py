@@ -1,0 +1,66 @@
+"""The CUDA backend: tile IR with layouts -> NVPTX LLVM IR (llvmlite) -> PTX -> cubin + SASS.
+
+    from tilelab.compiler.backends.cuda import compile_kernel
+    compiled = compile_kernel(module, arch="sm_90a", num_warps=4)
+    compiled.asm["ptx"], compiled.metadata["registers"]
+
+Files: ``context.py`` (tiles as register lists, thread indices, shared memory),
+``lower_*.py`` (one small function per op), ``math.py`` (libdevice), ``debug.py``
+(print, assert), ``kernel.py`` (signature, optimization, PTX), ``emit.py``
+(target machine, ptxas, SASS). The runtime side is ``tilelab.runtime.cuda_target``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .context import LoweringBug
+from .emit import CubinResult, find_tool, llvm_to_ptx, ptx_to_cubin, target_machine
+from .kernel import InternalCompilerError, compile_to_ptx
+
+
+@dataclass
+class CudaCompiled:
+    """One kernel compiled for one GPU architecture."""
+
+    name: str
+    asm: dict
+    cubin: bytes | None
+    metadata: dict = field(default_factory=dict)
+
+
+def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool = True) -> CudaCompiled:
+    """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found."""
+    t = time.perf_counter()
+    llir, ptx, shared = compile_to_ptx(module, arch, num_warps)
+    seconds = {"ptx": time.perf_counter() - t}
+    asm = {"llir": llir, "ptx": ptx}
+    meta = {"arch": arch, "num_warps": num_warps, "shared": shared, "registers": None, "spills": None}
+    binary = None
+    if cubin:
+        t = time.perf_counter()
+        result = ptx_to_cubin(ptx, arch)
+        seconds["ptxas"] = time.perf_counter() - t
+        binary = result.cubin
+        if result.sass:
+            asm["sass"] = result.sass
+        if result.cubin is not None:
+            meta.update(registers=result.registers, spills=result.spill_stores + result.spill_loads)
+        meta["notes"] = result.notes
+    meta["compile_seconds"] = seconds
+    return CudaCompiled(module.kernel.sym_name, asm, binary, meta)
+
+
+__all__ = [
+    "CudaCompiled",
+    "compile_kernel",
+    "compile_to_ptx",
+    "CubinResult",
+    "find_tool",
+    "llvm_to_ptx",
+    "ptx_to_cubin",
+    "target_machine",
+    "InternalCompilerError",
+    "LoweringBug",
+]

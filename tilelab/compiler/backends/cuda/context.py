@@ -139,8 +139,8 @@ class CudaLowering:
         return b.icmp_unsigned("==", mask, ir.Constant(I32, 0))
 
     # ----------------------------------------------------------------- shared memory
-    def shared(self, elem: ir.Type, nbytes: int) -> ir.Value:
-        """The dynamic shared-memory scratch buffer (``nbytes`` of it is needed by this use)."""
+    def shared(self, elem: ir.Type, nbytes: int) -> ir.GlobalVariable:
+        """Reserve ``nbytes`` of the dynamic shared-memory scratch buffer for the current use."""
         self.scratch_bytes = max(self.scratch_bytes, nbytes)
         g = self.module.globals.get("tilelab_smem")
         if g is None:
@@ -149,8 +149,18 @@ class CudaLowering:
             g.align = 16
         return g
 
-    def smem_ptr(self, base: ir.Value, elem: ir.Type, index: ir.Value) -> ir.Value:
-        return self.b.gep(base, [index], source_etype=elem)
+    def smem_at(self, smem, byte: ir.Value, t: ir.Type) -> ir.Value:
+        """A pointer of type ``t`` to byte ``byte`` of the shared scratch buffer."""
+        p = self.b.gep(smem, [ir.Constant(I32, 0), byte])
+        return self.b.bitcast(p, t.as_pointer(3))
+
+    def smem_elem(self, smem, index: ir.Value, t: ir.Type, offset_bytes: int = 0) -> ir.Value:
+        """A pointer to element ``index`` of an array of ``t`` at ``offset_bytes`` in the scratch buffer."""
+        size = max(1, t.width // 8) if isinstance(t, ir.IntType) else 4
+        byte = self.b.mul(index, ir.Constant(I32, size))
+        if offset_bytes:
+            byte = self.b.add(byte, ir.Constant(I32, offset_bytes))
+        return self.smem_at(smem, byte, t)
 
     def barrier(self) -> None:
         self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
@@ -169,10 +179,14 @@ class CudaLowering:
 
 def xor_bits(b: ir.IRBuilder, sources, layout: LinearLayout) -> ir.Value:
     """XOR of ``flatten(basis[i])`` over the set bits ``i`` of each ``(index, basis vectors)`` source."""
+    return xor_flat(b, [(index, [layout.flatten(v) for v in vectors]) for index, vectors in sources])
+
+
+def xor_flat(b: ir.IRBuilder, sources) -> ir.Value:
+    """XOR of ``ints[i]`` over the set bits ``i`` of each ``(index, ints)`` source."""
     acc = ir.Constant(I32, 0)
-    for index, vectors in sources:
-        for bit, v in enumerate(vectors):
-            flat = layout.flatten(v)
+    for index, ints in sources:
+        for bit, flat in enumerate(ints):
             if not flat:
                 continue
             on = b.and_(b.lshr(index, ir.Constant(I32, bit)), ir.Constant(I32, 1))

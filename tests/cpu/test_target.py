@@ -1,0 +1,77 @@
+"""The CPU target's contract: artifacts (JSON metadata, object code), loading, threads, errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tilelab.compiler.interpreter import KernelRuntimeError
+from tilelab.runtime.cpu_target import CpuTarget, num_threads
+from tilelab.runtime.targets import Artifact
+
+from .builders import KernelBuilder, io_kernel, poisoned
+
+
+def scale_kernel():
+    return io_kernel(["f32"], "f32", lambda k, x: k.bin("mul", x, x), block=64)
+
+
+def test_artifact_holds_asm_json_metadata_and_object_code():
+    artifact = CpuTarget().compile(scale_kernel(), {})
+    assert "define" in artifact.asm["llir"] and "io_grid" in artifact.asm["asm"]
+    assert artifact.blobs["obj"][:4] == b"\x7fELF"
+    meta = json.loads(json.dumps(artifact.metadata))  # what the disk cache stores
+    assert meta["grid_symbol"] == "io_grid" and set(meta["phase_seconds"]) >= {"optimize", "codegen"}
+
+
+def test_load_from_a_stored_artifact_alone(rng):
+    """A warm process rebuilds the artifact from cached blobs and JSON and launches it."""
+    module = scale_kernel()
+    first = CpuTarget().compile(module, {})
+    stored = Artifact(asm=dict(first.asm), metadata=json.loads(json.dumps(first.metadata)), blobs=dict(first.blobs))
+    launch = CpuTarget().load(stored, module)
+    x = rng.standard_normal(1000).astype(np.float32)
+    out = poisoned(1000, np.float32)
+    launch((16,), [x, out, 1000], False)
+    np.testing.assert_array_equal(out, x * x)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "7"])
+def test_thread_count_does_not_change_results(rng, monkeypatch, threads):
+    monkeypatch.setenv("TILELAB_NUM_THREADS", threads)
+    assert num_threads() == int(threads)
+    module = scale_kernel()
+    launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+    x = rng.standard_normal(5000).astype(np.float32)
+    out = poisoned(5000, np.float32)
+    launch((79,), [x, out, 5000], False)
+    np.testing.assert_array_equal(out, x * x)
+
+
+def test_fp8_is_rejected_with_a_clear_message():
+    k = KernelBuilder("eight", {"x": "*fp8e4nv", "out": "*fp8e4nv"})
+    offs = k.arange(16)
+    k.store(k.addptr(k.arg("out"), offs), k.load(k.addptr(k.arg("x"), offs)))
+    with pytest.raises(KernelRuntimeError, match="eight: the CPU backend does not support fp8e4nv values yet"):
+        CpuTarget().compile(k.finish(), {})
+
+
+def test_empty_grid_runs_nothing(rng):
+    module = scale_kernel()
+    launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+    out = poisoned(64, np.float32)
+    launch((0,), [rng.standard_normal(64).astype(np.float32), out, 64], False)
+    assert np.isnan(out).all()
+
+
+def test_small_launches_stay_on_one_thread(monkeypatch):
+    """Waking workers costs tens of microseconds: tiny grids run on the calling thread."""
+    from tilelab.runtime import cpu_target
+
+    monkeypatch.setattr(cpu_target, "MIN_WORK_PER_THREAD", 1 << 21)
+    monkeypatch.setenv("TILELAB_NUM_THREADS", "4")
+    module = scale_kernel()
+    launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+    per_program = launch.meta["work_per_program"]
+    assert launch._threads_for(2) == 1
+    assert launch._threads_for(-(-4 * (1 << 21) // per_program)) == 4

@@ -1,0 +1,111 @@
+"""The kernel function on the GPU: signature, lowering of the body, libdevice, optimization, PTX.
+
+The kernel becomes one ``ptx_kernel`` function: pointers as ``ptr addrspace(1)``,
+scalars by value (bools as bytes), ``maxntid = 32 * num_warps`` in the
+``nvvm.annotations``. Every op of the body is lowered by the ``@lower`` table
+(``lower_*.py``); then libdevice is linked in when a math function needs it and
+LLVM's O3 pipeline (which folds the ``__nvvm_reflect`` queries of libdevice)
+optimizes the module.
+
+    llir, ptx, shared = compile_to_ptx(module, "sm_90a", num_warps=4)
+"""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from tilelab.compiler.analysis.axis_info import analyze
+from tilelab.compiler.ir.ops import ReturnOp
+
+from . import lower_control, lower_dot, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
+from .context import CudaLowering, LoweringBug, gpu_type, lower
+from .emit import DATALAYOUT, TRIPLE, target_machine
+from .math import libdevice_path
+
+
+class InternalCompilerError(Exception):
+    """LLVM rejected the IR the CUDA backend produced: a compiler bug, not a user error."""
+
+
+@lower(ReturnOp)
+def lower_return(lw, op):
+    lw.b.ret_void()
+
+
+def param_type(t) -> ir.Type:
+    """How a kernel parameter is passed: pointers global, bools as bytes."""
+    if not t.is_pointer and t.is_bool:
+        return ir.IntType(8)
+    return gpu_type(t)
+
+
+def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
+    """Lower ``module``'s kernel to an llvmlite module (not yet optimized)."""
+    func = module.kernel
+    llmod = ir.Module(name=func.sym_name)
+    llmod.triple = TRIPLE
+    llmod.data_layout = DATALAYOUT
+    fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
+    fn = ir.Function(llmod, fnty, func.sym_name)
+    fn.calling_convention = "ptx_kernel"
+    lw = CudaLowering(llmod, fn, num_warps)
+    lw.uses_libdevice = False
+    lw.axis = analyze(func)
+    for arg, param, name in zip(func.args, fn.args, func.attrs.get("arg_names") or []):
+        param.name = name
+    for arg, param in zip(func.args, fn.args):
+        value = param
+        if not arg.type.is_pointer and arg.type.is_bool:
+            value = lw.entry.trunc(param, ir.IntType(1))
+        lw.set(arg, value)
+    lw.lower_block(func.body)
+    if not lw.b.block.is_terminated:
+        lw.b.ret_void()
+    lw.finish()
+    _annotate(llmod, fn, num_warps)
+    return llmod, lw
+
+
+def _annotate(llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
+    i32 = ir.IntType(32)
+    annotations = llmod.add_named_metadata("nvvm.annotations")
+    annotations.add(llmod.add_metadata([fn, "kernel", ir.Constant(i32, 1)]))
+    annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(i32, 32 * num_warps)]))
+
+
+def optimize(llmod: ir.Module, arch: str, link_libdevice: bool) -> llvm.ModuleRef:
+    """Parse, link libdevice (when used), verify and optimize at O3 for ``arch``."""
+    try:
+        mod = llvm.parse_assembly(str(llmod))
+        mod.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError(f"LLVM rejected the lowered kernel {llmod.name}: {e}") from None
+    if link_libdevice:
+        path = libdevice_path()
+        if path is None:
+            raise LoweringBug("this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME")
+        with open(path, "rb") as f:
+            lib = llvm.parse_bitcode(f.read())
+        lib.triple, lib.data_layout = mod.triple, mod.data_layout
+        mod.link_in(lib)
+        _internalize(mod, llmod.name)
+    tm = target_machine(arch)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def _internalize(mod: llvm.ModuleRef, kernel: str) -> None:
+    """Make the linked libdevice functions internal so that unused ones are dropped."""
+    for f in mod.functions:
+        if f.name != kernel and not f.is_declaration:
+            f.linkage = llvm.Linkage.internal
+
+
+def compile_to_ptx(module, arch: str, num_warps: int) -> tuple[str, str, int]:
+    """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel."""
+    llmod, lw = build_llvm_module(module, num_warps)
+    mod = optimize(llmod, arch, lw.uses_libdevice)
+    return str(mod), target_machine(arch).emit_assembly(mod), lw.scratch_bytes

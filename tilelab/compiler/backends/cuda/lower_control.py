@@ -1,0 +1,155 @@
+"""GPU lowering of structured control flow: ``scf.for``, ``scf.if``, ``scf.while`` become LLVM blocks and phis.
+
+A loop-carried tile is one phi per register (the layout pass made the carried
+value, the yielded value and the result share one layout). Every thread runs the
+same control flow: conditions are scalars, the same in all threads of a program.
+
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %0)
+    ->  header: %i = phi [%lb, entry], [%i.next, latch]; %acc.r = phi ... ; br (%i < %ub) body, exit
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, WhileOp
+
+from .context import GTile, lower
+
+
+def flatten(values) -> list:
+    """The llvmlite values behind lowered values (a tile gives its registers)."""
+    out = []
+    for v in values:
+        out += v.regs if isinstance(v, GTile) else [v]
+    return out
+
+
+def rebuild(like, flat: list) -> list:
+    """The inverse of ``flatten``, shaped like the lowered values ``like``."""
+    out, i = [], 0
+    for v in like:
+        if isinstance(v, GTile):
+            n = len(v.regs)
+            out.append(GTile(v.layout, v.elem, flat[i : i + n]))
+            i += n
+        else:
+            out.append(flat[i])
+            i += 1
+    return out
+
+
+def lower_body(lw, block, args) -> list:
+    """Lower ``block`` with its arguments bound to ``args``; return its terminator's operands, lowered."""
+    for a, v in zip(block.args, args):
+        lw.set(a, v)
+    for op in block.ops[:-1] if block.terminator is not None else block.ops:
+        lw.lower_op(op)
+    term = block.terminator
+    return [lw.get(v) for v in term.operands] if term is not None else []
+
+
+def _phis(b, like, incoming, block) -> list:
+    flat = flatten(like)
+    phis = [b.phi(v.type) for v in flat]
+    for phi, v in zip(phis, flatten(incoming)):
+        phi.add_incoming(v, block)
+    return phis
+
+
+@lower(ForOp)
+def lower_for(lw, op):
+    b = lw.b
+    lb, ub, step = (lw.get(v) for v in op.operands[:3])
+    inits = [lw.get(v) for v in op.init_args]
+    pre = b.block
+    header = b.append_basic_block("for.header")
+    body = b.append_basic_block("for.body")
+    exit_ = b.append_basic_block("for.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    carried = _phis(b, inits, inits, pre)
+    signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    negative = isinstance(step, ir.Constant) and int(step.constant) < 0
+    b.cbranch(cmp(">" if negative else "<", iv, ub), body, exit_)
+    b.position_at_end(body)
+    yielded = lower_body(lw, op.body, [iv, *rebuild(inits, carried)])
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for phi, v in zip(carried, flatten(yielded)):
+        phi.add_incoming(v, latch)
+    b.branch(header)
+    b.position_at_end(exit_)
+    for r, v in zip(op.results, rebuild(inits, carried)):
+        lw.set(r, v)
+
+
+@lower(IfOp)
+def lower_if(lw, op):
+    b = lw.b
+    cond = lw.get(op.operands[0])
+    then_bb = b.append_basic_block("if.then")
+    else_bb = b.append_basic_block("if.else")
+    merge = b.append_basic_block("if.end")
+    b.cbranch(cond, then_bb, else_bb)
+    ends = []
+    for bb, block in ((then_bb, op.then_block), (else_bb, op.else_block)):
+        b.position_at_end(bb)
+        values = lower_body(lw, block, [])
+        ends.append((b.block, values))
+        b.branch(merge)
+    b.position_at_end(merge)
+    if not op.results:
+        return
+    like = ends[0][1]
+    phis = [b.phi(v.type) for v in flatten(like)]
+    for block, values in ends:
+        for phi, v in zip(phis, flatten(values)):
+            phi.add_incoming(v, block)
+    for r, v in zip(op.results, rebuild(like, phis)):
+        lw.set(r, v)
+
+
+@lower(WhileOp)
+def lower_while(lw, op):
+    b = lw.b
+    inits = [lw.get(v) for v in op.operands]
+    pre = b.block
+    header = b.append_basic_block("while.before")
+    after = b.append_basic_block("while.after")
+    exit_ = b.append_basic_block("while.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    carried = _phis(b, inits, inits, pre)
+    cond, *forwarded = lower_body(lw, op.before, rebuild(inits, carried))
+    b.cbranch(cond, after, exit_)
+    b.position_at_end(after)
+    yielded = lower_body(lw, op.after, forwarded)
+    for phi, v in zip(carried, flatten(yielded)):
+        phi.add_incoming(v, b.block)
+    b.branch(header)
+    b.position_at_end(exit_)
+    for r, v in zip(op.results, forwarded):
+        lw.set(r, v)
+
+
+@lower(BarrierOp)
+def lower_barrier(lw, op):
+    lw.barrier()
+
+
+@lower(AssertOp)
+def lower_assert(lw, op):
+    from .debug import emit_assert
+
+    emit_assert(lw, op)
+
+
+@lower(PrintOp)
+def lower_print(lw, op):
+    from .debug import emit_print
+
+    emit_print(lw, op)

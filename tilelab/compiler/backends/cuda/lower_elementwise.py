@@ -1,0 +1,192 @@
+"""GPU lowering of indexing and elementwise ops: a scalar emitter mapped over each thread's registers.
+
+Elementwise ops need no data movement: the layout pass gave their operands and
+result one layout, so register ``r`` of the result is ``fn`` of registers ``r`` of
+the operands. The scalar emitters of integer arithmetic, casts and comparisons are
+the CPU backend's (LLVM IR is the same there); float math calls libdevice
+(``__nv_expf`` ...), linked in by ``kernel.py``.
+
+    %2 = arith.add %0, %1 : tensor<256xf32, #blocked<sizePerThread=[2], ...>>
+    ->  two ``fadd float`` per thread
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilelab.compiler.ir.ops import (
+    BinaryOp,
+    BitcastOp,
+    CastOp,
+    CmpOp,
+    ConstantOp,
+    FmaOp,
+    HintOp,
+    MakeRangeOp,
+    NumProgramsOp,
+    ProgramIdOp,
+    SelectOp,
+    SplatOp,
+    UnaryOp,
+)
+
+from ..cpu.lower_cast import convert
+from ..cpu.lower_elementwise import _float_predicate, _int_binary, _int_unary, arith_constant
+from ..cpu.types import I32, I64, from_arith, to_arith
+from .context import GTile, const_i32, gpu_type, lower, reg_indices
+from .math import float_binary, float_unary
+
+
+def map_regs(lw, op, fn, operands=None) -> None:
+    """Define ``op``'s result as ``fn`` of the operands' registers, register by register."""
+    vals = [lw.get(v) for v in (op.operands if operands is None else operands)]
+    rtype = op.result.type
+    if not rtype.is_tensor:
+        lw.set(op.result, fn(*vals))
+        return
+    n = len(next(v for v in vals if isinstance(v, GTile)).regs)
+    regs = [v.regs if isinstance(v, GTile) else [v] * n for v in vals]
+    lw.set(op.result, GTile(rtype.layout, rtype.element, [fn(*args) for args in zip(*regs)]))
+
+
+def splat_tile(t, value) -> GTile:
+    """Every register of a tile of type ``t`` holding ``value``."""
+    return GTile(t.layout, t.element, [value] * len(reg_indices(t.layout)))
+
+
+# ------------------------------------------------------------------ indexing
+
+
+@lower(ConstantOp)
+def lower_constant(lw, op):
+    t = op.result.type
+    elem = t.element if t.is_tensor else t
+    value = ir.Constant(gpu_type(elem), None) if elem.is_pointer else arith_constant(elem, op.value)
+    lw.set(op.result, splat_tile(t, value) if t.is_tensor else value)
+
+
+@lower(ProgramIdOp, NumProgramsOp)
+def lower_program_id(lw, op):
+    reg = "ctaid" if isinstance(op, ProgramIdOp) else "nctaid"
+    axis = "xyz"[op.attrs["axis"]]
+    lw.set(op.result, lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}", I32, []), []))
+
+
+@lower(MakeRangeOp)
+def lower_make_range(lw, op):
+    t = op.result.type
+    base = lw.thread_index(t.layout)
+    start = op.attrs["start"]
+    regs = [lw.b.add(lw.b.xor(base, const_i32(r)), const_i32(start)) for r in reg_indices(t.layout)]
+    lw.set(op.result, GTile(t.layout, t.element, regs))
+
+
+@lower(SplatOp)
+def lower_splat(lw, op):
+    lw.set(op.result, splat_tile(op.result.type, lw.get(op.src)))
+
+
+@lower(HintOp)
+def lower_hint(lw, op):
+    lw.set(op.result, lw.get(op.operands[0]))
+
+
+# ------------------------------------------------------------------ arithmetic
+
+
+@lower(BinaryOp)
+def lower_binary(lw, op):
+    t = op.result.type.element if op.result.type.is_tensor else op.result.type
+    if t.is_float:
+
+        def emit(a, c):
+            r = float_binary(lw, op.kind, to_arith(lw.b, a, t), to_arith(lw.b, c, t))
+            return from_arith(lw.b, r, t)
+    else:
+
+        def emit(a, c):
+            return _int_binary(lw, op.kind, t, a, c)
+
+    map_regs(lw, op, emit)
+
+
+_PREDICATES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@lower(CmpOp)
+def lower_cmp(lw, op):
+    src = op.operands[0].type
+    t = src.element if src.is_tensor else src
+    pred = _PREDICATES[op.predicate]
+
+    def emit(a, c):
+        b = lw.b
+        if t.is_pointer:
+            return b.icmp_unsigned(pred, b.ptrtoint(a, I64), b.ptrtoint(c, I64))
+        if t.is_float:
+            a, c = to_arith(b, a, t), to_arith(b, c, t)
+            return b.fcmp_unordered(pred, a, c) if pred == "!=" else b.fcmp_ordered(pred, a, c)
+        return (b.icmp_signed if t.is_signed else b.icmp_unsigned)(pred, a, c)
+
+    map_regs(lw, op, emit)
+
+
+@lower(SelectOp)
+def lower_select(lw, op):
+    map_regs(lw, op, lambda c, a, d: lw.b.select(c, a, d))
+
+
+@lower(FmaOp)
+def lower_fma(lw, op):
+    t = op.result.type.element if op.result.type.is_tensor else op.result.type
+
+    def emit(a, c, d):
+        b = lw.b
+        x, y, z = (to_arith(b, v, t) for v in (a, c, d))
+        fma = lw.function(f"llvm.fma.{_suffix(x.type)}", x.type, [x.type] * 3)
+        return from_arith(b, b.call(fma, [x, y, z]), t)
+
+    map_regs(lw, op, emit)
+
+
+@lower(UnaryOp)
+def lower_unary(lw, op):
+    src = op.operands[0].type
+    t = src.element if src.is_tensor else src
+    rt = op.result.type.element if op.result.type.is_tensor else op.result.type
+
+    def emit(x):
+        b = lw.b
+        if not t.is_float:
+            return _int_unary(lw, op.kind, t, x)
+        xa = to_arith(b, x, t)
+        if op.kind in ("isnan", "isinf", "signbit"):
+            return _float_predicate(lw, op.kind, xa)
+        return from_arith(b, float_unary(lw, op.kind, xa), rt)
+
+    map_regs(lw, op, emit)
+
+
+@lower(CastOp)
+def lower_cast(lw, op):
+    src, dst = (v.type.element if v.type.is_tensor else v.type for v in (op.operands[0], op.result))
+    rounding = op.attrs.get("rounding", "rtne")
+
+    def emit(x):
+        if dst.is_pointer and not src.is_pointer:
+            wide = lw.b.zext(x, I64) if x.type.width < 64 else x
+            return lw.b.inttoptr(wide, gpu_type(dst))
+        return convert(lw, x, src, dst, rounding)
+
+    map_regs(lw, op, emit)
+
+
+@lower(BitcastOp)
+def lower_bitcast(lw, op):
+    rt = op.result.type
+    target = gpu_type(rt.element if rt.is_tensor else rt)
+    map_regs(lw, op, lambda x: x if x.type == target else lw.b.bitcast(x, target))
+
+
+def _suffix(t: ir.Type) -> str:
+    return {"half": "f16", "float": "f32", "double": "f64"}.get(str(t), str(t))

@@ -1,0 +1,320 @@
+"""GPU lowering of pointer arithmetic, loads, stores and atomics.
+
+A load or store moves, per thread, groups of ``vec`` consecutive registers with one
+predicated PTX instruction (inline asm)::
+
+    mov.b32 $0, $6; ... ; @$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];
+
+``vec`` is what both the layout (consecutive elements in consecutive registers) and
+the addresses (axis info: contiguity, divisibility in bytes, mask constancy) allow:
+``vec * element size <= 16`` bytes. Masked-off lanes keep ``other``. Copies of an
+element held by several threads (broadcast layouts) are stored by one of them only.
+Atomics use LLVM ``atomicrmw``/``cmpxchg`` under the same predicate.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilelab.compiler.analysis.memory_access import vector_width
+from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from tilelab.compiler.layouts import contiguous_elements
+
+from ..cpu.types import I1, I16, I32, I64
+from .context import GTile, gpu_type, lower, memory_type
+from .lower_elementwise import map_regs
+
+
+def elem_of(t):
+    return t.element if t.is_tensor else t
+
+
+@lower(AddPtrOp)
+def lower_addptr(lw, op):
+    pointee = memory_type(elem_of(op.result.type).pointee)
+    off_t = elem_of(op.operands[1].type)
+
+    def emit(p, off):
+        if not off_t.is_signed and off.type.width < 64:
+            off = lw.b.zext(off, I64)
+        return lw.b.gep(p, [off], source_etype=pointee)
+
+    map_regs(lw, op, emit)
+
+
+# ------------------------------------------------------------------ bits of elements
+
+
+def memory_bits(t) -> int:
+    return 8 if t.is_bool else t.itemsize * 8
+
+
+def to_bits(b, x, t) -> ir.Value:
+    """An element as an integer of its memory width (bools as bytes, pointers as addresses)."""
+    it = ir.IntType(memory_bits(t))
+    if t.is_pointer:
+        return b.ptrtoint(x, it)
+    if t.is_bool:
+        return b.zext(x, it)
+    return x if x.type == it else b.bitcast(x, it)
+
+
+def from_bits(b, bits, t) -> ir.Value:
+    """The inverse of ``to_bits``."""
+    if t.is_pointer:
+        return b.inttoptr(bits, gpu_type(t))
+    if t.is_bool:
+        return b.icmp_unsigned("!=", bits, ir.Constant(bits.type, 0))
+    target = gpu_type(t)
+    return bits if bits.type == target else b.bitcast(bits, target)
+
+
+def words_of(eb: int, vec: int) -> tuple[int, int, int]:
+    """How ``vec`` elements of ``eb`` bits travel: ``(register bits, number of registers, PTX width)``.
+
+    A lone byte travels in a 16-bit register with ``.b8``; otherwise elements are packed
+    into 16-, 32- or 64-bit registers, at most four of them (16 bytes).
+    """
+    total = eb * vec
+    if total < 16:
+        return 16, 1, total
+    word = eb if eb >= 32 else min(32, total)
+    return word, total // word, word
+
+
+def pack(b, elems: list, eb: int, word: int) -> list:
+    """Element bit patterns (``eb`` wide) packed little-endian into ``word``-bit integers."""
+    per = max(1, word // eb)
+    wt = ir.IntType(word)
+    out = []
+    for i in range(0, len(elems), per):
+        acc = ir.Constant(wt, 0)
+        for k, e in enumerate(elems[i : i + per]):
+            part = b.zext(e, wt) if eb < word else e
+            acc = b.or_(acc, b.shl(part, ir.Constant(wt, k * eb))) if k else b.or_(acc, part)
+        out.append(acc)
+    return out
+
+
+def unpack(b, words: list, eb: int, word: int, count: int) -> list:
+    per = max(1, word // eb)
+    et = ir.IntType(eb)
+    out = []
+    for w in words:
+        for k in range(per):
+            out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et) if eb < word else w)
+    return out[:count]
+
+
+_LETTER = {16: "h", 32: "r", 64: "l"}
+
+
+# ------------------------------------------------------------------ vector width
+
+
+def access_width(lw, op, layout, elem) -> int:
+    """Elements per thread per instruction for ``op`` (1 for scalars)."""
+    if layout is None:
+        return 1
+    info = lw.axis
+    mask = info[op.mask] if op.mask is not None else None
+    by_address = vector_width(info[op.ptr], max(1, memory_bits(elem) // 8), -1, mask)
+    return max(1, min(by_address, contiguous_elements(layout, -1)))
+
+
+# ------------------------------------------------------------------ load
+
+
+def _ld_asm(lw, addr, pred, others, word: int, n: int, ptx: int, volatile: bool):
+    """One (predicated) ``ld.global`` of ``n`` registers; ``others`` are the masked-off values."""
+    letter = _LETTER[word]
+    outs = ", ".join(f"${i}" for i in range(n))
+    vec = f".v{n}" if n > 1 else ""
+    kind = ".volatile" if volatile else ""
+    reg = f"{{{outs}}}" if n > 1 else "$0"
+    lines, cons, args = [], [f"={letter}"] * n, []
+    if pred is not None:
+        lines += [f"mov.b{word} ${i}, ${n + 2 + i};" for i in range(n)] if others else []
+        lines.append(f"@${n} ld{kind}.global{vec}.b{ptx} {reg}, [${n + 1}];")
+        cons += ["b", "l"] + ([letter] * n if others else [])
+        args += [pred, addr] + (others or [])
+    else:
+        lines.append(f"ld{kind}.global{vec}.b{ptx} {reg}, [${n}];")
+        cons.append("l")
+        args.append(addr)
+    wt = ir.IntType(word)
+    ret = wt if n == 1 else ir.LiteralStructType([wt] * n)
+    asm = ir.InlineAsm(ir.FunctionType(ret, [a.type for a in args]), " ".join(lines), ",".join(cons), True)
+    res = lw.b.call(asm, args)
+    return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
+
+
+def _to_words(b, bits: list, eb: int, word: int) -> list:
+    if word > eb * len(bits):  # a lone byte in a 16-bit register
+        return [b.zext(bits[0], ir.IntType(word))]
+    return pack(b, bits, eb, word)
+
+
+def _load_group(lw, elem, addr, pred, others, vec, volatile) -> list:
+    b = lw.b
+    eb = memory_bits(elem)
+    word, n, ptx = words_of(eb, vec)
+    other_words = _to_words(b, [to_bits(b, o, elem) for o in others], eb, word) if others is not None else None
+    words = _ld_asm(lw, addr, pred, other_words, word, n, ptx, volatile)
+    if word > eb * vec:
+        return [from_bits(b, b.trunc(words[0], ir.IntType(eb)), elem)]
+    return [from_bits(b, e, elem) for e in unpack(b, words, eb, word, vec)]
+
+
+@lower(LoadOp)
+def lower_load(lw, op):
+    t = op.result.type
+    elem = elem_of(t)
+    ptr, mask, other = (lw.get(v) if v is not None else None for v in (op.ptr, op.mask, op.other))
+    if not t.is_tensor:
+        others = [other] if other is not None else None
+        lw.set(op.result, _load_group(lw, elem, ptr, mask, others, 1, op.attrs.get("volatile"))[0])
+        return
+    vec = access_width(lw, op, t.layout, elem)
+    regs = []
+    for i in range(0, len(ptr.regs), vec):
+        pred = mask.regs[i] if mask is not None else None
+        others = other.regs[i : i + vec] if other is not None else None
+        regs += _load_group(lw, elem, ptr.regs[i], pred, others, vec, op.attrs.get("volatile"))
+    lw.set(op.result, GTile(t.layout, elem, regs))
+
+
+# ------------------------------------------------------------------ store
+
+
+def _st_asm(lw, addr, pred, words, word: int, ptx: int):
+    n = len(words)
+    letter = _LETTER[word]
+    vec = f".v{n}" if n > 1 else ""
+    vals = ", ".join(f"${i + 2}" for i in range(n))
+    src = f"{{{vals}}}" if n > 1 else "$2"
+    text = f"@$0 st.global{vec}.b{ptx} [$1], {src};"
+    args = [pred, addr, *words]
+    cons = ",".join(["b", "l"] + [letter] * n)
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, cons, True)
+    lw.b.call(asm, args)
+
+
+def _store_group(lw, elem, addr, pred, values) -> None:
+    b = lw.b
+    eb = memory_bits(elem)
+    word, n, ptx = words_of(eb, len(values))
+    _st_asm(lw, addr, pred, _to_words(b, [to_bits(b, v, elem) for v in values], eb, word), word, ptx)
+
+
+@lower(StoreOp)
+def lower_store(lw, op):
+    vt = op.value.type
+    elem = elem_of(vt)
+    ptr, value = lw.get(op.ptr), lw.get(op.value)
+    mask = lw.get(op.mask) if op.mask is not None else None
+    layout = vt.layout if vt.is_tensor else None
+    owner = lw.is_owner(layout)
+    if not vt.is_tensor:
+        pred = owner if mask is None else lw.b.and_(owner, mask)
+        _store_group(lw, elem, ptr, pred, [value])
+        return
+    vec = access_width(lw, op, layout, elem)
+    for i in range(0, len(ptr.regs), vec):
+        pred = owner if mask is None else lw.b.and_(owner, mask.regs[i])
+        _store_group(lw, elem, ptr.regs[i], pred, value.regs[i : i + vec])
+
+
+# ------------------------------------------------------------------ atomics
+
+_ORDERING = {"acq_rel": "acq_rel", "acquire": "acquire", "release": "release", "relaxed": "monotonic"}
+
+
+def predicated(lw, pred, emit, rtype):
+    """``emit()`` where ``pred`` holds, else undef: returns the phi of the two."""
+    b = lw.b
+    start = b.block
+    with b.if_then(pred):
+        value = emit()
+        then = b.block
+    phi = b.phi(rtype)
+    phi.add_incoming(value, then)
+    phi.add_incoming(ir.Constant(rtype, ir.Undefined), start)
+    return phi
+
+
+def _rmw_kind(kind: str, elem) -> str:
+    if elem.is_float:
+        return {"fadd": "fadd", "add": "fadd", "max": "fmax", "min": "fmin"}.get(kind, kind)
+    return {"fadd": "add", "max": "max" if elem.is_signed else "umax", "min": "min" if elem.is_signed else "umin"}.get(
+        kind, kind
+    )
+
+
+def _per_element(lw, op, n_values: int, emit) -> None:
+    """Run ``emit(ptr, *values)`` per element where mask and ownership hold; define the result."""
+    t = op.result.type
+    elem = elem_of(t)
+    rt = gpu_type(elem)
+    layout = t.layout if t.is_tensor else None
+    owner = lw.is_owner(layout)
+    ins = [lw.get(v) for v in op.operands[: 1 + n_values]]
+    mask = lw.get(op.mask) if getattr(op, "mask", None) is not None else None
+    if not t.is_tensor:
+        pred = owner if mask is None else lw.b.and_(owner, mask)
+        old = predicated(lw, pred, lambda: emit(*ins), rt)
+        lw.set(op.result, broadcast_from_thread0(lw, old, elem))
+        return
+    regs = []
+    for r in range(len(ins[0].regs)):
+        pred = owner if mask is None else lw.b.and_(owner, mask.regs[r])
+        args = [x.regs[r] for x in ins]
+        regs.append(predicated(lw, pred, lambda args=args: emit(*args), rt))
+    lw.set(op.result, GTile(layout, elem, regs))
+
+
+def broadcast_from_thread0(lw, value, elem):
+    """The value thread 0 holds, in every thread (through shared memory)."""
+    b = lw.b
+    bits = to_bits(b, value, elem)
+    smem = lw.shared(bits.type, 8)
+    slot = lw.smem_elem(smem, ir.Constant(I32, 0), bits.type)
+    lw.barrier()
+    with b.if_then(b.icmp_unsigned("==", lw.tid, ir.Constant(I32, 0))):
+        b.store(bits, slot)
+    lw.barrier()
+    out = b.load(slot)
+    lw.barrier()
+    return from_bits(b, out, elem)
+
+
+@lower(AtomicRMWOp)
+def lower_atomic_rmw(lw, op):
+    elem = elem_of(op.result.type)
+    kind = _rmw_kind(op.attrs["kind"], elem)
+    ordering = _ORDERING.get(op.attrs.get("sem", "acq_rel"), "acq_rel")
+
+    def emit(p, v):
+        if elem.is_bool:
+            return lw.b.trunc(lw.b.atomic_rmw(kind, p, lw.b.zext(v, ir.IntType(8)), ordering), I1)
+        return lw.b.atomic_rmw(kind, p, v, ordering)
+
+    _per_element(lw, op, 1, emit)
+
+
+@lower(AtomicCASOp)
+def lower_atomic_cas(lw, op):
+    elem = elem_of(op.result.type)
+    ordering = _ORDERING.get(op.attrs.get("sem", "acq_rel"), "acq_rel")
+    failure = "monotonic" if ordering in ("release", "monotonic") else "acquire"
+
+    def emit(p, c, v):
+        b = lw.b
+        cb, vb = to_bits(b, c, elem), to_bits(b, v, elem)
+        pair = b.cmpxchg(p, cb, vb, ordering, failure)
+        return from_bits(b, b.extract_value(pair, 0), elem)
+
+    _per_element(lw, op, 2, emit)
+
+
+__all__ = ["to_bits", "from_bits", "predicated", "broadcast_from_thread0", "I16"]

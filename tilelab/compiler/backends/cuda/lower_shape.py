@@ -1,0 +1,222 @@
+"""GPU lowering of layout conversions and shape ops: each is a *gather* of source elements.
+
+Every op here says, for each element of its result, which element of its source(s)
+it is: ``broadcast`` drops coordinates, ``expand_dims`` and ``reshape`` keep the
+row-major index, ``trans`` permutes coordinates, ``flip`` XORs them, ``join``/``split``
+and ``cat`` interleave or stack two tiles. As sizes are powers of two, that map is
+affine over GF(2) on the bits of the row-major index, so in each thread the source
+index of result register ``r`` is a constant XOR a per-thread part.
+
+The gather first asks the layouts (at compile time, with numpy) whether every result
+register is a register the same thread already holds: then it is free. Otherwise the
+elements go through shared memory: each thread writes what it holds at its row-major
+index, a barrier, each thread reads what it needs, a barrier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from tilelab.compiler.ir.ops import (
+    BroadcastOp,
+    CatOp,
+    ConvertLayoutOp,
+    ExpandDimsOp,
+    FlipOp,
+    JoinOp,
+    ReshapeOp,
+    SplitOp,
+    TransOp,
+)
+from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
+
+from ..cpu.types import I32
+from .context import GTile, const_i32, lower, reg_indices, xor_flat
+from .lower_memory import from_bits, memory_bits, to_bits
+
+
+def hardware_grid(layout: LinearLayout, num_warps: int) -> dict[str, np.ndarray]:
+    """Every (warp, lane, register) of a program as broadcastable index arrays."""
+    return {
+        WARP: np.arange(num_warps)[:, None, None],
+        LANE: np.arange(32)[None, :, None],
+        REGISTER: np.arange(layout.in_size(REGISTER))[None, None, :],
+    }
+
+
+def flat_of(layout: LinearLayout, coords: np.ndarray) -> np.ndarray:
+    """Row-major indices of coordinate vectors ``(..., rank)``."""
+    shifts = np.array([layout.flatten([1 if d == i else 0 for d in range(layout.rank)]) for i in range(layout.rank)])
+    return (coords * shifts).sum(axis=-1) if layout.rank else np.zeros(coords.shape[:-1], np.int64)
+
+
+def coords_of(shape, flat: np.ndarray) -> np.ndarray:
+    """The inverse of ``flat_of`` for a row-major ``shape``."""
+    out, rest = [], flat
+    for size in reversed(shape):
+        out.append(rest % size)
+        rest = rest // size
+    return np.stack(out[::-1], axis=-1) if shape else np.zeros((*flat.shape, 0), np.int64)
+
+
+def registers_holding(src: LinearLayout, needed: np.ndarray, num_warps: int) -> list[int] | None:
+    """Per result register, the source register the same thread holds it in (or None: data must move).
+
+    ``needed[w, l, r]`` is the source row-major index that thread (w, l) needs for register r.
+    """
+    coords = coords_of(src.shape, needed)
+    found = src.pseudo_invert().apply(**{n: coords[..., i] for i, n in enumerate(src.out_names)})
+    regs = found[..., list(src.in_dims).index(REGISTER)] if REGISTER in src.in_dims else np.zeros_like(needed)
+    grid = hardware_grid(src, num_warps)
+    held = src.apply(**{d: (regs if d == REGISTER else grid[d]) for d in src.in_dims})
+    if not np.array_equal(flat_of(src, held), needed):
+        return None
+    first = regs[0, 0]
+    if not np.all(regs == first):
+        return None
+    return [int(r) for r in first]
+
+
+def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarray:
+    """``source_index(result row-major index)`` for every (warp, lane, register) of ``dst``."""
+    grid = {d: a for d, a in hardware_grid(dst, num_warps).items() if d in dst.in_dims}
+    lin = flat_of(dst, dst.apply(**grid))
+    lin = np.broadcast_to(lin, (num_warps, 32, dst.in_size(REGISTER)))
+    return np.asarray(source_index(lin), dtype=np.int64)
+
+
+def gather(lw, sources: list[GTile], dst: LinearLayout, elem, source_index) -> GTile:
+    """A tile of layout ``dst`` whose element ``i`` is element ``source_index(i)`` of the sources.
+
+    Several sources are one index space, stacked in order (``cat``, ``join``).
+    """
+    needed = needed_indices(dst, lw.num_warps, source_index)
+    if len(sources) == 1:
+        regs = registers_holding(sources[0].layout, needed, lw.num_warps)
+        if regs is not None:
+            return GTile(dst, elem, [sources[0].regs[r] for r in regs])
+    return GTile(dst, elem, through_shared(lw, sources, dst, elem, needed, source_index))
+
+
+def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
+    """Write every source at its row-major index, read back what ``dst`` needs."""
+    b = lw.b
+    bits = memory_bits(elem)
+    it = ir.IntType(bits)
+    total = sum(s.layout.num_elements for s in sources)
+    smem = lw.shared(it, total * bits // 8)
+    lw.barrier()
+    offset = 0
+    for src in sources:
+        base = lw.thread_index(src.layout)
+        for r, value in zip(reg_indices(src.layout), src.regs):
+            index = b.add(b.xor(base, const_i32(r)), const_i32(offset))
+            b.store(to_bits(b, value, elem), lw.smem_elem(smem, index, it))
+        offset += src.layout.num_elements
+    lw.barrier()
+    const_part, per_thread = _affine_split(lw, dst, source_index)
+    regs = []
+    for c in const_part:
+        index = b.xor(per_thread, const_i32(c))
+        regs.append(from_bits(b, b.load(lw.smem_elem(smem, index, it)), elem))
+    lw.barrier()
+    return regs
+
+
+def _affine_split(lw, dst: LinearLayout, source_index):
+    """``source_index(REG[r] ^ T) == const[r] ^ g(T)``: the constants and the per-thread ``g(T)``."""
+    f0 = int(source_index(np.array(0)))
+    const_part = [int(source_index(np.array(r))) for r in reg_indices(dst)]
+
+    def g(vectors):
+        return [int(source_index(np.array(dst.flatten(v)))) ^ f0 for v in vectors]
+
+    per_thread = xor_flat(lw.b, [(lw.lane, g(dst.in_bases(LANE))), (lw.warp, g(dst.in_bases(WARP)))])
+    return const_part, per_thread
+
+
+# ------------------------------------------------------------------ ops
+
+
+def _tile(lw, v) -> GTile:
+    return lw.get(v)
+
+
+@lower(ConvertLayoutOp, ExpandDimsOp, ReshapeOp)
+def lower_same_index(lw, op):
+    t = op.result.type
+    lw.set(op.result, gather(lw, [_tile(lw, op.operands[0])], t.layout, t.element, lambda i: i))
+
+
+@lower(BroadcastOp)
+def lower_broadcast(lw, op):
+    t, s = op.result.type, op.src.type
+    keep = np.array([1 if a == b else 0 for a, b in zip(s.shape, t.shape)])
+    src_layout = _tile(lw, op.src).layout
+
+    def index(lin):
+        return flat_of(src_layout, coords_of(t.shape, np.asarray(lin)) * keep)
+
+    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+
+
+@lower(TransOp)
+def lower_trans(lw, op):
+    t, s = op.result.type, op.src.type
+    order = list(op.attrs["order"])
+    src_layout = _tile(lw, op.src).layout
+
+    def index(lin):
+        c = coords_of(t.shape, np.asarray(lin))
+        src = np.empty_like(c)
+        for i, o in enumerate(order):
+            src[..., o] = c[..., i]
+        return flat_of(src_layout, src)
+
+    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+
+
+@lower(FlipOp)
+def lower_flip(lw, op):
+    t = op.result.type
+    dim = op.attrs["dim"] % len(t.shape)
+    flip = np.zeros(len(t.shape), np.int64)
+    flip[dim] = t.shape[dim] - 1
+    layout = _tile(lw, op.src).layout
+
+    def index(lin):
+        return flat_of(layout, coords_of(t.shape, np.asarray(lin)) ^ flip)
+
+    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+
+
+@lower(JoinOp)
+def lower_join(lw, op):
+    t = op.result.type
+    n = op.operands[0].type.layout.num_elements if op.operands[0].type.is_tensor else 1
+    sources = [_tile(lw, v) for v in op.operands]
+
+    def index(lin):
+        lin = np.asarray(lin)
+        return (lin & 1) * n + (lin >> 1)
+
+    lw.set(op.result, gather(lw, sources, t.layout, t.element, index))
+
+
+@lower(SplitOp)
+def lower_split(lw, op):
+    src = _tile(lw, op.operands[0])
+    for k, r in enumerate(op.results):
+        t = r.type
+        lw.set(r, gather(lw, [src], t.layout, t.element, lambda lin, k=k: (np.asarray(lin) << 1) | k))
+
+
+@lower(CatOp)
+def lower_cat(lw, op):
+    t = op.result.type
+    sources = [_tile(lw, v) for v in op.operands]
+    lw.set(op.result, gather(lw, sources, t.layout, t.element, lambda lin: np.asarray(lin)))
+
+
+__all__ = ["gather", "flat_of", "coords_of", "I32", "ir"]

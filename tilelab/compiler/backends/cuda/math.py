@@ -1,0 +1,98 @@
+"""Float math on the GPU: LLVM instructions and NVVM-supported intrinsics, libdevice for the rest.
+
+libdevice (``nvvm/libdevice/libdevice.10.bc`` of the CUDA toolkit) is NVIDIA's math
+library as LLVM bitcode: ``__nv_expf``, ``__nv_atan2``, ... ``kernel.py`` links it into
+the module when a kernel calls it; LLVM then inlines and drops what is unused. f16
+goes through f32 (as CUDA's own half math does).
+
+    x.exp()  ->  call float @__nv_expf(float %x)
+"""
+
+from __future__ import annotations
+
+import os
+
+from llvmlite import ir
+
+from ..cpu.types import F32
+
+#: unary kinds that are one LLVM intrinsic the NVPTX backend selects natively
+_INTRINSIC = {"sqrt": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+#: unary kinds computed by libdevice (``__nv_<name>f`` for f32, ``__nv_<name>`` for f64)
+_LIBDEVICE = {
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "log2": "log2",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "tanh": "tanh",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "erf": "erf",
+    "round": "round",
+    "rsqrt": "rsqrt",
+    "sqrt_rn": "sqrt",
+}
+
+
+def libdevice_path() -> str | None:
+    """Where libdevice lives: ``$TILELAB_LIBDEVICE``, the CUDA toolkit, or None."""
+    candidates = [os.environ.get("TILELAB_LIBDEVICE")]
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            candidates.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
+    return next((p for p in candidates if p and os.path.exists(p)), None)
+
+
+def _suffix(t: ir.Type) -> str:
+    return {"half": "f16", "float": "f32", "double": "f64"}[str(t)]
+
+
+def intrinsic(lw, name: str, *args: ir.Value) -> ir.Value:
+    """``llvm.<name>.<type>(args)``."""
+    t = args[0].type
+    return lw.b.call(lw.function(f"llvm.{name}.{_suffix(t)}", t, [a.type for a in args]), list(args))
+
+
+def libdevice(lw, name: str, *args: ir.Value) -> ir.Value:
+    """``__nv_<name>f`` (f32) or ``__nv_<name>`` (f64); f16 arguments widen to f32 and round back."""
+    b, t = lw.b, args[0].type
+    if str(t) == "half":
+        wide = [b.fpext(a, F32) for a in args]
+        return b.fptrunc(libdevice(lw, name, *wide), t)
+    symbol = f"__nv_{name}" + ("f" if str(t) == "float" else "")
+    lw.uses_libdevice = True
+    return b.call(lw.function(symbol, t, [t] * len(args)), list(args))
+
+
+def float_unary(lw, kind: str, x: ir.Value) -> ir.Value:
+    """One float math function or arithmetic op of ``kind`` on ``x``."""
+    if kind == "neg":
+        return lw.b.fneg(x)
+    if kind in _INTRINSIC:
+        return intrinsic(lw, _INTRINSIC[kind], x)
+    if kind in _LIBDEVICE:
+        return libdevice(lw, _LIBDEVICE[kind], x)
+    raise NotImplementedError(f"float {kind} on the GPU")
+
+
+def float_binary(lw, kind: str, a: ir.Value, c: ir.Value) -> ir.Value:
+    """One float binary op of ``kind``; min/max return the non-NaN operand (``minnum``)."""
+    b = lw.b
+    simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "fdiv": b.fdiv, "div": b.fdiv}
+    if kind in simple:
+        return simple[kind](a, c)
+    if kind in ("min", "max"):
+        return intrinsic(lw, f"{kind}num", a, c)
+    if kind == "rem":
+        return libdevice(lw, "fmod", a, c)
+    if kind in ("pow", "atan2"):
+        return libdevice(lw, kind, a, c)
+    raise NotImplementedError(f"float {kind} on the GPU")

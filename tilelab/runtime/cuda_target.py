@@ -1,0 +1,154 @@
+"""The CUDA target: compile tile IR to PTX (and a cubin where ptxas is found) and launch it.
+
+    target = CudaTarget("sm_90a")
+    artifact = target.compile(module, {"num_warps": 4})   # llir, ptx, sass + registers, spills, shared
+    launch = target.load(artifact, module)                 # loads the cubin (or PTX) once
+    launch((n // 1024, 1, 1), [x, y, out, n], False)
+
+Compiling needs no GPU: PTX comes from llvmlite, so the inspector shows it anywhere.
+Launching takes arrays with ``__cuda_array_interface__`` (torch, CuPy, numba,
+``tilelab.cuda.DeviceArray``) or a ``data_ptr()``; numpy arrays are copied to the
+device and back around the launch (never do that inside a timing). Launch overhead is
+kept low: parameter kinds are computed once, the ``Function`` is loaded once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilelab.compiler.interpreter.errors import KernelRuntimeError
+
+from . import cuda_driver
+from .targets import Artifact
+
+DEFAULT_ARCH = "sm_90a"
+
+
+def _arch_of_device() -> str:
+    try:
+        return cuda_driver.device_info().arch if cuda_driver.is_available() else DEFAULT_ARCH
+    except cuda_driver.CudaError:
+        return DEFAULT_ARCH
+
+
+class CudaTarget:
+    """Compiles for an NVIDIA architecture (``sm_90a`` by default, or the device's) and launches."""
+
+    name = "cuda"
+    pipeline = "cuda"
+
+    def __init__(self, arch: str | None = None):
+        self.arch = arch or _arch_of_device()
+
+    def compile(self, module, options: dict) -> Artifact:
+        from tilelab.compiler.backends import cuda as backend
+
+        num_warps = int(module.attrs.get("num_warps", 4))
+        compiled = backend.compile_kernel(module, self.arch, num_warps)
+        meta = dict(compiled.metadata)
+        if int(options.get("num_warps", num_warps)) != num_warps:
+            meta.setdefault("notes", []).append(f"layouts were assigned for num_warps={num_warps}: launched with it")
+        meta["param_kinds"] = param_kinds(module.kernel)
+        blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
+        return Artifact(asm=compiled.asm, metadata=meta, blobs=blobs)
+
+    def load(self, artifact: Artifact, module):
+        return CudaLauncher(artifact, module)
+
+
+def param_kinds(func) -> list[str]:
+    """The driver's kind of each kernel parameter: ``ptr`` or the scalar type name."""
+    return ["ptr" if a.type.is_pointer else a.type.name for a in func.args]
+
+
+class CudaLauncher:
+    """``launcher(grid, args, sanitize)``: launches a loaded kernel on the current device."""
+
+    def __init__(self, artifact: Artifact, module):
+        self.module = module
+        self.kernel = module.kernel
+        self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
+        self.meta = artifact.metadata
+        self.kinds = self.meta.get("param_kinds") or param_kinds(self.kernel)
+        self.scalar_types = [None if a.type.is_pointer else a.type for a in self.kernel.args]
+        self.image = artifact.blobs.get("cubin") or artifact.asm["ptx"]
+        self.function = None  # loaded on the first launch: compiling needs no GPU
+
+    def _load(self):
+        module = cuda_driver.Module(self.image)
+        self.function = module.function(
+            self.kernel.sym_name, self.kinds, int(self.meta.get("num_warps", 4)), int(self.meta.get("shared", 0))
+        )
+        return self.function
+
+    def __call__(self, grid, args, sanitize: bool = False):
+        if sanitize:
+            raise KernelRuntimeError(
+                f"kernel {self.kernel.sym_name}: the sanitizer runs on the interpreter; launch with target='interpret'"
+            )
+        if len(args) != len(self.kinds):
+            raise KernelRuntimeError(
+                f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
+                f"({', '.join(self.names)}), got {len(args)}"
+            )
+        values, copies = self._pack(args)
+        dims = _grid(grid)
+        fn = self.function or self._load()
+        if all(dims):
+            fn.launch(dims, values)
+        for host, dev in copies:
+            cuda_driver.synchronize()
+            cuda_driver.copy_to_host(host.ctypes.data, dev, host.nbytes)
+            cuda_driver.mem_free(dev)
+        return None
+
+    def _pack(self, args):
+        values, copies = [], []
+        for name, kind, t, arg in zip(self.names, self.kinds, self.scalar_types, args):
+            if kind == "ptr":
+                values.append(self._address(name, arg, copies))
+            else:
+                values.append(_scalar(t, arg))
+        return values, copies
+
+    def _address(self, name, arg, copies) -> int:
+        iface = getattr(arg, "__cuda_array_interface__", None)
+        if iface is not None:
+            return int(iface["data"][0])
+        if hasattr(arg, "data_ptr") and getattr(arg, "is_cuda", True):
+            return int(arg.data_ptr())
+        if isinstance(arg, np.ndarray):
+            if not arg.flags.c_contiguous:
+                raise KernelRuntimeError(f"argument '{name}': a numpy array given to a GPU launch must be C-contiguous")
+            dev = cuda_driver.mem_alloc(max(1, arg.nbytes))
+            cuda_driver.copy_to_device(dev, arg.ctypes.data, arg.nbytes)
+            copies.append((arg, dev))
+            return dev
+        raise KernelRuntimeError(
+            f"argument '{name}': a pointer parameter needs a GPU array (torch, CuPy, tilelab.cuda) "
+            f"or a numpy array, got {type(arg).__name__}"
+        )
+
+
+def _scalar(t, value):
+    """A launch value of scalar type ``t``: ints wrap to the width, f16/bf16 travel as their bits."""
+    if t.name in ("f16", "bf16"):
+        return int(np.array(value, dtype=t.np_dtype).view(np.uint16))
+    if t.is_float:
+        return float(value)
+    if t.is_bool:
+        return int(bool(value))
+    bits = t.bits
+    v = int(value) & ((1 << bits) - 1)
+    return v - (1 << bits) if t.is_signed and v >> (bits - 1) else v
+
+
+def _grid(grid) -> tuple[int, int, int]:
+    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
+        raise KernelRuntimeError(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
+    dims = tuple(int(d) for d in dims)
+    return dims + (1,) * (3 - len(dims))
+
+
+__all__ = ["CudaTarget", "CudaLauncher", "param_kinds"]
