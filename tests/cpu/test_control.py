@@ -41,6 +41,13 @@ def test_for_loop_swaps_carried_tiles(rng, lo, n, step):
     assert outs[1][0][0] == sum(range(lo, n, step))
 
 
+def test_zero_step_is_an_error_not_a_hang(rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    launch = cpu_launcher(loop_kernel())
+    with pytest.raises(KernelRuntimeError, match=r"^kern.py:2: for loop with a step of 0 never ends"):
+        launch((1,), [x, poisoned(128, np.float32), poisoned(1, np.int32), 0, 4, 0], False)
+
+
 def test_if_and_while(rng):
     """``c = x; while c < 100: c = c * 2 + 1``; then ``r = c if pid even else -c``."""
     k = KernelBuilder("branchy", {"x": "*i32", "out": "*i32"})

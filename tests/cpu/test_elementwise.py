@@ -130,13 +130,13 @@ CASTS = [
 ]
 
 
-@pytest.mark.parametrize("src,dst", CASTS)
-@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+NARROWING = [(s, d, "rtz") for s, d in CASTS if s in ("f32", "f64") and d in ("f16", "bf16", "f32")]
+
+
+@pytest.mark.parametrize("src,dst,rounding", [(s, d, "rtne") for s, d in CASTS] + NARROWING)
 def test_casts(rng, src, dst, rounding):
     from tilelab.compiler.ir.ops import CastOp
 
-    if rounding == "rtz" and not (src.startswith("f") and dst in ("f16", "bf16", "f32")):
-        pytest.skip("rtz only matters for float narrowing")
     if src == "i1":
         x = rng.random(N) < 0.5
     elif dtype(src).kind == "f" or src == "bf16":
@@ -162,3 +162,34 @@ def test_bf16_rounds_to_nearest_even(rng):
         got.view(np.uint16)[~np.isnan(x)], x.astype(ml_dtypes.bfloat16).view(np.uint16)[~np.isnan(x)]
     )
     assert_same(got, want, rtol=0)
+
+
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+def test_fp8_decodes_every_code_and_encodes_like_ml_dtypes(rng, fmt):
+    """All 256 codes widen exactly; random f32s (and the edges) round exactly like ml_dtypes."""
+    from tilelab.compiler.ir.ops import CastOp
+
+    codes = np.arange(256, dtype=np.uint8).view(dtype(fmt))
+    widen = io_kernel([fmt], "f32", lambda k, v: k.op(CastOp(v, tensor(v.type.shape, SCALARS["f32"]))), block=256)
+    out = poisoned(256, np.float32)
+    ((got, want),) = run_both(widen, (1,), [codes, out, 256], [1])
+    np.testing.assert_array_equal(got, codes.astype(np.float32))
+    assert_same(got, want, rtol=0)
+    big = 448.0 if fmt == "fp8e4nv" else 57344.0
+    x = (rng.standard_normal(N) * rng.choice([1e-4, 1e-2, 1.0, big / 4], N)).astype(np.float32)
+    x[:10] = [np.nan, np.inf, -np.inf, big, big * 1.04, big * 1.2, -0.0, 2**-10, 2**-17, 3 * 2**-18]
+    narrow = io_kernel(["f32"], fmt, lambda k, v: k.op(CastOp(v, tensor(v.type.shape, SCALARS[fmt]))))
+    out = poisoned(N, dtype(fmt))
+    ((got, want),) = run_both(narrow, (4,), [x, out, N], [1])
+    np.testing.assert_array_equal(got.view(np.uint8), x.astype(dtype(fmt)).view(np.uint8))
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+def test_fp8_arithmetic_rounds_through_f32(rng, fmt):
+    a = (rng.standard_normal(N) * 4).astype(dtype(fmt))
+    b = (rng.standard_normal(N) * 4).astype(dtype(fmt))
+    module = io_kernel([fmt, fmt], fmt, lambda k, x, y: k.bin("mul", k.bin("add", x, y), x))
+    out = poisoned(N, dtype(fmt))
+    ((got, want),) = run_both(module, (4,), [a, b, out, N], [2])
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -5,11 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from tilelab.compiler.interpreter import KernelRuntimeError
 from tilelab.runtime.cpu_target import CpuTarget, num_threads
 from tilelab.runtime.targets import Artifact
 
-from .builders import KernelBuilder, io_kernel, poisoned
+from .builders import io_kernel, poisoned
 
 
 def scale_kernel():
@@ -48,14 +47,6 @@ def test_thread_count_does_not_change_results(rng, monkeypatch, threads):
     np.testing.assert_array_equal(out, x * x)
 
 
-def test_fp8_is_rejected_with_a_clear_message():
-    k = KernelBuilder("eight", {"x": "*fp8e4nv", "out": "*fp8e4nv"})
-    offs = k.arange(16)
-    k.store(k.addptr(k.arg("out"), offs), k.load(k.addptr(k.arg("x"), offs)))
-    with pytest.raises(KernelRuntimeError, match="eight: the CPU backend does not support fp8e4nv values yet"):
-        CpuTarget().compile(k.finish(), {})
-
-
 def test_empty_grid_runs_nothing(rng):
     module = scale_kernel()
     launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
@@ -75,3 +66,18 @@ def test_small_launches_stay_on_one_thread(monkeypatch):
     per_program = launch.meta["work_per_program"]
     assert launch._threads_for(2) == 1
     assert launch._threads_for(-(-4 * (1 << 21) // per_program)) == 4
+
+
+def test_calls_left_uninlined_are_reported_with_their_line():
+    """The common passes inline every call; a module that still has one is refused clearly."""
+    from tilelab.compiler.backends.cpu import UnsupportedKernel
+    from tilelab.compiler.ir import ops as O
+
+    from .builders import KernelBuilder
+
+    k = KernelBuilder("caller", {"x": "*fp32"})
+    k.line(9)
+    k.op(O.CallOp("helper", [k.arg("x")], []))
+    module = k.finish()
+    with pytest.raises(UnsupportedKernel, match="kern.py:9: call of helper was not inlined"):
+        CpuTarget().compile(module, {})

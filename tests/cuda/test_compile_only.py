@@ -80,6 +80,7 @@ def compile_cuda(kernel, signature, constants, **kw):
     return tilelab.compile(kernel, signature=signature, constants=constants, target=ARCH, cache=False, **kw)
 
 
+DROPOUT_SIG = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "p": "fp32", "seed": "i32"}
 ADD_SIG = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
 
 
@@ -126,11 +127,19 @@ def test_softmax_with_one_warp_needs_no_shared_memory():
 
 
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
-@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
-def test_matmul_fma_fallback_assembles(dtype):
+@pytest.mark.parametrize("dtype, instruction", [("fp32", "fma.rn.f32"), ("fp16", "mma.sync"), ("bf16", "mma.sync")])
+def test_matmul_uses_tensor_cores_for_16_bit_inputs(dtype, instruction):
     sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "K": "i32"}
     ck = compile_cuda(matmul_kernel, sig, {"BM": 32, "BN": 32, "BK": 32})
-    assert "fma.rn.f32" in ck.asm["ptx"] and ck.metadata["spills"] == 0
+    assert instruction in ck.asm["ptx"] and ck.metadata["spills"] == 0
+
+
+def test_mma_accumulator_stays_in_its_layout_across_the_loop():
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+    ck = compile_cuda(matmul_kernel, sig, {"BM": 64, "BN": 64, "BK": 32})
+    loop = next(op for op in ck.module.walk() if op.name == "scf.for")
+    assert loop.results[0].type.layout.params["kind"] == "mma"
+    assert ck.asm["ptx"].count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 2 * 2 * 2
 
 
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
@@ -140,7 +149,7 @@ def test_matmul_fma_fallback_assembles(dtype):
         (transpose_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 1024, "B": 32}),
         (cumsum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 256}),
         (histogram_kernel, {"x_ptr": "*i32", "hist_ptr": "*i32", "n": "i32"}, {"BLOCK": 256}),
-        (dropout_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "p": "fp32", "seed": "i32"}, {"BLOCK": 512}),
+        (dropout_kernel, DROPOUT_SIG, {"BLOCK": 512}),
     ],
     ids=["transpose", "cumsum", "atomics", "dropout"],
 )
@@ -173,8 +182,8 @@ def _launcher():
 
 
 def test_launch_rejects_a_non_array_pointer_argument():
-    with pytest.raises(KernelRuntimeError, match="argument 'y': a pointer parameter needs a GPU array"):
-        _launcher()((1,), [np.zeros(4, np.float32), "oops", np.zeros(4, np.float32), 4], False)
+    with pytest.raises(KernelRuntimeError, match="argument 'x': a pointer parameter needs a GPU array"):
+        _launcher()((1,), ["oops", np.zeros(4, np.float32), np.zeros(4, np.float32), 4], False)
 
 
 def test_launch_rejects_a_wrong_argument_count():
@@ -185,3 +194,33 @@ def test_launch_rejects_a_wrong_argument_count():
 def test_launch_rejects_the_sanitizer():
     with pytest.raises(KernelRuntimeError, match="the sanitizer runs on the interpreter"):
         _launcher()((1,), [], True)
+
+
+@tilelab.jit
+def debug_kernel(x, BLOCK: tl.constexpr):
+    v = tl.load(x + tl.arange(0, BLOCK))
+    tl.device_print("v", v)
+    tl.device_assert(v < 100, "too big")
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+def test_print_and_assert_call_the_cuda_runtime():
+    ck = compile_cuda(debug_kernel, {"x": "*fp32"}, {"BLOCK": 64}, debug=True)
+    ptx = ck.asm["ptx"]
+    assert "call.uni" in ptx or "call" in ptx
+    assert "vprintf" in ptx and "__assertfail" in ptx and ck.metadata["registers"]
+
+
+@tilelab.jit
+def column_store_kernel(x_ptr, out_ptr, N: tl.constexpr, B: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    cols = tl.program_id(1) * B + tl.arange(0, B)
+    tile = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    tl.store(out_ptr + cols[None, :] * N + rows[:, None], tile)  # contiguous along dim 0
+
+
+def test_coalesce_gives_a_column_store_its_own_layout():
+    ck = compile_cuda(column_store_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 1024, "B": 64})
+    store = next(op for op in ck.module.walk() if op.name == "tt.store")
+    assert store.operands[0].type.layout.params["order"] == (0, 1)
+    assert ck.asm["ptx"].count("st.global.v4.b32") == 8 and ck.metadata["shared"] > 0

@@ -7,7 +7,6 @@ import pytest
 from tilelab.compiler import ir
 from tilelab.compiler.ir import Builder, Loc, Module, print_module, verify
 from tilelab.compiler.ir.ops import (
-    ConvertLayoutOp,
     AddPtrOp,
     AssertOp,
     AtomicCASOp,
@@ -22,6 +21,7 @@ from tilelab.compiler.ir.ops import (
     CmpOp,
     ConditionOp,
     ConstantOp,
+    ConvertLayoutOp,
     DotOp,
     ExpandDimsOp,
     FlipOp,

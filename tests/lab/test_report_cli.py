@@ -44,11 +44,16 @@ def test_report_sections_links_and_diffs(tmp_path):
 
 
 def test_report_uses_registered_html_views():
+    import sys
+
+    registry = sys.modules["tilelab.viz.views"]
+    saved = dict(registry._VIEWS)
     tilelab.viz.register_view("roofline", lambda ck: None, html=lambda ck: f"<p id='rf'>{ck.name} roof</p>")
     try:
         assert "add roof" in report_html(make_compiled())
     finally:
-        tilelab.viz.unregister_view("roofline")
+        registry._VIEWS.clear()
+        registry._VIEWS.update(saved)
 
 
 @pytest.fixture

@@ -201,6 +201,8 @@ class CpuLauncher:
         info = self.ops[str(op_id)]
         loc = _Loc(info["file"], info["line"])
         where = format_index(index, tuple(info.get("shape", ())))
+        if kind == backend.REPORT_ZERO_STEP:
+            return KernelRuntimeError(self.sources.message(loc, "for loop with a step of 0 never ends"))
         if kind == backend.REPORT_ASSERT:
             text = f"device assertion failed in program {pid} at element {where}: {info['message']}"
             return KernelRuntimeError(self.sources.message(loc, text))

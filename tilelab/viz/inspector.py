@@ -16,9 +16,10 @@ import ipywidgets as w
 from .highlight import highlight_lines
 from .linked import LinkedCode
 from .models import code_lines, diff_rows, pass_rows, source_model
+from .plugins.figures import watch_tabs
 from .render import render_code, render_note, render_table, style_block
 from .resources import resource_rows
-from .views import views
+from .views import load_builtin_views, views
 
 # (tab title, asm key, language) of the code tabs, in order.
 CODE_TABS = [("LLVM IR", "llir", "llir"), ("PTX", "ptx", "ptx"), ("SASS", "sass", "sass"), ("Assembly", "asm", "asm")]
@@ -105,6 +106,7 @@ class Inspector:
         self.compiled = compiled
         src = source_model(compiled)
         self.passes = PassesTab(compiled)
+        load_builtin_views()
         source_html = render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src")
         tabs = [("Source", w.HTML(source_html)), ("Passes", self.passes.widget)]
         tabs += [(title, _code_tab(compiled, key, lang)) for title, key, lang in CODE_TABS]
@@ -112,6 +114,7 @@ class Inspector:
         tabs += [(v.name, _plugin_tab(v, compiled)) for v in views()]
         self.titles = [t for t, _ in tabs]
         self.tab = w.Tab(children=[c for _, c in tabs], titles=self.titles)
+        watch_tabs(self.tab)  # analysis tabs draw their figures when first opened
         header = w.HTML(f"{style_block()}<b>{compiled.name}</b> · target <code>{compiled.target}</code>")
         self.widget = w.VBox([header, self.tab])
         self.widget.add_class("tl-inspector")

@@ -18,7 +18,7 @@ from .inspector import CODE_TABS
 from .models import code_lines, diff_rows, pass_rows, source_model
 from .render import render_code, render_diff, render_note, render_table, style_block
 from .resources import resource_rows
-from .views import views
+from .views import load_builtin_views, views
 
 _PAGE_CSS = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #212121; }
@@ -63,11 +63,15 @@ def _code_html(compiled, key: str, language: str) -> str:
 def _plugin_html(view, compiled) -> str:
     if view.html is None:
         return render_note(view.note if view.factory is None else f"{view.name}: interactive only.")
-    return view.html(compiled)
+    try:
+        return view.html(compiled)
+    except Exception as e:  # a broken plug-in must not take the report down
+        return render_note(f"{view.name} failed: {type(e).__name__}: {e}")
 
 
 def report_html(compiled) -> str:
     """The report page of ``compiled`` as a string."""
+    load_builtin_views()
     src = source_model(compiled)
     sections = [
         ("source", "Source", render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src"))

@@ -50,6 +50,11 @@ def unregister_view(name: str) -> None:
     _VIEWS.pop(name, None)
 
 
+def load_builtin_views() -> None:
+    """Registers the analysis views shipped with tilelab (``tilelab.viz.plugins``), once."""
+    import tilelab.viz.plugins  # noqa: F401  (importing registers them)
+
+
 def views() -> list[View]:
     """The plug-in tabs in order: the planned analyses first (registered or not), then the others."""
     out = [_VIEWS.get(name) or View(name, note=note) for name, note in _PLANNED.items()]

@@ -58,7 +58,15 @@ from tilelab.compiler.ir.ops import (
     WhileOp,
     YieldOp,
 )
-from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout, blocked, slice_layout
+from tilelab.compiler.layouts import (
+    LANE,
+    REGISTER,
+    WARP,
+    LinearLayout,
+    blocked,
+    mma_m16n8k16_accumulator,
+    slice_layout,
+)
 
 NAME = "assign-layouts"
 
@@ -81,31 +89,54 @@ ELEMENTWISE = (
 )
 
 
-def tile_layout(shape, num_warps: int) -> LinearLayout:
-    """The default layout of a tile: a blocked layout, row-major, up to 4 elements per thread.
+def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout:
+    """The default layout of a tile: blocked, up to ``vec`` consecutive elements per thread.
 
-        >>> str(tile_layout([1024], 4))
-        '#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>'
+    ``order`` lists dims fastest first (row-major ``[rank-1, ..., 0]`` by default):
+    a thread's elements, then lanes, then warps go along the fastest dim first.
+
+    >>> str(tile_layout([1024], 4))
+    '#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>'
     """
     shape = [int(s) for s in shape]
     rank = len(shape)
-    threads = 32 * num_warps
+    order = list(order) if order is not None else list(range(rank))[::-1]
+    fast = order[0]
     numel = 1
     for s in shape:
         numel *= s
     spt = [1] * rank
-    spt[-1] = max(1, min(4, shape[-1], numel // threads))
+    spt[fast] = max(1, min(vec, shape[fast], numel // (32 * num_warps)))
     tpw, wpc = [1] * rank, [1] * rank
     lanes, warps = 32, num_warps
-    for d in reversed(range(rank)):
+    for d in order:
         tpw[d] = max(1, min(lanes, shape[d] // spt[d]))
         lanes //= tpw[d]
-    tpw[-1] *= lanes  # lanes left over hold copies
-    for d in range(rank):
+    tpw[fast] *= lanes  # lanes left over hold copies
+    for d in reversed(order):
         wpc[d] = max(1, min(warps, shape[d] // (spt[d] * tpw[d])))
         warps //= wpc[d]
-    wpc[0] *= warps
-    return blocked(shape, spt, tpw, wpc, list(range(rank))[::-1])
+    wpc[order[-1]] *= warps
+    return blocked(shape, spt, tpw, wpc, order)
+
+
+def mma_layout(op: DotOp, num_warps: int) -> LinearLayout | None:
+    """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
+
+    Warps split M first (16 rows each), then N (8 columns each), as far as the tile allows.
+    """
+    a, b, c = (v.type for v in op.operands)
+    if len(c.shape) != 2 or c.element.name != "f32" or {a.element.name, b.element.name} - {"f16", "bf16"}:
+        return None
+    if a.element != b.element:
+        return None
+    m, n = c.shape
+    k = a.shape[-1]
+    wm = max(1, min(num_warps, m // 16))
+    wn = num_warps // wm
+    if m < 16 * wm or n < 8 * wn or k < 16:
+        return None
+    return mma_m16n8k16_accumulator([m, n], [wm, wn])
 
 
 def collapse(layout: LinearLayout, dims) -> LinearLayout:
@@ -122,8 +153,9 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int):
+    def __init__(self, num_warps: int, vectors: dict):
         self.num_warps = num_warps
+        self.vectors = vectors
         self.want: dict[Value, LinearLayout] = {}
         self.changed = False
 
@@ -136,10 +168,20 @@ class _Assigner:
             self.wish_op(op)
 
     def wanted(self, v: Value) -> LinearLayout:
-        return self.want.get(v) or tile_layout(v.type.shape, self.num_warps)
+        shape = tuple(v.type.shape)
+        return self.want.get(v) or tile_layout(shape, self.num_warps, self.vectors.get(shape, 4))
 
     def wish_op(self, op: Op) -> None:
-        if isinstance(op, ExpandDimsOp) and op.src.type.is_tensor:
+        if isinstance(op, DotOp):
+            layout = mma_layout(op, self.num_warps)
+            if layout is not None:
+                self.want.setdefault(op.result, layout)
+                self.want.setdefault(op.operands[2], layout)
+        elif isinstance(op, ForOp):
+            for arg, init in zip(op.body.args[1:], op.init_args):
+                if arg in self.want:
+                    self.want.setdefault(init, self.want[arg])
+        elif isinstance(op, ExpandDimsOp) and op.src.type.is_tensor:
             self.want.setdefault(op.src, slice_layout(self.wanted(op.result), op.attrs["axis"]))
         elif isinstance(op, BroadcastOp) and op.src.type.is_tensor:
             dims = [d for d, (a, b) in enumerate(zip(op.src.type.shape, op.result.type.shape)) if a != b]
@@ -172,13 +214,13 @@ class _Assigner:
         elif isinstance(op, IfOp):
             self.branches(block, op)
         elif isinstance(op, ReduceOp):
-            self.reduce(op)
+            self.reduce(block, op)
         elif isinstance(op, ExpandDimsOp):
             self.expand_dims(op)
         elif isinstance(op, ELEMENTWISE):
             self.elementwise(block, op)
         elif isinstance(op, DotOp):
-            self.fresh(op.result)
+            self.set(op.result, self.want.get(op.result) or mma_layout(op, self.num_warps) or self.wanted(op.result))
             self.convert_operand(block, op, 2, op.result.type.layout)
         else:
             for r in op.results:
@@ -208,8 +250,10 @@ class _Assigner:
         op.operands[index] = conv.result
         self.changed = True
 
-    def reduce(self, op: ReduceOp) -> None:
+    def reduce(self, block: Block, op: ReduceOp) -> None:
         axis = op.attrs["axis"]
+        for i in range(1, len(op.operands)):  # the operands are reduced together: one layout
+            self.convert_operand(block, op, i, op.operands[0].type.layout)
         for r, v in zip(op.results, op.operands):
             if r.type.is_tensor:
                 self.set(r, slice_layout(v.type.layout, axis))
@@ -263,9 +307,21 @@ class _Assigner:
         self.match_yield(op.then_block, op.results)
 
 
+def access_vectors(module: Module) -> dict[tuple, int]:
+    """Per tile shape, the elements of a 16-byte access of the narrowest type loaded or stored in that shape."""
+    vectors: dict[tuple, int] = {}
+    for op in module.walk():
+        if isinstance(op, (LoadOp, StoreOp)) and op.ptr.type.is_tensor:
+            shape = tuple(op.ptr.type.shape)
+            elem = op.ptr.type.element.pointee
+            size = 1 if elem.is_bool else elem.itemsize
+            vectors[shape] = max(vectors.get(shape, 1), 16 // max(1, size))
+    return vectors
+
+
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)))
+    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module))
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

@@ -17,7 +17,15 @@ import time
 from dataclasses import dataclass, field
 
 from .codegen import InternalCompilerError, LoadedObject, compile_llvm, target_machine
-from .context import REPORT_ASSERT, REPORT_FN_TYPE, REPORT_GLOBAL, REPORT_OUT_OF_BOUNDS, REPORT_PRINT, LoweringBug
+from .context import (
+    REPORT_ASSERT,
+    REPORT_FN_TYPE,
+    REPORT_GLOBAL,
+    REPORT_OUT_OF_BOUNDS,
+    REPORT_PRINT,
+    REPORT_ZERO_STEP,
+    LoweringBug,
+)
 from .kernel import UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
 from .types import UnsupportedType
 
@@ -60,4 +68,5 @@ __all__ = [
     "REPORT_GLOBAL",
     "REPORT_OUT_OF_BOUNDS",
     "REPORT_PRINT",
+    "REPORT_ZERO_STEP",
 ]

@@ -226,7 +226,7 @@ def linear(b: ir.IRBuilder, cs: list[ir.Value], shape) -> ir.Value:
 
 
 #: ``report`` kinds, read by the runtime's callback
-REPORT_PRINT, REPORT_ASSERT, REPORT_OUT_OF_BOUNDS = 1, 2, 3
+REPORT_PRINT, REPORT_ASSERT, REPORT_OUT_OF_BOUNDS, REPORT_ZERO_STEP = 1, 2, 3, 4
 REPORT_GLOBAL = "__tilelab_report"
 #: report(kind, op id, pid x, pid y, pid z, element index, address, data, count)
 REPORT_FN_TYPE = ir.FunctionType(ir.VoidType(), [ir.IntType(32)] * 5 + [I64, I64, ir.PointerType(), I64])

@@ -19,14 +19,14 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilelab.compiler.ir.core import FuncOp, Module
-from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, LoadOp, PrintOp, StoreOp
+from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, ForOp, LoadOp, PrintOp, StoreOp
 
 from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .context import FunctionLowering
 from .fusion import lazy_values
 from .types import I32, I64, PTR, register_type
 
-REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp)
+REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp, ForOp)
 
 
 class UnsupportedKernel(Exception):
@@ -51,7 +51,7 @@ def work_per_program(module: Module) -> int:
 
     The runtime splits a grid over threads only when the whole launch is worth it.
     """
-    from tilelab.compiler.ir.ops import ForOp, WhileOp
+    from tilelab.compiler.ir.ops import WhileOp
 
     def block_work(block, scale):
         total = 0
@@ -137,6 +137,8 @@ def _op_info(op) -> dict:
         info["prefix"] = op.attrs.get("prefix", "")
         info["hex"] = bool(op.attrs.get("hex", False))
         info["values"] = [[str(v.type.element), list(v.type.shape)] for v in op.operands]
+    elif isinstance(op, ForOp):
+        pass
     elif isinstance(op, AssertOp):
         info["message"] = op.attrs.get("message", "")
         info["shape"] = list(op.operands[0].type.shape)

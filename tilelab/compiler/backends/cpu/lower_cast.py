@@ -6,7 +6,7 @@ Rules (the interpreter's, which follow numpy ``astype``):
 * int -> int: truncate, or widen with sign extension for signed sources;
 * float -> int: truncate toward zero; out-of-range values saturate (never undefined);
 * float -> float: widen exactly; narrow to nearest even (``fptrunc``), or toward zero
-  when ``rounding == "rtz"``; bf16 narrows with bit arithmetic (types.py);
+  when ``rounding == "rtz"``; bf16 and fp8 narrow with bit arithmetic (types.py, fp8.py);
 * pointer <-> i64: the address.
 """
 
@@ -18,7 +18,7 @@ from tilelab.compiler.ir.ops import CastOp
 
 from .context import lower
 from .lower_elementwise import intrinsic, map_elements
-from .types import F32, I1, I64, bf16_to_f32, f32_to_bf16, is_bf16, register_type
+from .types import F32, I1, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
 
 
 def _float_bits(t: ir.Type) -> int:
@@ -60,12 +60,12 @@ def _narrow_rtz(lw, x, dst_t):
 
 def _float_to_float(lw, x, src, dst, rounding):
     b = lw.b
-    if is_bf16(src):
-        x = bf16_to_f32(b, x)
-    if is_bf16(dst):
+    if is_soft_float(src):
+        x = soft_to_f32(lw, x, src)
+    if is_soft_float(dst):
         x = b.fpext(x, F32) if _float_bits(x.type) < 32 else x
         x = b.fptrunc(x, F32) if _float_bits(x.type) > 32 else x
-        return f32_to_bf16(b, x, rounding)
+        return f32_to_soft(lw, x, dst, rounding)
     dst_t = register_type(dst)
     src_bits, dst_bits = _float_bits(x.type), _float_bits(dst_t)
     if src_bits < dst_bits:
@@ -77,9 +77,9 @@ def _float_to_float(lw, x, src, dst, rounding):
 
 def _int_to_float(lw, x, src, dst):
     b = lw.b
-    wide = F32 if is_bf16(dst) else register_type(dst)
+    wide = F32 if is_soft_float(dst) else register_type(dst)
     y = b.sitofp(x, wide) if src.is_signed else b.uitofp(x, wide)
-    return f32_to_bf16(b, y) if is_bf16(dst) else y
+    return f32_to_soft(lw, y, dst) if is_soft_float(dst) else y
 
 
 def convert(lw, x: ir.Value, src, dst, rounding: str = "rtne") -> ir.Value:
@@ -94,11 +94,11 @@ def convert(lw, x: ir.Value, src, dst, rounding: str = "rtne") -> ir.Value:
             return b.ptrtoint(x, register_type(dst))
         return b.inttoptr(b.zext(x, I64) if x.type.width < 64 else x, register_type(dst))
     if dst.is_bool:
-        return _to_bool(b, bf16_to_f32(b, x) if is_bf16(src) else x, src)
+        return _to_bool(b, soft_to_f32(lw, x, src) if is_soft_float(src) else x, src)
     if src.is_float and dst.is_float:
         return _float_to_float(lw, x, src, dst, rounding)
     if src.is_float:
-        return _float_to_int(lw, bf16_to_f32(b, x) if is_bf16(src) else x, dst)
+        return _float_to_int(lw, soft_to_f32(lw, x, src) if is_soft_float(src) else x, dst)
     if dst.is_float:
         return _int_to_float(lw, x, src, dst)
     return _int_to_int(b, x, src, register_type(dst))

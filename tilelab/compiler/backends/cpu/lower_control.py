@@ -31,7 +31,7 @@ from tilelab.compiler.ir.ops import (
     YieldOp,
 )
 
-from .context import REPORT_ASSERT, REPORT_PRINT, Tile, i64, lower, report
+from .context import REPORT_ASSERT, REPORT_PRINT, REPORT_ZERO_STEP, Tile, i64, lower, report
 from .types import I1, I64
 
 
@@ -82,6 +82,7 @@ def lower_for(lw, op):
     slots = make_slots(lw, inits)
     write_slots(lw, slots, inits, [lw.get(v) for v in inits])
     signed = op.operands[0].type.is_signed
+    _fail_on_zero_step(lw, op, step)
     pre = b.block
     head, body, done = (b.append_basic_block(n) for n in ("for.head", "for.body", "for.end"))
     b.branch(head)
@@ -101,6 +102,20 @@ def lower_for(lw, op):
     b.position_at_end(done)
     for r, x in zip(op.results, read_slots(lw, slots, op.results)):
         lw.values[r] = x
+
+
+def _fail_on_zero_step(lw, op, step) -> None:
+    """A step of 0 would loop forever: report it and end the program instead."""
+    b = lw.b
+    if isinstance(step, ir.Constant) and step.constant != 0:
+        return
+    bad = b.append_basic_block("for.zero_step")
+    ok = b.append_basic_block("for.start")
+    b.cbranch(b.icmp_signed("==", step, ir.Constant(step.type, 0)), bad, ok)
+    b.position_at_end(bad)
+    report(lw, REPORT_ZERO_STEP, op, i64(0))
+    b.branch(lw.fail())
+    b.position_at_end(ok)
 
 
 @lower(IfOp)

@@ -110,8 +110,8 @@ def lower_binary(lw, op):
     if t.is_float:
 
         def emit(a, c):
-            r = _FLOAT_BINARY[op.kind](lw, to_arith(lw.b, a, t), to_arith(lw.b, c, t))
-            return from_arith(lw.b, r, t)
+            r = _FLOAT_BINARY[op.kind](lw, to_arith(lw, a, t), to_arith(lw, c, t))
+            return from_arith(lw, r, t)
     else:
 
         def emit(a, c):
@@ -135,7 +135,7 @@ def lower_cmp(lw, op):
         if t.is_pointer:
             return b.icmp_unsigned(pred, b.ptrtoint(a, ir.IntType(64)), b.ptrtoint(c, ir.IntType(64)))
         if t.is_float:
-            a, c = to_arith(b, a, t), to_arith(b, c, t)
+            a, c = to_arith(lw, a, t), to_arith(lw, c, t)
             return b.fcmp_unordered(pred, a, c) if pred == "!=" else b.fcmp_ordered(pred, a, c)
         return (b.icmp_signed if t.is_signed else b.icmp_unsigned)(pred, a, c)
 
@@ -152,9 +152,8 @@ def lower_fma(lw, op):
     t = op.result.type.element
 
     def emit(a, c, d):
-        b = lw.b
-        r = intrinsic(lw, "fma", *(to_arith(b, x, t) for x in (a, c, d)))
-        return from_arith(b, r, t)
+        r = intrinsic(lw, "fma", *(to_arith(lw, x, t) for x in (a, c, d)))
+        return from_arith(lw, r, t)
 
     map_elements(lw, op, emit)
 
@@ -234,23 +233,23 @@ def lower_unary(lw, op):
     kind = op.kind
 
     def emit(x):
-        b = lw.b
         if not t.is_float:
             return _int_unary(lw, kind, t, x)
-        xa = to_arith(b, x, t)
+        xa = to_arith(lw, x, t)
         if kind in ("isnan", "isinf", "signbit"):
             return _float_predicate(lw, kind, xa)
-        return from_arith(b, _float_unary(lw, kind, xa), rt)
+        return from_arith(lw, _float_unary(lw, kind, xa), rt)
 
     map_elements(lw, op, emit)
 
 
 def arith_constant(t, value) -> ir.Constant:
-    """An LLVM constant of IR scalar type ``t`` (bf16 as its rounded bits)."""
-    if t.name == "bf16":
+    """An LLVM constant of IR scalar type ``t`` (bf16 and fp8 as their rounded bits)."""
+    if t.name in ("bf16", "fp8e4nv", "fp8e5"):
         import numpy as np
 
-        return ir.Constant(ir.IntType(16), int(np.array(value, dtype=t.np_dtype).view(np.uint16)))
+        bits = np.array(value, dtype=np.float32).astype(t.np_dtype).view(f"u{t.itemsize}")
+        return ir.Constant(ir.IntType(t.bits), int(bits))
     lt = register_type(t)
     if t.is_float:
         return ir.Constant(lt, float(value))

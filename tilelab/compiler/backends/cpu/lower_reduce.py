@@ -7,7 +7,7 @@ position the combine region runs on ``(acc..., x[o, k, i]...)``. The inner loop 
 contiguous, so LLVM vectorizes reductions along any axis but the last; along the
 last axis each row is one sequential chain in the combine's order.
 
-``dot`` converts f16/bf16 operands to f32 buffers (integers to i32) and runs
+``dot`` converts f16/bf16/fp8 operands to f32 buffers (integers to i32) and runs
 ``for m, k: for n: r[m, n] += a[m, k] * b[k, n]`` -- the inner loop streams a row of
 ``b`` into a row of ``r`` and vectorizes to FMAs.
 """
@@ -267,5 +267,5 @@ def _insert(lw, buf, elem, base, stride, k, descending):
 def _less(lw, x, y, elem):
     b = lw.b
     if elem.is_float:
-        return b.fcmp_ordered("<", to_arith(b, x, elem), to_arith(b, y, elem))
+        return b.fcmp_ordered("<", to_arith(lw, x, elem), to_arith(lw, y, elem))
     return (b.icmp_signed if elem.is_signed else b.icmp_unsigned)("<", x, y)

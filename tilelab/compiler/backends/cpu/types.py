@@ -9,10 +9,11 @@ type (what one element occupies in a buffer or an array):
 | i8 … u64 | iN (signedness lives in the ops) | iN |
 | f16, f32, f64 | half, float, double | same |
 | bf16 | i16 (the raw bits: LLVM's bfloat is not portable) | i16 |
+| fp8e4nv, fp8e5 | i8 (the raw bits, fp8.py) | i8 |
 | pointers | ptr | ptr |
 
-bf16 arithmetic widens to f32, computes, and rounds back to nearest even, which is
-what numpy does with ml_dtypes' bfloat16: ``bf16(a) + bf16(b) == bf16(f32(a) + f32(b))``.
+bf16 and fp8 arithmetic widens to f32, computes, and rounds back to nearest even,
+which is what numpy does with ml_dtypes: ``bf16(a) + bf16(b) == bf16(f32(a) + f32(b))``.
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ _REGISTER = {
     "bf16": I16,
     "f32": F32,
     "f64": F64,
+    "fp8e4nv": I8,
+    "fp8e5": I8,
 }
 
 
 class UnsupportedType(Exception):
-    """A type the CPU backend cannot lower (the fp8 formats, for now)."""
+    """A type the CPU backend cannot lower."""
 
 
 def register_type(t: Type) -> ir.Type:
@@ -70,6 +73,29 @@ def is_bf16(t: Type) -> bool:
     return isinstance(t, ScalarType) and t.name == "bf16"
 
 
+def is_soft_float(t: Type) -> bool:
+    """Floats held as raw bits and computed in f32: bf16 and the fp8 formats."""
+    return isinstance(t, ScalarType) and t.name in ("bf16", "fp8e4nv", "fp8e5")
+
+
+def soft_to_f32(lw, x: ir.Value, t: Type) -> ir.Value:
+    """Widen the bits of a bf16 / fp8 value to f32 (exact)."""
+    if is_bf16(t):
+        return bf16_to_f32(lw.b, x)
+    from .fp8 import fp8_to_f32
+
+    return fp8_to_f32(lw, x, t.name)
+
+
+def f32_to_soft(lw, x: ir.Value, t: Type, rounding: str = "rtne") -> ir.Value:
+    """Round an f32 to the bits of a bf16 / fp8 value."""
+    if is_bf16(t):
+        return f32_to_bf16(lw.b, x, rounding)
+    from .fp8 import f32_to_fp8
+
+    return f32_to_fp8(lw, x, t.name, rounding)
+
+
 def bf16_to_f32(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
     """Widen bf16 bits to f32: the bits become the high half of the f32."""
     return b.bitcast(b.shl(b.zext(bits, I32), ir.Constant(I32, 16)), F32)
@@ -89,16 +115,16 @@ def f32_to_bf16(b: ir.IRBuilder, x: ir.Value, rounding: str = "rtne") -> ir.Valu
     return b.select(is_nan, ir.Constant(I16, 0x7FC0), rounded)
 
 
-def to_arith(b: ir.IRBuilder, x: ir.Value, t: Type) -> ir.Value:
-    """A value ready for float arithmetic: bf16 bits become f32; others pass through."""
-    return bf16_to_f32(b, x) if is_bf16(t) else x
+def to_arith(lw, x: ir.Value, t: Type) -> ir.Value:
+    """A value ready for float arithmetic: bf16 / fp8 bits become f32; others pass through."""
+    return soft_to_f32(lw, x, t) if is_soft_float(t) else x
 
 
-def from_arith(b: ir.IRBuilder, x: ir.Value, t: Type) -> ir.Value:
-    """The inverse of ``to_arith``: f32 results of bf16 arithmetic are rounded back."""
-    return f32_to_bf16(b, x) if is_bf16(t) else x
+def from_arith(lw, x: ir.Value, t: Type) -> ir.Value:
+    """The inverse of ``to_arith``: f32 results of bf16 / fp8 arithmetic are rounded back."""
+    return f32_to_soft(lw, x, t) if is_soft_float(t) else x
 
 
 def arith_type(t: Type) -> ir.Type:
-    """The LLVM type arithmetic on ``t`` runs in (f32 for bf16)."""
-    return F32 if is_bf16(t) else register_type(t)
+    """The LLVM type arithmetic on ``t`` runs in (f32 for bf16 and fp8)."""
+    return F32 if is_soft_float(t) else register_type(t)

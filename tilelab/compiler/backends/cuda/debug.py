@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..cpu.types import I8, I32, I64
 from .context import GTile, const_i32, reg_indices
 
-GENERIC = ir.PointerType()
+GENERIC = I8.as_pointer()
 
 
 def _cstring(lw, text: str) -> ir.Value:
@@ -24,7 +24,8 @@ def _cstring(lw, text: str) -> ir.Value:
     g.global_constant = True
     g.linkage = "internal"
     g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
-    return lw.b.addrspacecast(g, GENERIC)
+    first = lw.b.gep(g, [const_i32(0), const_i32(0)], inbounds=True)
+    return lw.b.addrspacecast(first, GENERIC)
 
 
 def _printable(lw, value, elem) -> tuple[str, ir.Value]:
@@ -47,20 +48,17 @@ def _vprintf(lw, fmt: str, args: list) -> None:
     vprintf = lw.function("vprintf", I32, [GENERIC, GENERIC])
     if args:
         struct = ir.LiteralStructType([a.type for a in args])
-        buf = b.alloca(struct)
+        buf = lw.entry.alloca(struct)  # in the entry block: one stack slot, not one per loop trip
         for i, a in enumerate(args):
-            b.store(a, b.gep(buf, [const_i32(0), const_i32(i)], source_etype=struct))
-        arg_ptr = buf
+            b.store(a, b.gep(buf, [const_i32(0), const_i32(i)], inbounds=True))
+        arg_ptr = b.bitcast(buf, GENERIC)
     else:
         arg_ptr = ir.Constant(GENERIC, None)
     b.call(vprintf, [_cstring(lw, fmt), arg_ptr])
 
 
 def _pid(lw) -> list:
-    return [
-        lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.ctaid.{a}", I32, []), [])
-        for a in "xyz"
-    ]
+    return [lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.ctaid.{a}", I32, []), []) for a in "xyz"]
 
 
 def emit_print(lw, op) -> None:

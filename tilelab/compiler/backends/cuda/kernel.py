@@ -17,8 +17,17 @@ from llvmlite import ir
 
 from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.ir.ops import ReturnOp
+from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule of convert_layout)
 
-from . import lower_control, lower_dot, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
+from . import (  # noqa: F401  (they fill the lowering table)
+    lower_control,
+    lower_dot,
+    lower_elementwise,
+    lower_memory,
+    lower_reduce,
+    lower_shape,
+    lower_sort,
+)
 from .context import CudaLowering, LoweringBug, gpu_type, lower
 from .emit import DATALAYOUT, TRIPLE, target_machine
 from .math import libdevice_path
@@ -52,7 +61,7 @@ def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
     lw = CudaLowering(llmod, fn, num_warps)
     lw.uses_libdevice = False
     lw.axis = analyze(func)
-    for arg, param, name in zip(func.args, fn.args, func.attrs.get("arg_names") or []):
+    for param, name in zip(fn.args, func.attrs.get("arg_names") or []):
         param.name = name
     for arg, param in zip(func.args, fn.args):
         value = param

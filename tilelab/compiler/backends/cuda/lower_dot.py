@@ -52,6 +52,17 @@ def _suffix(t) -> str:
 
 @lower(DotOp)
 def lower_dot(lw, op):
+    acc_layout = op.operands[2].type.layout
+    if acc_layout.params.get("kind") == "mma":
+        from .lower_mma import lower_mma
+
+        lower_mma(lw, op)
+        return
+    lower_dot_fma(lw, op)
+
+
+def lower_dot_fma(lw, op):
+    """The FMA loop over K (see the module docstring)."""
     b = lw.b
     a, bt, acc = (lw.get(v) for v in op.operands)
     at, btt, ct = (v.type for v in op.operands)

@@ -46,6 +46,9 @@ def lower_addptr(lw, op):
 
 
 def memory_bits(t) -> int:
+    """Bits of one element in memory (bools are bytes, pointers 64-bit addresses)."""
+    if t.is_pointer:
+        return 64
     return 8 if t.is_bool else t.itemsize * 8
 
 

@@ -163,7 +163,7 @@ def lower_broadcast(lw, op):
 
 @lower(TransOp)
 def lower_trans(lw, op):
-    t, s = op.result.type, op.src.type
+    t = op.result.type
     order = list(op.attrs["order"])
     src_layout = _tile(lw, op.src).layout
 

@@ -1,0 +1,327 @@
+"""GPU benchmark: tilelab vs Triton vs torch on the same kernel sources, on one CUDA device.
+
+    python benchmarks/gpu.py                 # every case
+    python benchmarks/gpu.py add softmax     # some cases
+    python benchmarks/gpu.py --quick         # smaller sizes (a smoke run)
+
+Each kernel is written once against ``tl`` and compiled twice: with ``tilelab`` and with
+``triton`` (when installed), by handing the same Python source to each ``jit``. Every
+case first checks tilelab's (and Triton's) output against torch, then times each with
+CUDA events (median of many runs after a warmup, like ``do_bench``) and prints a
+markdown table: milliseconds, GB/s or TFLOP/s, and tilelab's time over Triton's and
+torch's. A case that fails prints its error; the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import sys
+import textwrap
+import traceback
+
+import tilelab.language as tilelab_tl
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the benchmark needs torch for inputs and references
+    sys.exit("benchmarks/gpu.py needs torch with CUDA")
+
+try:
+    import triton
+except ImportError:
+    triton = None
+
+tl = tilelab_tl  # the kernels below are plain ``tl`` source, compiled by each package
+
+
+# ----------------------------------------------------------------------------- kernel sources (tl only)
+
+
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+def layernorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    xc = tl.where(mask, x - mean, 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(xc * xc, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+    tl.store(y_ptr + row * stride + cols, (xc * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def transpose_kernel(x_ptr, out_ptr, N, B: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    cols = tl.program_id(1) * B + tl.arange(0, B)
+    tile = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    tl.store(out_ptr + cols[:, None] * N + rows[None, :], tl.trans(tile))
+
+
+def cumsum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * n_cols + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
+
+
+def dropout_kernel(x_ptr, out_ptr, n, p, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    keep = tl.rand(seed, offs) > p
+    tl.store(out_ptr + offs, tl.where(keep, x / (1 - p), 0.0), mask=mask)
+
+
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    bh = tl.program_id(1)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    base = bh * S * D
+    q = tl.load(q_ptr + base + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in range(0, S, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + base + rn[None, :] * D + rd[:, None])
+        s = tl.dot(q, k) * scale
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + base + rn[:, None] * D + rd[None, :])
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    tl.store(o_ptr + base + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(o_ptr.dtype.element_ty))
+
+
+# ----------------------------------------------------------------------------- compiling one source twice
+
+
+def jit_both(fn):
+    """``{"tilelab": kernel, "triton": kernel}`` from one source: only the imports differ."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    out = {"tilelab": _jit_from_file(source, fn.__name__, "tilelab")}
+    if triton is not None:
+        out["triton"] = _jit_from_file(source, fn.__name__, "triton")
+    return out
+
+
+def _jit_from_file(source: str, name: str, package: str):
+    """The kernel compiled by ``package``'s jit (both read the source back from a file)."""
+    import importlib.util
+    import tempfile
+
+    header = f"import {package} as triton\nimport {package}.language as tl\n\n\n@triton.jit\n"
+    with tempfile.NamedTemporaryFile("w", suffix=f"_{package}_{name}.py", delete=False) as f:
+        f.write(header + source)
+    spec = importlib.util.spec_from_file_location(f"bench_{package}_{name}", f.name)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def bench(fn, warmup=10, reps=50) -> float:
+    """Median milliseconds of ``fn()`` with CUDA events (L2 flushed before each run)."""
+    cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        cache.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def case_add(q):
+    n = 2**24 if q else 2**28
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    ks = jit_both(add_kernel)
+    runs = {k: (lambda k=k: ks[k][(triton_cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)) for k in ks}
+    return runs, lambda: x + y, out, 3 * n * 4, 0
+
+
+def case_softmax(q):
+    m, n = (2048 if q else 16384), 4096
+    x = torch.randn(m, n, device="cuda")
+    out = torch.empty_like(x)
+    ks = jit_both(softmax_kernel)
+    runs = {k: (lambda k=k: ks[k][(m,)](x, out, n, n, BLOCK=4096, num_warps=8)) for k in ks}
+    return runs, lambda: torch.softmax(x, dim=1), out, 2 * m * n * 4, 0
+
+
+def case_layernorm(q):
+    m, n = (2048 if q else 16384), 8192
+    x = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    w, b = torch.randn(n, device="cuda", dtype=torch.float16), torch.randn(n, device="cuda", dtype=torch.float16)
+    out = torch.empty_like(x)
+    ks = jit_both(layernorm_kernel)
+    runs = {k: (lambda k=k: ks[k][(m,)](x, out, w, b, n, n, 1e-5, BLOCK=8192, num_warps=8)) for k in ks}
+    ref = lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5)  # noqa: E731
+    return runs, ref, out, 2 * m * n * 2, 0
+
+
+def case_transpose(q):
+    n = 2048 if q else 8192
+    x = torch.randn(n, n, device="cuda")
+    out = torch.empty_like(x)
+    ks = jit_both(transpose_kernel)
+    runs = {k: (lambda k=k: ks[k][(n // 64, n // 64)](x, out, n, B=64)) for k in ks}
+    return runs, lambda: x.t().contiguous(), out, 2 * n * n * 4, 0
+
+
+def case_cumsum(q):
+    m, n = (2048 if q else 16384), 1024
+    x = torch.randn(m, n, device="cuda")
+    out = torch.empty_like(x)
+    ks = jit_both(cumsum_kernel)
+    runs = {k: (lambda k=k: ks[k][(m,)](x, out, n, BLOCK=1024)) for k in ks}
+    return runs, lambda: torch.cumsum(x, dim=1), out, 2 * m * n * 4, 0
+
+
+def case_dropout(q):
+    n = 2**22 if q else 2**26
+    x = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    ks = jit_both(dropout_kernel)
+    runs = {k: (lambda k=k: ks[k][(triton_cdiv(n, 1024),)](x, out, n, 0.5, 123, BLOCK=1024)) for k in ks}
+
+    def check_ref():  # dropout: kept elements are x / (1 - p), the rest 0
+        return torch.where(out != 0, x * 2, torch.zeros_like(x))
+
+    return runs, check_ref, out, 2 * n * 4, 0
+
+
+def case_matmul(q):
+    n = 1024 if q else 4096
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.float16)
+    ks = jit_both(matmul_kernel)
+    grid = (n // 128, n // 128)
+    runs = {k: (lambda k=k: ks[k][grid](a, b, c, n, n, n, BM=128, BN=128, BK=32, num_warps=8)) for k in ks}
+    return runs, lambda: a @ b, c, 3 * n * n * 2, 2 * n**3
+
+
+def case_attention(q):
+    bh, s, d = (16, 1024, 128) if q else (128, 4096, 128)
+    qkv = [torch.randn(bh, s, d, device="cuda", dtype=torch.float16) for _ in range(3)]
+    o = torch.empty_like(qkv[0])
+    scale = 1 / math.sqrt(d)
+    ks = jit_both(attention_kernel)
+    runs = {k: (lambda k=k: ks[k][(s // 128, bh)](*qkv, o, s, scale, D=d, BM=128, BN=64, num_warps=8)) for k in ks}
+
+    def ref():
+        return torch.nn.functional.scaled_dot_product_attention(*(t[None] for t in qkv))[0]
+
+    return runs, ref, o, 4 * bh * s * d * 2, 4 * bh * s * s * d
+
+
+CASES = {
+    "add": case_add,
+    "softmax": case_softmax,
+    "layernorm": case_layernorm,
+    "transpose": case_transpose,
+    "cumsum": case_cumsum,
+    "dropout": case_dropout,
+    "matmul": case_matmul,
+    "attention": case_attention,
+}
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def run_case(name, quick) -> str:
+    runs, ref, out, nbytes, flops = CASES[name](quick)
+    row = {"case": name}
+    for impl in ("tilelab", "triton"):
+        if impl not in runs:
+            row[impl] = "n/a"
+            continue
+        try:
+            out.fill_(float("nan")) if out.is_floating_point() else None
+            runs[impl]()
+            torch.cuda.synchronize()
+            expect = ref()
+            err = (out.float() - expect.float()).abs().max().item()
+            tol = 2e-2 if out.dtype == torch.float16 or flops else 1e-4
+            if not err <= tol * max(1.0, expect.float().abs().max().item()):
+                row[impl] = f"WRONG (max err {err:.3g})"
+                continue
+            row[impl] = bench(runs[impl])
+        except Exception as e:  # a failing case reports and the others go on
+            row[impl] = f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:80]}"
+            traceback.print_exc(file=sys.stderr)
+    row["torch"] = bench(ref)
+    return _format(row, nbytes, flops)
+
+
+def _format(row, nbytes, flops) -> str:
+    def cell(v):
+        if not isinstance(v, float):
+            return str(v)
+        rate = f"{flops / v / 1e9:.1f} TFLOP/s" if flops else f"{nbytes / v / 1e6:.0f} GB/s"
+        return f"{v:.3f} ms ({rate})"
+
+    t, tr, th = row["tilelab"], row.get("triton"), row["torch"]
+    ratio_tr = f"{t / tr:.2f}x" if isinstance(t, float) and isinstance(tr, float) else "-"
+    ratio_th = f"{t / th:.2f}x" if isinstance(t, float) else "-"
+    return f"| {row['case']} | {cell(t)} | {cell(tr)} | {cell(th)} | {ratio_tr} | {ratio_th} |"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="*", default=list(CASES), help=f"some of: {', '.join(CASES)}")
+    parser.add_argument("--quick", action="store_true", help="smaller problem sizes")
+    args = parser.parse_args(argv)
+    print(f"device: {torch.cuda.get_device_name()}, triton: {getattr(triton, '__version__', 'not installed')}")
+    print("| case | tilelab | triton | torch | tilelab/triton | tilelab/torch |")
+    print("|---|---|---|---|---|---|")
+    for name in args.cases:
+        try:
+            print(run_case(name, args.quick), flush=True)
+        except Exception as e:
+            print(f"| {name} | ERROR {type(e).__name__}: {str(e).splitlines()[0][:100]} | | | | |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

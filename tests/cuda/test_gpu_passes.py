@@ -1,0 +1,192 @@
+"""Golden tests of the GPU passes: assign-layouts and remove-layout-conversions."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from tilelab.compiler.interpreter import run_kernel
+from tilelab.compiler.ir import print_module, verify
+from tilelab.compiler.ir.ops import ConvertLayoutOp
+from tilelab.compiler.ir.parser import parse_module
+from tilelab.compiler.layouts import slice_layout
+from tilelab.compiler.passes import assign_layouts, remove_layout_conversions
+from tilelab.compiler.passes.assign_layouts import tile_layout
+
+
+def kernel(body: str, args: str = "%x: !ptr<f32>") -> str:
+    lines = "\n".join("  " + line for line in textwrap.dedent(body).strip().splitlines())
+    return f"tt.func @k({args}) {{\n{lines}\n  tt.return\n}}\n"
+
+
+def assigned(text: str):
+    module = parse_module(text)
+    changed = assign_layouts.run(module)
+    verify(module)
+    return module, changed
+
+
+def values_by_name(module) -> dict:
+    return {op.name + str(i): op for i, op in enumerate(module.kernel.body.ops)}
+
+
+def test_tile_layout_docstring_example():
+    assert str(tile_layout([1024], 4)) == "#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>"
+
+
+def test_expand_dims_and_broadcast_need_no_conversion():
+    module, changed = assigned(
+        kernel(
+            """
+            %0 = tt.make_range {start = 0, end = 64} : tensor<64xi32>
+            %1 = tt.expand_dims %0 {axis = 1} : tensor<64x1xi32>
+            %2 = tt.broadcast %1 : tensor<64x64xi32>
+            """
+        )
+    )
+    rng, expand, bcast = module.kernel.body.ops[:3]
+    assert changed and not any(isinstance(op, ConvertLayoutOp) for op in module.walk())
+    assert bcast.result.type.layout == tile_layout([64, 64], 4)
+    assert rng.result.type.layout == slice_layout(expand.result.type.layout, 1)
+
+
+def test_reduction_gives_the_slice_of_its_operand_layout():
+    module, _ = assigned(
+        kernel(
+            """
+            %0 = arith.constant {value = 1.0} : tensor<32x128xf32>
+            %1 = tt.reduce %0 {axis = 1} : tensor<32xf32> {
+              ^bb(%a: f32, %b: f32):
+                %2 = arith.add %a, %b : f32
+                tt.reduce.return %2 : f32
+            }
+            """
+        )
+    )
+    const, red = module.kernel.body.ops[:2]
+    assert red.result.type.layout == slice_layout(const.result.type.layout, 1)
+
+
+def test_mixed_layouts_get_a_conversion_before_the_user():
+    text = kernel(
+        """
+        %0 = tt.make_range {start = 0, end = 64} : tensor<64xi32>
+        %1 = tt.expand_dims %0 {axis = 1} : tensor<64x1xi32>
+        %2 = tt.broadcast %1 : tensor<64x64xi32>
+        %3 = tt.trans %2 {order = [1, 0]} : tensor<64x64xi32>
+        %4 = arith.add %2, %3 : tensor<64x64xi32>
+        """
+    )
+    module, _ = assigned(text)
+    converts = [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]
+    assert len(converts) <= 1
+    add = module.kernel.body.ops[-2]
+    assert add.operands[0].type.layout == add.operands[1].type.layout == add.result.type.layout
+
+
+def test_negative_elementwise_chain_of_one_layout_needs_no_conversion():
+    module, _ = assigned(
+        kernel(
+            """
+            %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+            %1 = arith.add %0, %0 : tensor<256xi32>
+            %2 = arith.mul %1, %0 : tensor<256xi32>
+            """
+        )
+    )
+    assert not any(isinstance(op, ConvertLayoutOp) for op in module.walk())
+    assert len({op.result.type.layout for op in module.kernel.body.ops[:3]}) == 1
+
+
+def test_loop_carried_tile_keeps_its_initial_layout():
+    module, _ = assigned(
+        kernel(
+            """
+            %0 = arith.constant {value = 0} : i32
+            %1 = arith.constant {value = 4} : i32
+            %2 = arith.constant {value = 1} : i32
+            %3 = tt.make_range {start = 0, end = 128} : tensor<128xi32>
+            %4 = scf.for %i = %0 to %1 step %2 iter_args(%acc = %3) -> (tensor<128xi32>) {
+              %5 = arith.add %acc, %acc : tensor<128xi32>
+              scf.yield %5 : tensor<128xi32>
+            }
+            """
+        )
+    )
+    loop = module.kernel.body.ops[4]
+    layout = loop.init_args[0].type.layout
+    assert loop.body.args[1].type.layout == layout == loop.results[0].type.layout
+
+
+def test_layouts_do_not_change_what_the_kernel_computes(rng):
+    text = kernel(
+        """
+        %0 = tt.make_range {start = 0, end = 64} : tensor<64xi32>
+        %1 = tt.expand_dims %0 {axis = 1} : tensor<64x1xi32>
+        %2 = tt.broadcast %1 : tensor<64x64xi32>
+        %3 = tt.trans %2 {order = [1, 0]} : tensor<64x64xi32>
+        %4 = arith.add %2, %3 : tensor<64x64xi32>
+        %5 = tt.splat %x : tensor<64x64x!ptr<i32>>
+        %6 = tt.addptr %5, %3 : tensor<64x64x!ptr<i32>>
+        tt.store %6, %4 : tensor<64x64x!ptr<i32>>
+        """,
+        "%x: !ptr<i32>",
+    )
+    outs = []
+    for transform in (False, True):
+        module = parse_module(text)
+        if transform:
+            assign_layouts.run(module)
+        out = rng.integers(-100, 100, size=64, dtype=np.int32)
+        run_kernel(module, grid=(1, 1, 1), args=[out])
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[0][5] == 5 + 63
+
+
+# ---------------------------------------------------------------- remove-layout-conversions
+
+
+def _with_converts(chain: bool):
+    module, _ = assigned(
+        kernel("%0 = tt.make_range {start = 0, end = 128} : tensor<128xi32>\n%1 = arith.add %0, %0 : tensor<128xi32>")
+    )
+    body = module.kernel.body
+    rng, add = body.ops[:2]
+    layout = rng.result.type.layout
+    other = tile_layout([128], 2)
+    first = ConvertLayoutOp(rng.result, rng.result.type.with_layout(other if chain else layout))
+    body.insert(1, first)
+    src = first.result
+    if chain:
+        second = ConvertLayoutOp(first.result, rng.result.type.with_layout(layout))
+        body.insert(2, second)
+        src = second.result
+    add.operands = [src, src]
+    return module, add, rng
+
+
+def test_conversion_to_the_same_layout_goes():
+    module, add, rng = _with_converts(chain=False)
+    assert remove_layout_conversions.run(module)
+    assert add.operands == [rng.result, rng.result]
+    assert not any(isinstance(op, ConvertLayoutOp) for op in module.walk())
+
+
+def test_chain_back_to_the_source_layout_goes():
+    module, add, rng = _with_converts(chain=True)
+    assert remove_layout_conversions.run(module)
+    assert add.operands == [rng.result, rng.result]
+    assert "ttg.convert_layout" not in print_module(module)
+
+
+def test_negative_a_real_conversion_stays():
+    module, add, rng = _with_converts(chain=False)
+    remove_layout_conversions.run(module)
+    other = tile_layout([128], 2)
+    conv = ConvertLayoutOp(rng.result, rng.result.type.with_layout(other))
+    module.kernel.body.insert(1, conv)
+    add.operands = [conv.result, conv.result]
+    assert not remove_layout_conversions.run(module)
+    assert "ttg.convert_layout" in print_module(module)
