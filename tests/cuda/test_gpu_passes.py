@@ -11,7 +11,7 @@ from tilelab.compiler.ir import print_module, verify
 from tilelab.compiler.ir.ops import ConvertLayoutOp
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.layouts import slice_layout
-from tilelab.compiler.passes import assign_layouts, remove_layout_conversions
+from tilelab.compiler.passes import assign_layouts, coalesce, remove_layout_conversions
 from tilelab.compiler.passes.assign_layouts import tile_layout
 
 
@@ -190,3 +190,45 @@ def test_negative_a_real_conversion_stays():
     add.operands = [conv.result, conv.result]
     assert not remove_layout_conversions.run(module)
     assert "ttg.convert_layout" in print_module(module)
+
+
+# ---------------------------------------------------------------- coalesce
+
+
+def _store_kernel(ptr_index: str) -> str:
+    return kernel(
+        f"""
+        %0 = tt.make_range {{start = 0, end = 64}} : tensor<64xi32>
+        %1 = tt.expand_dims %0 {{axis = 1}} : tensor<64x1xi32>
+        %2 = tt.expand_dims %0 {{axis = 0}} : tensor<1x64xi32>
+        %3 = arith.constant {{value = 64}} : tensor<{ptr_index}xi32>
+        %4 = arith.mul {"%1" if ptr_index == "64x1" else "%2"}, %3 : tensor<{ptr_index}xi32>
+        %5 = tt.broadcast %4 : tensor<64x64xi32>
+        %6 = tt.broadcast {"%2" if ptr_index == "64x1" else "%1"} : tensor<64x64xi32>
+        %7 = arith.add %5, %6 : tensor<64x64xi32>
+        %8 = tt.splat %x : tensor<64x64x!ptr<i32>>
+        %9 = tt.addptr %8, %7 : tensor<64x64x!ptr<i32>>
+        tt.store %9, %7 : tensor<64x64x!ptr<i32>>
+        """,
+        "%x: !ptr<i32>",
+    )
+
+
+def _coalesced(text):
+    module = parse_module(text)
+    assign_layouts.run(module)
+    changed = coalesce.run(module)
+    verify(module)
+    store = next(op for op in module.walk() if op.name == "tt.store")
+    return changed, store
+
+
+def test_column_contiguous_store_gets_a_column_major_layout():
+    changed, store = _coalesced(_store_kernel("1x64"))  # address = row + 64 * col
+    assert changed and store.operands[0].type.layout.params["order"] == (0, 1)
+    assert all(isinstance(v.defining_op, ConvertLayoutOp) for v in store.operands)
+
+
+def test_negative_row_contiguous_store_keeps_its_layout():
+    changed, store = _coalesced(_store_kernel("64x1"))  # address = 64 * row + col
+    assert not changed and store.operands[0].type.layout.params["order"] == (1, 0)

@@ -60,6 +60,16 @@ def test_disk_cache_skips_the_frontend(builds, rng, isolated):
     assert len(entry_dirs(isolated)) == 1
 
 
+def test_disk_cache_keeps_function_attributes(rng, isolated):
+    """Facts the IR text leaves out (alignment, source) come back from a cache entry too."""
+    first = run_add(rng, n=256, kernel=fresh_add())
+    second = run_add(rng, n=256, kernel=fresh_add())
+    assert second.from_cache
+    before, after = first.module.kernel.attrs, second.module.kernel.attrs
+    assert after["arg_divisibility"] == before["arg_divisibility"] == (16, 16, 16, 16)
+    assert after["source"] == before["source"] and after["first_line"] == before["first_line"]
+
+
 def test_disk_entry_is_json_and_blobs(rng, isolated):
     run_add(rng)
     (entry,) = entry_dirs(isolated)

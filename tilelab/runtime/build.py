@@ -117,7 +117,27 @@ def _to_payload(ck: CompiledKernel) -> dict:
         "artifact_asm": ck.artifact.asm,
         "artifact_metadata": ck.artifact.metadata,
         "passes": records,
+        "func_attrs": _func_attrs(ck.module),
     }
+
+
+#: Function attributes the IR text does not carry, kept beside it in the cache entry.
+_KEPT_FUNC_ATTRS = ("arg_divisibility", "source", "filename", "first_line", "kernel")
+
+
+def _func_attrs(module) -> dict:
+    """Per function, the attributes the printer leaves out (JSON-safe)."""
+    out = {}
+    for f in module.funcs:
+        kept = {k: f.attrs[k] for k in _KEPT_FUNC_ATTRS if k in f.attrs}
+        out[f.sym_name] = {k: list(v) if isinstance(v, tuple) else v for k, v in kept.items()}
+    return out
+
+
+def _restore_func_attrs(module, saved: dict) -> None:
+    for f in module.funcs:
+        for k, v in saved.get(f.sym_name, {}).items():
+            f.attrs[k] = tuple(v) if isinstance(v, list) else v
 
 
 def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
@@ -127,6 +147,7 @@ def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
         module = stages.parse_ir(payload["asm"]["tile"])
     except Exception:  # an entry the parser rejects is rebuilt, never trusted
         return None
+    _restore_func_attrs(module, payload.get("func_attrs", {}))
     module.attrs.setdefault("constants", dict(constants))
     module.attrs.setdefault("signature", dict(payload["signature"]))
     artifact = Artifact(payload["artifact_asm"], payload["artifact_metadata"], blobs)

@@ -120,9 +120,11 @@ def access_width(lw, op, layout, elem) -> int:
     if layout is None:
         return 1
     info = lw.axis
+    order = layout.params.get("order")
+    dim = order[0] if order else layout.rank - 1
     mask = info[op.mask] if op.mask is not None else None
-    by_address = vector_width(info[op.ptr], max(1, memory_bits(elem) // 8), -1, mask)
-    return max(1, min(by_address, contiguous_elements(layout, -1)))
+    by_address = vector_width(info[op.ptr], max(1, memory_bits(elem) // 8), dim, mask)
+    return max(1, min(by_address, contiguous_elements(layout, dim)))
 
 
 # ------------------------------------------------------------------ load
