@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.support.ir_builders import KernelBuilder, io_kernel, poisoned  # noqa: F401
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.runtime.cpu_target import CpuTarget
-
-from .builders import KernelBuilder, io_kernel, poisoned  # noqa: F401
 
 TOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 1e-12}
 

@@ -5,10 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import io_kernel, poisoned
 from tilelab.runtime.cpu_target import CpuTarget, num_threads
 from tilelab.runtime.targets import Artifact
-
-from .builders import io_kernel, poisoned
 
 
 def scale_kernel():
@@ -70,10 +69,9 @@ def test_small_launches_stay_on_one_thread(monkeypatch):
 
 def test_calls_left_uninlined_are_reported_with_their_line():
     """The common passes inline every call; a module that still has one is refused clearly."""
+    from tests.support.ir_builders import KernelBuilder
     from tilelab.compiler.backends.cpu import UnsupportedKernel
     from tilelab.compiler.ir import ops as O
-
-    from .builders import KernelBuilder
 
     k = KernelBuilder("caller", {"x": "*fp32"})
     k.line(9)

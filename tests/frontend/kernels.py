@@ -34,7 +34,7 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK:
         a_ptrs += BK
         b_ptrs += BK * N
     mask = (rm[:, None] < M) & (rn[None, :] < N)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=mask)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
 @jit

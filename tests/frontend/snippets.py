@@ -223,3 +223,14 @@ def helper_with_early_return(n):
     if n > 0:
         return n
     return -n
+
+
+def widened_loop_scalars(x_ptr, i_ptr, n, B: tl.constexpr):
+    acc = 0
+    for i in range(n):
+        acc += 0.5
+    j = 0
+    while j < n:
+        j += 1.5
+    tl.store(x_ptr, acc)
+    tl.store(x_ptr + 1, j)

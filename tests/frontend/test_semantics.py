@@ -1,11 +1,13 @@
 """Result types of operators in built kernels: division, remainders, pointers, casts, dot."""
 
+import numpy as np
 import pytest
 
 import tilelab.language as tl
 from tilelab.compiler.frontend import build_module
+from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module, verify
-from tilelab.compiler.ir.types import PointerType, f16, i32
+from tilelab.compiler.ir.types import PointerType, f16, f32, i32
 
 from . import snippets
 
@@ -53,3 +55,22 @@ def test_dtype_surface():
     assert tl.pointer_type(tl.float32).element_ty == tl.float32
     assert tl.uint8.is_int_unsigned() and not tl.int8.is_int_unsigned()
     assert tl.cdiv(10, 4) == 3
+
+
+def test_loop_scalars_widen_to_float(rng):
+    """An int literal that a loop body adds floats to is carried as f32 (the loop is built again)."""
+    sig = {"x_ptr": PointerType(f32), "i_ptr": PointerType(i32), "n": i32}
+    m = build_module(snippets.widened_loop_scalars, sig, {"B": 16})
+    verify(m)
+    text = print_module(m, locs=False)
+    assert "scf.for" in text and "scf.while" in text
+    n = int(rng.integers(3, 20))
+    out = np.full(2, np.nan, np.float32)
+    run_kernel(m, (1,), [out, np.zeros(1, np.int32), n])
+    np.testing.assert_array_equal(out, [0.5 * n, 1.5 * -(-n // 1.5)])
+
+
+def test_tl_math_shares_the_core_builtins():
+    """``tl.math.fma`` and ``tl.fma`` are one function (Triton exposes both names)."""
+    for name in ("fma", "umulhi", "fdiv", "div_rn"):
+        assert getattr(tl.math, name) is getattr(tl, name)

@@ -33,7 +33,7 @@ def unsigned_literals(a_ptr, out_ptr, B: tl.constexpr):
 def test_unsigned_tile_with_python_ints_matches_numpy():
     rng = np.random.default_rng()
     a = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
-    out = np.zeros((8, 64), np.uint32)
+    out = np.full((8, 64), 0xDEADBEEF, np.uint32)  # poisoned: every element must be written
     m = build_module(unsigned_literals, {"a_ptr": P(u32), "out_ptr": P(u32)}, {"B": 64})
     interpreter.run_kernel(m, (1, 1, 1), [a, out])
     u = np.uint32
@@ -61,7 +61,7 @@ def narrow_literals(a_ptr, out_ptr, B: tl.constexpr):
 def test_u8_tile_with_literal_stays_u8():
     rng = np.random.default_rng()
     a = rng.integers(0, 256, 32, dtype=np.uint8)
-    out = np.zeros(32, np.uint8)
+    out = np.full(32, 0xA5, np.uint8)  # poisoned
     m = build_module(narrow_literals, {"a_ptr": P(u8), "out_ptr": P(u8)}, {"B": 32})
     interpreter.run_kernel(m, (1, 1, 1), [a, out])
     np.testing.assert_array_equal(out, a + np.uint8(200))

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import KernelBuilder, poisoned
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import ops as O
-
-from .builders import KernelBuilder, poisoned
 
 B = 64
 

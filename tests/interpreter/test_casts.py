@@ -4,11 +4,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import io_kernel, poisoned
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir.ops import BitcastOp, CastOp
 from tilelab.compiler.ir.types import parse_type, tensor
-
-from .builders import io_kernel, poisoned
 
 N = 64
 

@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import KernelBuilder, poisoned
 from tilelab.compiler.interpreter import KernelRuntimeError, run_kernel
 from tilelab.compiler.ir import ops as O
 from tilelab.compiler.ir.types import f32, tensor
-
-from .builders import KernelBuilder, poisoned
 
 B = 32
 

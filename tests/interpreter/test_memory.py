@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import KernelBuilder, io_kernel, poisoned
 from tilelab.compiler.interpreter import KernelRuntimeError, run_kernel
 from tilelab.compiler.ir.ops import BitcastOp, SelectOp
 from tilelab.compiler.ir.types import PointerType, i32
-
-from .builders import KernelBuilder, io_kernel, poisoned
 
 
 def test_vector_add_masked_tail(rng):

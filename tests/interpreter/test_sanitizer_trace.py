@@ -5,10 +5,9 @@ import re
 import numpy as np
 import pytest
 
+from tests.support.ir_builders import KernelBuilder, io_kernel, poisoned
 from tilelab.compiler.interpreter import AccessRecord, KernelRuntimeError, run_kernel
 from tilelab.compiler.ir import ops as O
-
-from .builders import KernelBuilder, io_kernel, poisoned
 
 
 def unmasked_copy(block=32):
@@ -44,7 +43,7 @@ def test_out_of_bounds_store_reports_first_bad_masked_lane(rng):
     """Only active lanes count: the first bad one is reported by its tile index."""
     module = io_kernel(["i32"], "i32", lambda k, x: x, block=16)
     x = rng.integers(0, 9, 16, dtype=np.int32)
-    out = np.zeros(10, np.int32)
+    out = np.full(10, -1, np.int32)  # poisoned: x holds 0..8
     with pytest.raises(KernelRuntimeError, match=r"out-of-bounds store in program \(0, 0, 0\) at element \[10\]"):
         run_kernel(module, (1,), [x, out, 16], sanitize=True)
     run_kernel(module, (1,), [x, out, 10])  # masked to 10 lanes: fine

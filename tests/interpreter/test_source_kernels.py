@@ -13,25 +13,6 @@ def build(fn, signature: dict[str, str], **constants):
     return build_module(fn, {k: parse_type(v) for k, v in signature.items()}, constants)
 
 
-def softmax(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < n_cols
-    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(out_ptr + row * n_cols + offs, e / tl.sum(e, axis=0), mask=mask)
-
-
-def test_softmax_rows(rng):
-    module = build(softmax, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": "i32"}, BLOCK=128)
-    x = rng.standard_normal((6, 100)).astype(np.float32)
-    out = np.full_like(x, np.nan)
-    run_kernel(module, (6,), [x, out, 100])
-    ref = np.exp(x - x.max(1, keepdims=True))
-    np.testing.assert_allclose(out, ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
-
-
 def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)

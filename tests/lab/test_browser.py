@@ -62,6 +62,10 @@ def lab(tmp_path_factory):
     settings = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    # No "get notified about Jupyter news?" toast over the screenshot (and no network to fetch news).
+    news = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
     port = _free_port()
     args = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--allow-root"]
     args += ["--ServerApp.token=", "--ServerApp.password=", "--ServerApp.open_browser=False"]
@@ -116,8 +120,9 @@ def test_inspector_renders_in_jupyterlab(lab):
                 "opts => opts.filter(o => o.textContent.includes('←')).map(o => o.value)"
             )
             code_lines.select_option(values[len(values) // 2])
-            page.wait_for_timeout(500)
-            assert inspector.locator(".tl-line.tl-hl").count() >= 2  # the IR line and its source line
+            # the IR line and its source line get highlighted (a kernel round trip: allow for a busy machine)
+            inspector.locator(".tl-line.tl-hl").nth(1).wait_for(timeout=30_000)
+            assert inspector.locator(".tl-line.tl-hl").count() >= 2
             inspector.scroll_into_view_if_needed()
             inspector.screenshot(path=str(OUTPUT / "inspector.png"))
         finally:

@@ -98,3 +98,12 @@ def test_resource_rows_cuda_has_occupancy_cpu_not():
     assert "estimated occupancy" in cuda and cuda["registers / thread"] == "40"
     cpu = dict(resource_rows(make_compiled()))
     assert "estimated occupancy" not in cpu and cpu["compile time"].endswith("ms")
+
+
+def test_locations_show_the_file_name_only():
+    from tilelab.viz.models import code_lines, diff_rows
+
+    text = '%0 = tt.get_program_id {axis = 0} : i32 loc("/tmp/ipykernel_1/123.py":3:11)\n'
+    assert code_lines(text, "tile")[0].text.endswith('loc("123.py":3:11)')
+    assert code_lines(text, "tile")[0].src_line == 3
+    assert all('"/tmp' not in r.text for r in diff_rows(text, text))

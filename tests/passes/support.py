@@ -31,6 +31,14 @@ def docstring_example(pass_module) -> tuple[str, str]:
     return textwrap.dedent(before), textwrap.dedent(after)
 
 
+def assert_docstring_example(pass_module) -> None:
+    """The pass turns its docstring's ``before:`` IR into exactly its ``after:`` IR, and says it changed it."""
+    before, after = docstring_example(pass_module)
+    out, changed = run_pass(pass_module, before)
+    assert changed, "the docstring example must show the pass firing"
+    assert out == canonical(after)
+
+
 def func(body: str, args: str = "%x: !ptr<f32>") -> str:
     """A kernel ``@k(args)`` around ``body`` (IR lines; ``tt.return`` is added)."""
     lines = textwrap.dedent(body).strip().splitlines()

@@ -8,7 +8,7 @@ import pytest
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.passes import canonicalize, tracing
 
-from .support import assert_same_values, canonical, docstring_example, func, run_pass
+from .support import assert_docstring_example, assert_same_values, canonical, func, run_pass
 
 
 def _fold(body: str, args: str = "%x: !ptr<f32>") -> str:
@@ -25,8 +25,7 @@ def _unchanged(body: str, args: str = "%x: !ptr<f32>") -> None:
 
 
 def test_docstring_example():
-    before, after = docstring_example(canonicalize)
-    assert run_pass(canonicalize, before)[0] == canonical(after)
+    assert_docstring_example(canonicalize)
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,11 @@ import numpy as np
 
 from tilelab.compiler.passes import cse
 
-from .support import assert_same_values, canonical, docstring_example, func, run_pass
+from .support import assert_docstring_example, assert_same_values, canonical, func, run_pass
 
 
 def test_docstring_example():
-    before, after = docstring_example(cse)
-    assert run_pass(cse, before)[0] == canonical(after)
+    assert_docstring_example(cse)
 
 
 def test_equal_splats_merge():

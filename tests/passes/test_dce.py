@@ -6,12 +6,11 @@ import numpy as np
 
 from tilelab.compiler.passes import dce
 
-from .support import assert_same_values, canonical, docstring_example, func, run_pass
+from .support import assert_docstring_example, assert_same_values, canonical, func, run_pass
 
 
 def test_docstring_example():
-    before, after = docstring_example(dce)
-    assert run_pass(dce, before)[0] == canonical(after)
+    assert_docstring_example(dce)
 
 
 def test_dead_chain_and_pure_if_go():

@@ -8,12 +8,11 @@ import pytest
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.passes import inline
 
-from .support import assert_same_values, canonical, docstring_example, run_pass
+from .support import assert_docstring_example, assert_same_values, canonical, docstring_example, run_pass
 
 
 def test_docstring_example():
-    before, after = docstring_example(inline)
-    assert run_pass(inline, before)[0] == canonical(after)
+    assert_docstring_example(inline)
 
 
 NESTED = """

@@ -6,12 +6,11 @@ import numpy as np
 
 from tilelab.compiler.passes import licm
 
-from .support import assert_same_values, canonical, docstring_example, func, run_pass
+from .support import assert_docstring_example, assert_same_values, canonical, func, run_pass
 
 
 def test_docstring_example():
-    before, after = docstring_example(licm)
-    assert run_pass(licm, before)[0] == canonical(after)
+    assert_docstring_example(licm)
 
 
 def test_hoists_out_of_nested_loops():

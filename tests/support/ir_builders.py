@@ -1,4 +1,4 @@
-"""A small kernel builder for interpreter tests: tile IR by hand, without the frontend.
+"""A small kernel builder for interpreter and CPU backend tests: tile IR by hand, without the frontend.
 
     k = KernelBuilder("add", {"x": "*fp32", "out": "*fp32", "n": "i32"})
     offs, mask = k.block_offsets(128, k.arg("n"))

@@ -7,6 +7,7 @@ y = tl.math.rsqrt(x)     # the same functions live in tl.math
 from __future__ import annotations
 
 from ..compiler.frontend.values import builtin
+from .core import div_rn, fdiv, fma, umulhi  # noqa: F401  (also part of tl.math)
 
 
 def _unary(kind, doc, float_only=True):
@@ -58,30 +59,6 @@ def pow(x, y, _semantic=None):
 def atan2(y, x, _semantic=None):
     """The angle of the point ``(x, y)``."""
     return _semantic.math_binary("atan2", y, x)
-
-
-@builtin
-def fma(x, y, z, _semantic=None):
-    """``x * y + z`` with one rounding."""
-    return _semantic.fma(x, y, z)
-
-
-@builtin
-def div_rn(x, y, _semantic=None):
-    """``x / y`` rounded to nearest."""
-    return _semantic.math_binary("fdiv", x, y)
-
-
-@builtin
-def fdiv(x, y, ieee_rounding=False, _semantic=None):
-    """``x / y`` on floats."""
-    return _semantic.math_binary("fdiv", x, y)
-
-
-@builtin
-def umulhi(x, y, _semantic=None):
-    """High half of the integer product."""
-    return _semantic.math_binary("umulhi", x, y)
 
 
 @builtin

@@ -20,6 +20,7 @@ from .cache import DiskCache
 from .compiled import CompiledKernel
 from .keys import cache_key
 from .targets import Artifact, get_target
+from .texts import merged, ready_texts, with_makers
 
 SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
@@ -47,7 +48,7 @@ def _compile_fresh(fn, signature, constants, divisibility, target_name, options,
     artifact = target.compile(module, dict(options))
     metadata = {"shared": 0, "registers": None, "spills": None, **options, **artifact.metadata}
     metadata["compile_seconds"] = time.perf_counter() - start
-    asm = {"tile": stages.print_ir(module), **artifact.asm}
+    asm = merged({"tile": stages.print_ir(module)}, artifact.asm)  # lazy texts stay lazy
     ck = _kernel(fn, module, target_name, signature, constants, options, asm, metadata, records)
     ck.artifact = artifact
     ck.launcher = target.load(artifact, module)
@@ -112,9 +113,9 @@ def _to_payload(ck: CompiledKernel) -> dict:
         "name": ck.name,
         "signature": ck.signature,
         "options": ck.options,
-        "asm": ck.asm,
+        "asm": ready_texts(ck.asm),  # texts a target emits on demand are rebuilt after loading
         "metadata": ck.metadata,
-        "artifact_asm": ck.artifact.asm,
+        "artifact_asm": ready_texts(ck.artifact.asm),
         "artifact_metadata": ck.artifact.metadata,
         "passes": records,
         "func_attrs": _func_attrs(ck.module),
@@ -150,13 +151,14 @@ def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
     _restore_func_attrs(module, payload.get("func_attrs", {}))
     module.attrs.setdefault("constants", dict(constants))
     module.attrs.setdefault("signature", dict(payload["signature"]))
-    artifact = Artifact(payload["artifact_asm"], payload["artifact_metadata"], blobs)
+    target = get_target(target_name)
+    artifact = Artifact(with_makers(target, payload["artifact_asm"]), payload["artifact_metadata"], blobs)
     records = [StoredPassRecord(**r) for r in payload["passes"]]
     ck = _kernel(
         fn, module, target_name, payload["signature"], constants, payload["options"],
-        payload["asm"], payload["metadata"], records,
+        with_makers(target, payload["asm"]), payload["metadata"], records,
     )  # fmt: skip
     ck.artifact = artifact
-    ck.launcher = get_target(target_name).load(artifact, module)
+    ck.launcher = target.load(artifact, module)
     ck.from_cache = True
     return ck

@@ -44,6 +44,7 @@ class CompiledKernel:
     artifact: object = None
     launcher: object = field(default=None, repr=False)
     from_cache: bool = False
+    _plan: list | None = field(default=None, repr=False, compare=False)  # (name, parsed type) per argument
 
     def __getitem__(self, grid):
         """``ck[grid]`` -> a function taking the ``arg_names`` arguments (positional or by name)."""
@@ -73,18 +74,32 @@ class CompiledKernel:
 
     def launch(self, grid, values: dict, sanitize=None):
         """Launch over ``grid`` with ``values`` (name -> launch value of each of ``arg_names``)."""
-        grid = normalize_grid(grid, values, self.name)
+        return self.launch_normalized(normalize_grid(grid, values, self.name), values, sanitize)
+
+    def launch_normalized(self, grid: tuple[int, int, int], values: dict, sanitize=None):
+        """``launch`` for a grid ``normalize_grid`` already checked (the jit launch path)."""
         if 0 in grid:
             return self
-        args = [self.marshal(name, values[name]) for name in self.arg_names]
+        if self._plan is None:
+            self._plan = [(name, parse_type(self.signature[name])) for name in self.arg_names]
+        args = [self._marshal_fast(name, expected, values[name]) for name, expected in self._plan]
         if sanitize is None:
             sanitize = os.environ.get("TILELAB_SANITIZE", "") not in ("", "0")
         self.launcher(grid, args, bool(sanitize))
         return self
 
-    def marshal(self, name: str, value):
+    def _marshal_fast(self, name: str, expected, value):
+        """``marshal`` with the parsed type at hand; arrays of the right dtype and Python scalars take a shortcut."""
+        if expected.is_pointer:
+            if type(value) is np.ndarray and value.dtype == expected.pointee.np_dtype:
+                return value
+        elif type(value) in (int, float, bool):
+            return expected.np_dtype.type(value)
+        return self.marshal(name, value, expected)
+
+    def marshal(self, name: str, value, expected=None):
         """The launcher's form of one argument: a host array, or a numpy scalar of the signature's type."""
-        expected = parse_type(self.signature[name])
+        expected = expected or parse_type(self.signature[name])
         info = array_info(value)
         what = f"{self.name}(): argument '{name}'"
         if expected.is_pointer:

@@ -1,7 +1,7 @@
 """The CPU target: compile tile IR to native code with LLVM and run the grid on threads.
 
     target = CpuTarget()
-    artifact = target.compile(module, {})          # object code + LLVM IR + x86 assembly
+    artifact = target.compile(module, {})          # object code + LLVM IR (+ x86 assembly, lazily)
     launch = target.load(artifact, module)         # maps the object code: no LLVM work
     launch((n // 1024, 1, 1), [x, y, out, n], False)
 
@@ -19,9 +19,10 @@ accesses through a callback; they become the interpreter's messages and its
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import struct
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from tilelab.compiler.interpreter.memory import Memory
 from tilelab.compiler.ir.types import SCALARS, PointerType
 
 from .targets import Artifact
+from .texts import LazyTexts
 
 GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_int32] * 3)
 SANITIZED_GRID_FN = ctypes.CFUNCTYPE(
@@ -48,7 +50,7 @@ REPORT_FN = ctypes.CFUNCTYPE(
 
 #: below this many element operations per thread, waking a worker costs more than it saves
 MIN_WORK_PER_THREAD = 1 << 21
-_pool: ThreadPoolExecutor | None = None
+_pool = None  # a concurrent.futures.ThreadPoolExecutor, made on the first threaded launch
 _pool_lock = threading.Lock()
 
 
@@ -59,7 +61,10 @@ def num_threads() -> int:
     return max(1, int(env)) if env.isdigit() else cores
 
 
-def _thread_pool() -> ThreadPoolExecutor:
+def _thread_pool():
+    """The process-wide worker pool (imported and started on first use: most launches never need it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -75,7 +80,7 @@ class CpuTarget:
 
     def compile(self, module, options: dict) -> Artifact:
         try:
-            compiled = backend.compile_kernel(module, sanitize=False)
+            compiled = backend.compile_kernel(module, sanitize=False, want_asm=False)
         except backend.UnsupportedType as e:
             raise KernelRuntimeError(f"{module.kernel.sym_name}: {e}") from None
         has_print = any(info["op"] == "tt.print" for info in compiled.ops.values())
@@ -88,7 +93,15 @@ class CpuTarget:
             "work_per_program": backend.work_per_program(module),
             "host_cpu": backend.target_machine().triple,
         }
-        return Artifact(asm=compiled.asm, metadata=metadata, blobs={"obj": compiled.obj})
+        asm = LazyTexts(compiled.asm, self.deferred_texts(compiled.asm))
+        return Artifact(asm=asm, metadata=metadata, blobs={"obj": compiled.obj})
+
+    def deferred_texts(self, texts) -> dict:
+        """Makers of the texts emitted on first access: the x86 ``asm``, from the stored ``llir``."""
+        if "asm" in texts or "llir" not in texts:
+            return {}
+        llir = texts["llir"]
+        return {"asm": lambda: backend.assembly_from_llir(llir)}
 
     def load(self, artifact: Artifact, module):
         return CpuLauncher(artifact, module)
@@ -110,6 +123,7 @@ class CpuLauncher:
         self.grid_fn = GRID_FN(self._bind(self.lib))
         self.sanitized = None  # compiled on the first sanitized launch
         self.ops = self.meta["ops"]
+        self.plan = packing_plan([p.type for p in self.kernel.args])
 
     def _bind(self, lib, sanitize: bool = False) -> int:
         """Point the object's report global at our callback; return the grid entry's address."""
@@ -122,28 +136,29 @@ class CpuLauncher:
     # ----------------------------------------------------------------- launch
     def __call__(self, grid, args, sanitize: bool = False):
         gx, gy, gz = _grid(grid)
-        slots, arrays = self._pack(list(args))
+        slots = self._pack(args)
         total = gx * gy * gz
         self.reports = []
         if total == 0:
             return None
         if sanitize:
-            fn, extra = self._sanitized_fn(), _ranges(arrays)
+            fn, extra = self._sanitized_fn(), _ranges(self._arrays(args))
         else:
             fn, extra = self.grid_fn, ()
         threads = 1 if self.meta.get("has_print") else self._threads_for(total)
-        status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
+        status = self._run(fn, ctypes.addressof(slots), total, (gx, gy, gz), threads, extra)
         if status:
-            raise self._error(arrays)
+            raise self._error(self._arrays(args))
         return None
 
     def _threads_for(self, programs: int) -> int:
         """Threads worth starting: each must get at least ``MIN_WORK_PER_THREAD`` element operations."""
         work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
+        if work < 2 * MIN_WORK_PER_THREAD:
+            return 1  # decided without asking the OS for the usable cores
         return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
 
-    def _run(self, fn, slots, total, grid, threads, extra) -> int:
-        addr = slots.ctypes.data
+    def _run(self, fn, addr, total, grid, threads, extra) -> int:
         extra_args = (extra[0].ctypes.data, len(extra[0]) // 2) if extra else ()
         if threads <= 1:
             return fn(addr, 0, total, *grid, *extra_args)
@@ -162,27 +177,25 @@ class CpuLauncher:
         return self.sanitized[1]
 
     def _pack(self, args):
-        """One 8-byte slot per argument; returns the slots and the named arrays."""
+        """The arguments as one 8-byte slot each (a ctypes buffer), following ``packing_plan``."""
         if len(args) != len(self.kernel.args):
             raise KernelRuntimeError(
                 f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
                 f"({', '.join(self.names)}), got {len(args)}"
             )
-        slots = np.zeros(max(1, len(args)), np.uint64)
-        raw = slots.view(np.uint8).reshape(-1, 8)
-        arrays = []
-        for i, (name, param, arg) in enumerate(zip(self.names, self.kernel.args, args)):
-            if isinstance(param.type, PointerType):
-                if not isinstance(arg, np.ndarray):
-                    raise KernelRuntimeError(
-                        f"argument '{name}': a pointer parameter needs a numpy array, got {type(arg).__name__}"
-                    )
-                arrays.append((name, arg))
-                slots[i] = arg.ctypes.data
-            else:
-                value = _scalar_bytes(arg, param.type)
-                raw[i, : len(value)] = np.frombuffer(value, np.uint8)
-        return slots, arrays
+        layout, converters = self.plan
+        try:
+            values = [convert(arg) for convert, arg in zip(converters, args)]
+        except _NotAnArray as e:
+            name, arg = self.names[e.index], args[e.index]
+            raise KernelRuntimeError(
+                f"argument '{name}': a pointer parameter needs a numpy array, got {type(arg).__name__}"
+            ) from None
+        return ctypes.create_string_buffer(layout.pack(*values), max(8, layout.size))
+
+    def _arrays(self, args) -> list[tuple[str, np.ndarray]]:
+        """``(name, array)`` of the pointer arguments (for sanitizer ranges and error messages)."""
+        return [(name, arg) for name, param, arg in zip(self.names, self.kernel.args, args) if param.type.is_pointer]
 
     # ----------------------------------------------------------------- reports
     def _report(self, kind, op_id, px, py, pz, index, addr, data, count):
@@ -225,6 +238,57 @@ def _grid(grid) -> tuple[int, int, int]:
         raise KernelRuntimeError(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
     dims = tuple(int(d) for d in dims)
     return dims + (1,) * (3 - len(dims))
+
+
+class _NotAnArray(Exception):
+    """A pointer argument that is not a numpy array (``index`` says which)."""
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
+
+
+#: struct code and rounding of the float parameter types struct packs, each padded to its 8-byte slot
+_FLOAT_SLOTS = {
+    "f32": ("f4x", lambda v: float(np.float32(v))),
+    "f64": ("d", float),
+    "f16": ("e6x", lambda v: float(np.float16(v))),
+}
+
+
+def packing_plan(param_types) -> tuple[struct.Struct, list]:
+    """How to pack arguments of these parameter types into 8-byte slots: a ``Struct`` and one converter each.
+
+    Why: a launch packs its arguments on every call, so the per-type decisions are made once
+    when the kernel loads. Pointers become addresses, integers wrap to their width (as the
+    kernel's ``iN`` would), floats take their IEEE bytes in the slot's low bytes.
+    """
+    codes, converters = ["<"], []
+    for i, t in enumerate(param_types):
+        if isinstance(t, PointerType):
+            codes.append("Q")
+            converters.append(functools.partial(_address, index=i))
+        elif t.is_int:
+            codes.append("Q")
+            converters.append(functools.partial(_wrapped_int, mask=(1 << t.bits) - 1, is_bool=t.is_bool))
+        elif t.name in _FLOAT_SLOTS:
+            code, convert = _FLOAT_SLOTS[t.name]
+            codes.append(code)
+            converters.append(convert)
+        else:  # bf16, fp8: numpy does the rounding
+            codes.append("8s")
+            converters.append(functools.partial(_scalar_bytes, t=t))
+    return struct.Struct("".join(codes)), converters
+
+
+def _address(arg, index: int) -> int:
+    if not isinstance(arg, np.ndarray):
+        raise _NotAnArray(index)
+    return arg.__array_interface__["data"][0]
+
+
+def _wrapped_int(value, mask: int, is_bool: bool) -> int:
+    return int(bool(value)) if is_bool else int(value) & mask
 
 
 def _scalar_bytes(value, t) -> bytes:

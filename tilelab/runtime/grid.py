@@ -18,6 +18,8 @@ from .errors import LaunchError
 
 def normalize_grid(grid, meta: dict, kernel: str) -> tuple[int, int, int]:
     """The grid as three non-negative ints; ``LaunchError`` names what is wrong."""
+    if type(grid) is tuple and 0 < len(grid) <= 3 and all(type(n) is int and n >= 0 for n in grid):
+        return grid + (1,) * (3 - len(grid))  # the common case, checked without the loop below
     if callable(grid):
         grid = grid(meta)
     if isinstance(grid, numbers.Integral):

@@ -23,12 +23,13 @@ from .arrays import array_info
 from .build import compile_kernel
 from .errors import LaunchError
 from .grid import normalize_grid
+from .launch_keys import launch_key
 from .specialize import check_constexpr, specialize_arg, stable_repr
 from .targets import choose_target
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize")
 #: Triton launch options accepted for source compatibility; they do not change what tilelab generates.
-TRITON_ONLY_OPTIONS = ("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug")
+TRITON_ONLY_OPTIONS = frozenset(("num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug"))
 
 
 def is_constexpr_annotation(annotation) -> bool:
@@ -56,6 +57,7 @@ class JITFunction:
         self.debug = bool(debug)
         self.noinline = noinline
         self.cache: dict[tuple, object] = {}
+        self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
         try:
             self.src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError):
@@ -83,15 +85,25 @@ class JITFunction:
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
     def run(self, *args, grid=None, num_warps=4, num_stages=3, target=None, sanitize=None, warmup=False, **kwargs):
-        """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``."""
-        kwargs = {k: v for k, v in kwargs.items() if k not in TRITON_ONLY_OPTIONS or k in self.arg_names}
+        """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``.
+
+        A launch whose arguments look like an earlier one (same types, dtypes, alignment and
+        integer classes, same constexprs: see ``launch_key``) skips specialization and finds
+        its kernel with one dictionary lookup.
+        """
+        if kwargs and not TRITON_ONLY_OPTIONS.isdisjoint(kwargs):
+            kwargs = {k: v for k, v in kwargs.items() if k not in TRITON_ONLY_OPTIONS or k in self.arg_names}
         bound = self.bind(args, kwargs)
-        options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
-        if not warmup:  # a bad grid is reported before anything compiles
-            grid = normalize_grid(grid, dict(bound, num_warps=num_warps, num_stages=num_stages), self.__name__)
-        kernel = self.compiled_for(bound, target, options)
+        fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
+        kernel = self.cache.get(self.launch_keys.get(fast)) if fast is not None else None
+        if kernel is None:
+            options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
+            if not warmup:  # a bad grid is reported before anything compiles
+                normalize_grid(grid, dict(bound, num_warps=num_warps, num_stages=num_stages), self.__name__)
+            kernel = self.compiled_for(bound, target, options, fast)
         if not warmup:
-            kernel.launch(grid, bound, sanitize)
+            meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
+            kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
         return kernel
 
     def bind(self, args: tuple, kwargs: dict) -> dict:
@@ -136,8 +148,11 @@ class JITFunction:
             divisibility[pname] = spec.divisibility
         return signature, constants, divisibility, devices
 
-    def compiled_for(self, bound: dict, target, options: dict):
-        """The ``CompiledKernel`` for this specialization: memory cache, then disk, then compile."""
+    def compiled_for(self, bound: dict, target, options: dict, fast_key=None):
+        """The ``CompiledKernel`` for this specialization: memory cache, then disk, then compile.
+
+        ``fast_key`` (a ``launch_key``) is remembered as a shortcut to this specialization.
+        """
         signature, constants, divisibility, devices = self.specialize(bound)
         target_name = choose_target(target, devices)
         key = (
@@ -151,6 +166,8 @@ class JITFunction:
         if kernel is None:
             kernel = self._compile(signature, constants, divisibility, target_name, options)
             self.cache[key] = kernel
+        if fast_key is not None:
+            self.launch_keys[fast_key] = key
         return kernel
 
     def _compile(self, signature, constants, divisibility, target_name, options):

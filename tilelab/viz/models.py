@@ -75,7 +75,8 @@ def line_info(text: str, stage: str) -> list[int | None]:
 
 def code_lines(text: str, stage: str) -> list[CodeLine]:
     """The lines of ``text`` with their source lines (stage: tile, llir, asm, ptx, sass)."""
-    return [CodeLine(t, s) for t, s in zip(text.splitlines(), line_info(text, stage))]
+    shown = short_locs(text) if stage == "tile" else text
+    return [CodeLine(t, s) for t, s in zip(shown.splitlines(), line_info(text, stage))]
 
 
 def search_lines(lines: list[CodeLine], query: str) -> list[int]:
@@ -96,9 +97,17 @@ class DiffRow:
     new_no: int | None = None
 
 
+def short_locs(text: str) -> str:
+    """IR text with each ``loc("/some/dir/file.py":3:11)`` shortened to ``loc("file.py":3:11)``.
+
+    Notebook cells compile from temporary files with long paths; the folder says nothing to a reader.
+    """
+    return _IR_LOC.sub(lambda m: f'loc("{m["file"].rsplit("/", 1)[-1]}":{m["line"]}:{m["col"]})', text)
+
+
 def diff_rows(before: str | None, after: str | None, context: int | None = None) -> list[DiffRow]:
     """The line diff of two IR texts; with ``context``, unchanged runs longer than that fold to 'skip'."""
-    a, b = (before or "").splitlines(), (after or "").splitlines()
+    a, b = short_locs(before or "").splitlines(), short_locs(after or "").splitlines()
     rows: list[DiffRow] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":

@@ -82,36 +82,77 @@ def _block_cost(block: Block, env: dict, assumptions: list[str]) -> KernelCost:
     return cost
 
 
+#: One cost rule per op type: ``rule(op, env, assumptions) -> KernelCost``; other ops cost nothing.
+_COST_RULES: dict[type, object] = {}
+
+
+def _cost_of(*op_types):
+    def register(rule):
+        for t in op_types:
+            _COST_RULES[t] = rule
+        return rule
+
+    return register
+
+
 def _op_cost(op: Op, env: dict, assumptions: list[str]) -> KernelCost:
-    if isinstance(op, (ops.BinaryOp, ops.UnaryOp, ops.CmpOp)):
-        return KernelCost(flops=_numel(op.results[0]) if _is_float(op.operands[0]) else 0)
-    if isinstance(op, ops.FmaOp):
-        return KernelCost(flops=2 * _numel(op.result) if _is_float(op.result) else 0)
-    if isinstance(op, ops.DotOp):
-        a_shape, out_shape = op.operands[0].type.shape, op.result.type.shape
-        return KernelCost(flops=2 * math.prod(out_shape) * a_shape[-1])
-    if isinstance(op, ops.LoadOp):
-        return KernelCost(load_bytes=_numel(op.result) * op.result.type.element.itemsize)
-    if isinstance(op, ops.StoreOp):
-        return KernelCost(store_bytes=_numel(op.value) * op.value.type.element.itemsize)
-    if isinstance(op, (ops.ReduceOp, ops.ScanOp)):
-        folded = _numel(op.operands[0]) - (_numel(op.results[0]) if isinstance(op, ops.ReduceOp) else 0)
-        return _block_cost(op.regions[0].block, env, assumptions).scaled(max(folded, 0))
-    if isinstance(op, ops.ForOp):
-        trips = _trip_count(op, env)
-        if trips is None:
-            assumptions.append(f"line {op.loc.line}: loop trip count unknown, counted once")
-            trips = 1
-        return _block_cost(op.body, env, assumptions).scaled(trips)
-    if isinstance(op, ops.IfOp):
-        branches = [_block_cost(b, env, assumptions) for b in (op.then_block, op.else_block)]
-        return max(branches, key=lambda c: (c.flops, c.bytes))
-    if isinstance(op, ops.WhileOp):
-        assumptions.append(f"line {op.loc.line}: while loop counted once")
-        cost = _block_cost(op.before, env, assumptions)
-        cost.add(_block_cost(op.after, env, assumptions))
-        return cost
-    return KernelCost()
+    rule = _COST_RULES.get(type(op))
+    return rule(op, env, assumptions) if rule else KernelCost()
+
+
+@_cost_of(ops.BinaryOp, ops.UnaryOp, ops.CmpOp)
+def _elementwise(op, env, assumptions):
+    return KernelCost(flops=_numel(op.results[0]) if _is_float(op.operands[0]) else 0)
+
+
+@_cost_of(ops.FmaOp)
+def _fma(op, env, assumptions):
+    return KernelCost(flops=2 * _numel(op.result) if _is_float(op.result) else 0)
+
+
+@_cost_of(ops.DotOp)
+def _dot(op, env, assumptions):
+    a_shape, out_shape = op.operands[0].type.shape, op.result.type.shape
+    return KernelCost(flops=2 * math.prod(out_shape) * a_shape[-1])
+
+
+@_cost_of(ops.LoadOp)
+def _load(op, env, assumptions):
+    return KernelCost(load_bytes=_numel(op.result) * op.result.type.element.itemsize)
+
+
+@_cost_of(ops.StoreOp)
+def _store(op, env, assumptions):
+    return KernelCost(store_bytes=_numel(op.value) * op.value.type.element.itemsize)
+
+
+@_cost_of(ops.ReduceOp, ops.ScanOp)
+def _reduce_or_scan(op, env, assumptions):
+    folded = _numel(op.operands[0]) - (_numel(op.results[0]) if isinstance(op, ops.ReduceOp) else 0)
+    return _block_cost(op.regions[0].block, env, assumptions).scaled(max(folded, 0))
+
+
+@_cost_of(ops.ForOp)
+def _for(op, env, assumptions):
+    trips = _trip_count(op, env)
+    if trips is None:
+        assumptions.append(f"line {op.loc.line}: loop trip count unknown, counted once")
+        trips = 1
+    return _block_cost(op.body, env, assumptions).scaled(trips)
+
+
+@_cost_of(ops.IfOp)
+def _if(op, env, assumptions):
+    branches = [_block_cost(b, env, assumptions) for b in (op.then_block, op.else_block)]
+    return max(branches, key=lambda c: (c.flops, c.bytes))
+
+
+@_cost_of(ops.WhileOp)
+def _while(op, env, assumptions):
+    assumptions.append(f"line {op.loc.line}: while loop counted once")
+    cost = _block_cost(op.before, env, assumptions)
+    cost.add(_block_cost(op.after, env, assumptions))
+    return cost
 
 
 def _trip_count(op: ops.ForOp, env: dict) -> int | None:
@@ -125,7 +166,7 @@ _FOLD = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "div": lambda a, b: int(a / b) if b else None,
+    "div": lambda a, b: (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1) if b else None,
     "max": max,
     "min": min,
 }

@@ -196,21 +196,36 @@ class ControlFlowMixin:
     def _runtime_for(self, node, spec):
         lb, ub, step = self._loop_bounds(spec)
         names = self._carried_names(node.body)
-        types = {n: _type_of(self.scope[n]) for n in names}
-        for _ in range(_MAX_TYPE_ROUNDS):
-            inits = {n: self._as_carried(self.scope[n], types[n]) for n in names}
+
+        def build(inits):
             op = ops.ForOp(lb.handle, ub.handle, step.handle, [], num_stages=spec.num_stages)
             if spec.loop_unroll_factor is not None:
                 op.attrs["loop_unroll_factor"] = spec.loop_unroll_factor
             body_scope, templates = self._loop_block(op.body, inits, node.target, node.body, iv=True)
+            return op, op.body, body_scope, templates
+
+        self._build_loop(names, build, [lb.handle, ub.handle, step.handle])
+
+    def _build_loop(self, names, build, bound_operands):
+        """Build a loop until its carried types hold steady, then close it and bind its results.
+
+        ``build(inits)`` makes the loop op and visits its body once, returning the op,
+        the block that yields, the body's scope and the carried values' templates. A
+        body that widens a carried value (``acc = acc + 1.0`` on an int) is built again
+        with the wider type, a few rounds at most.
+        """
+        types = {n: _type_of(self.scope[n]) for n in names}
+        for _ in range(_MAX_TYPE_ROUNDS):
+            inits = {n: self._as_carried(self.scope[n], types[n]) for n in names}
+            op, block, body_scope, templates = build(inits)
             new_types = self._retype(names, inits, body_scope, types)
             if new_types is None:
                 break
             types = new_types
         else:
             raise SemanticError("could not settle the types of the loop-carried variables")
-        self._finish_loop(op, op.body, inits, body_scope, templates, names)
-        op.operands = [lb.handle, ub.handle, step.handle] + [p.handle for n in names for p in flatten(inits[n])[1]]
+        self._finish_loop(op, block, inits, body_scope, templates, names)
+        op.operands = bound_operands + [p.handle for n in names for p in flatten(inits[n])[1]]
         self.builder.insert(op)
         self._bind_loop_results(op, names, templates)
 
@@ -267,23 +282,15 @@ class ControlFlowMixin:
         if node.orelse:
             raise SemanticError("while ... else is not supported in a kernel")
         names = self._carried_names(node.body)
-        types = {n: _type_of(self.scope[n]) for n in names}
-        for _ in range(_MAX_TYPE_ROUNDS):
-            inits = {n: self._as_carried(self.scope[n], types[n]) for n in names}
+
+        def build(inits):
             op = ops.WhileOp([])
             cond_scope, templates = self._loop_block(op.before, inits, None, [], iv=False)
             self._while_condition(node, op, cond_scope, names)
             body_scope, _ = self._loop_block(op.after, inits, None, node.body, iv=False)
-            new_types = self._retype(names, inits, body_scope, types)
-            if new_types is None:
-                break
-            types = new_types
-        else:
-            raise SemanticError("could not settle the types of the loop-carried variables")
-        self._finish_loop(op, op.after, inits, body_scope, templates, names)
-        op.operands = [p.handle for n in names for p in flatten(inits[n])[1]]
-        self.builder.insert(op)
-        self._bind_loop_results(op, names, templates)
+            return op, op.after, body_scope, templates
+
+        self._build_loop(names, build, [])
 
     def _while_condition(self, node, op, scope, names):
         saved = self.scope

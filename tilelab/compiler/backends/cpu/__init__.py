@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .codegen import InternalCompilerError, LoadedObject, compile_llvm, target_machine
+from .codegen import InternalCompilerError, LoadedObject, assembly_from_llir, compile_llvm, target_machine
 from .context import (
     REPORT_ASSERT,
     REPORT_FN_TYPE,
@@ -56,6 +56,7 @@ def compile_kernel(module, sanitize: bool = False, opt_level: int = 3, want_asm:
 __all__ = [
     "CpuCompiled",
     "compile_kernel",
+    "assembly_from_llir",
     "work_per_program",
     "LoadedObject",
     "target_machine",

@@ -42,7 +42,11 @@ def _new_target_machine() -> llvm.TargetMachine:
 
 
 def compile_llvm(llmod: ir.Module, opt_level: int = 3, want_asm: bool = True) -> tuple[dict, bytes, dict]:
-    """Optimize and emit ``llmod``: returns ``(asm, object bytes, seconds per phase)``."""
+    """Optimize and emit ``llmod``: returns ``(asm, object bytes, seconds per phase)``.
+
+    ``asm`` holds the optimized LLVM IR (``llir``) and, with ``want_asm``, the host
+    assembly (``asm``); without it, ``assembly_from_llir`` can emit it later.
+    """
     times = {}
     tm = target_machine()
     llmod.triple = tm.triple
@@ -70,6 +74,16 @@ def compile_llvm(llmod: ir.Module, opt_level: int = 3, want_asm: bool = True) ->
         asm["asm"] = tm.emit_assembly(mod)
         times["asm"] = time.perf_counter() - t
     return asm, obj, times
+
+
+def assembly_from_llir(llir: str) -> str:
+    """The host assembly of optimized LLVM IR text (as ``compile_llvm`` would have emitted it).
+
+    Why: emitting assembly costs about as much as emitting the object code, and only a
+    reader of the ``asm`` text needs it, so the CPU target calls this on first access.
+    """
+    mod = llvm.parse_assembly(llir)
+    return target_machine().emit_assembly(mod)
 
 
 class LoadedObject:

@@ -3,8 +3,8 @@
 Every thread writes its elements at their row-major indices; then, for each element
 it holds at position ``p`` along ``axis``, it combines the elements ``0 .. p`` of its
 line (``p .. n-1`` for a reverse scan) in a loop. The work is quadratic in the line
-length; a work-efficient scan (in-thread, then shuffles, then across warps) is the
-next step.
+length: layouts that walk the axis register-, lane-, then warp-first (the usual case)
+take the work-efficient scan of ``lower_scan_fast.py`` instead.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..cpu.types import I32
 from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_reduce import combine
+from .lower_scan_fast import axis_bits, emit_fast_scan
 
 
 def emit_scan(lw, op) -> None:
@@ -22,6 +23,10 @@ def emit_scan(lw, op) -> None:
     tiles = [lw.get(v) for v in op.operands]
     layout = tiles[0].layout
     axis, reverse = op.attrs["axis"], op.attrs.get("reverse", False)
+    bits = None if reverse else axis_bits(layout, axis)
+    if bits is not None:
+        emit_fast_scan(lw, op, tiles, axis, bits)
+        return
     n = layout.shape[axis]
     stride = layout.flatten([1 if d == axis else 0 for d in range(layout.rank)])
     widths = [memory_bits(t.elem) // 8 for t in tiles]

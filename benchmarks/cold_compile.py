@@ -1,0 +1,93 @@
+"""Cold compile latency and warm launch overhead of the CPU target, each in a fresh process.
+
+Run ``python benchmarks/cold_compile.py [--runs 5]``. Every run starts a new Python process
+with an empty ``TILELAB_CACHE_DIR`` and measures, for one kernel:
+
+* cold compile = first launch - warm launch (the first launch builds, optimizes, emits and
+  loads the kernel, and imports whatever the compiler imports lazily);
+* warm launch overhead = the median time of a launch of a 16-element kernel (one program).
+
+Python's own bytecode compilation is not counted: a priming process writes the ``.pyc``
+files to a private ``PYTHONPYCACHEPREFIX`` first, as an installed package would have them.
+The medians over ``--runs`` processes are printed. A report, never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = """
+import statistics, sys, time
+import numpy as np
+import tilelab
+from benchmarks.cpu import add_kernel, matmul_kernel
+
+def launch_time(launch, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        launch()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+def cold(launch):
+    t = time.perf_counter()
+    launch()
+    first = time.perf_counter() - t
+    return first - launch_time(launch, 5)
+
+rng = np.random.default_rng()
+case = sys.argv[1]
+if case == "vector add":
+    n = 1 << 16
+    x, y, out = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    print(cold(lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024, target="cpu")))
+elif case == "f16 matmul":
+    s = 256
+    a, b = (rng.standard_normal((s, s)).astype(np.float16) for _ in range(2))
+    c = np.empty((s, s), np.float16)
+    print(cold(lambda: matmul_kernel[(s // 64, s // 64)](a, b, c, s, s, s, BM=64, BN=64, BK=32, target="cpu")))
+else:
+    x = rng.standard_normal(16).astype(np.float32)
+    launch = lambda: add_kernel[(1,)](x, x, x, 16, BLOCK=16, target="cpu")
+    launch()
+    print(min(launch_time(launch, 1000) for _ in range(5)))
+"""
+
+CASES = ("vector add", "f16 matmul", "warm launch")
+
+
+def run_child(case: str, pycache: str) -> float:
+    """Seconds measured by one fresh process for ``case`` (with an empty kernel cache)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, TILELAB_CACHE_DIR=cache, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=pycache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, case], capture_output=True, text=True, env=env, cwd=ROOT, check=True
+        )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per measurement (median shown)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as pycache:
+        run_child("warm launch", pycache)  # primes the bytecode cache
+        for case in CASES:
+            seconds = statistics.median(run_child(case, pycache) for _ in range(args.runs))
+            label = "warm launch overhead (16 elements)" if case == "warm launch" else f"cold compile, {case}"
+            value = f"{seconds * 1e6:.1f} us" if case == "warm launch" else f"{seconds * 1e3:.1f} ms"
+            print(f"{label:<40}{value:>12}")
+
+
+if __name__ == "__main__":
+    main()
