@@ -20,8 +20,11 @@ import math
 import sys
 import textwrap
 import traceback
+from pathlib import Path
 
-import tilelab.language as tilelab_tl
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import tilelab.language as tilelab_tl  # noqa: E402
 
 try:
     import torch

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
 import textwrap
 
 from ..ir import ops
@@ -40,11 +41,26 @@ def _parsed_source(code) -> tuple[str, list[str], int, ast.FunctionDef]:
     compile; a code object never changes, and redefining a function (a notebook cell run again)
     makes a new one, so the cache cannot go stale. The code generator never mutates the AST.
     """
-    lines, first_line = inspect.getsourcelines(code)
-    filename = inspect.getsourcefile(code) or inspect.getfile(code)
+    lines, first_line, filename = _source_lines(code)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return filename, lines, first_line, node
+
+
+def _source_lines(code) -> tuple[list[str], int, str]:
+    """The lines of the function whose code object is ``code``, its first line and its file.
+
+    Reads through ``linecache`` (which also holds notebook cells) and cuts the function out with
+    ``inspect.getblock``: this is what ``inspect.getsourcelines`` does, without its search for the
+    module, which visits every loaded module the first time (tens of milliseconds).
+    """
+    filename = code.co_filename
+    all_lines = linecache.getlines(filename)
+    start = code.co_firstlineno - 1
+    if not all_lines or start >= len(all_lines):
+        lines, first_line = inspect.getsourcelines(code)
+        return lines, first_line, inspect.getsourcefile(code) or inspect.getfile(code)
+    return inspect.getblock(all_lines[start:]), code.co_firstlineno, filename
 
 
 class FunctionInfo:

@@ -42,6 +42,7 @@ from tilelab.compiler.ir.ops import (
     CastOp,
     CmpOp,
     ConditionOp,
+    ConstantOp,
     ConvertLayoutOp,
     DotOp,
     ExpandDimsOp,
@@ -53,6 +54,7 @@ from tilelab.compiler.ir.ops import (
     ReduceOp,
     ScanOp,
     SelectOp,
+    SplatOp,
     StoreOp,
     UnaryOp,
     WhileOp,
@@ -177,6 +179,11 @@ class _Assigner:
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
+        elif isinstance(op, ScanOp) and op.attrs["axis"] == len(op.results[0].type.shape) - 1:
+            shape = op.results[0].type.shape
+            layout = tile_layout(shape, self.num_warps, max(1, shape[-1] // 32))  # no register repeats along the axis
+            for v in [*op.results, *op.operands]:
+                self.want.setdefault(v, layout)
         elif isinstance(op, ForOp):
             for arg, init in zip(op.body.args[1:], op.init_args):
                 if arg in self.want:
@@ -230,12 +237,14 @@ class _Assigner:
         tensors = [v for v in op.operands if v.type.is_tensor]
         if not tensors:
             return
+        computed = [v for v in tensors if not isinstance(v.defining_op, (SplatOp, ConstantOp))]
+        lead = (computed or tensors)[0]
         if op.results and op.results[0].type.is_tensor:
-            layout = tensors[0].type.layout or self.wanted(op.results[0])
+            layout = lead.type.layout or self.wanted(op.results[0])
             for r in op.results:
                 self.set(r, layout)
         else:
-            layout = tensors[0].type.layout
+            layout = lead.type.layout
         for i, v in enumerate(op.operands):
             if v.type.is_tensor:
                 self.convert_operand(block, op, i, layout)
@@ -245,7 +254,13 @@ class _Assigner:
         v = op.operands[index]
         if v.type.layout == layout:
             return
-        conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
+        source = v.defining_op
+        if isinstance(source, (SplatOp, ConstantOp)):  # cheaper to build again in the new layout
+            conv = type(source).create(
+                source.operands, [v.type.with_layout(layout)], dict(source.attrs), loc=source.loc
+            )
+        else:
+            conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
         block.insert(block.ops.index(op), conv)
         op.operands[index] = conv.result
         self.changed = True
