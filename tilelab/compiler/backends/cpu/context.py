@@ -85,6 +85,8 @@ class FunctionLowering:
         self.grid: list[ir.Value] = []
         self.ranges: tuple[ir.Value, ir.Value] | None = None
         self.fail_block: ir.Block | None = None
+        self.proven: set[Value] = set()  # bool tiles known all-true where code is emitted now
+        self.substitutes: dict[int, Tile] = {}  # id(lazy tile) -> its materialized copy
 
     # ----------------------------------------------------------------- values
     def get(self, v: Value):
@@ -102,6 +104,7 @@ class FunctionLowering:
         """Element ``lin`` of a tile, or the scalar itself (scalars broadcast)."""
         if not isinstance(x, Tile):
             return x
+        x = self.substitutes.get(id(x), x)
         if x.buf is None:
             return x.fn(lin)
         return self.load_elem(x.buf, x.elem, lin)
@@ -157,6 +160,28 @@ class FunctionLowering:
         lin.add_incoming(nxt, b.block)
         b.branch(head)
         b.position_at_end(done)
+
+    def mask_of(self, mask: Value | None):
+        """The lowered ``mask`` of an access, or ``None`` where it is absent or proven all-true."""
+        return None if mask is None or mask in self.proven else self.get(mask)
+
+    def versions(self, cond: ir.Value | None, proven, fast, slow) -> None:
+        """Emit ``fast()`` where ``cond`` holds (with the masks ``proven`` all-true), else ``slow()``.
+
+        Why: a loop whose masks are known all-true vectorizes to plain full-width loads
+        and stores; only the last program of a grid usually takes the slow version.
+        Without a ``cond`` only ``slow()`` is emitted.
+        """
+        if cond is None:
+            slow()
+            return
+        with self.b.if_else(cond) as (then, otherwise):
+            with then:
+                saved, self.proven = self.proven, self.proven | set(proven)
+                fast()
+                self.proven = saved
+            with otherwise:
+                slow()
 
     @contextmanager
     def if_(self, cond: ir.Value):

@@ -13,8 +13,15 @@ is left lazy only when that costs nothing extra:
   less than a buffer, and keeps addresses visibly affine so LLVM emits contiguous
   vector loads instead of gathers. Expressions grow at most ``MAX_INDEX_COST`` ops.
 
-Everything else -- loads, reductions, dots, values used twice, or read inside a loop
-nested below their definition -- is computed once into a buffer.
+* a load with one reader of the above kind, when no op with side effects (a store, an
+  atomic, a loop ...) runs between the load and the place its chain of single users is
+  finally evaluated, and that place is not an atomic. A load fused into a store's loop
+  is read just before the store writes; ``lower_store`` keeps that for programs whose
+  written and read bytes provably do not overlap (bounds.py), else it reads first.
+  Loads stay buffered in sanitize mode, so out-of-bounds reports follow program order.
+
+Everything else -- reductions, dots, values used twice, or read inside a loop nested
+below their definition -- is computed once into a buffer.
 
     before: %e = exp %x ; %y = mul %e, %c ; store %p, %y     (one user each)
     after:  one loop: store p[i], exp(x[i]) * c[i]
@@ -60,7 +67,7 @@ CHEAP_KINDS = ("add", "sub", "mul", "and", "or", "xor", "shl", "shr", "min", "ma
 MAX_INDEX_COST = 24
 
 
-def lazy_values(func: FuncOp) -> set[Value]:
+def lazy_values(func: FuncOp, sanitize: bool = False) -> set[Value]:
     """The tile values of ``func`` that lowering may keep lazy (see the module docstring)."""
     uses: dict[Value, list] = {}
     for op in func.walk():
@@ -73,14 +80,37 @@ def lazy_values(func: FuncOp) -> set[Value]:
             if not v.type.is_tensor:
                 continue
             c = 1 + sum(cost.get(x, 0) for x in op.operands if x in lazy)
+            fusable = _fusable_use(op, uses.get(v, []))
             if isinstance(op, VIEWS):
                 lazy.add(v)
-            elif isinstance(op, ELEMENTWISE) and _fusable_use(op, uses.get(v, [])):
+            elif isinstance(op, LoadOp) and fusable and not sanitize and not op.attrs.get("volatile"):
+                lazy.add(v)
+            elif isinstance(op, ELEMENTWISE) and fusable:
                 lazy.add(v)
             elif _cheap_index(op) and c <= MAX_INDEX_COST:
                 lazy.add(v)
             cost[v] = c
+    loads = [op for op in func.walk() if isinstance(op, LoadOp) and op.result in lazy]
+    for load in reversed(loads):  # outer loads first: an inner one may end at its reader
+        if not _evaluated_in_time(load, uses, lazy):
+            lazy.discard(load.result)
     return lazy
+
+
+def _evaluated_in_time(load, uses, lazy) -> bool:
+    """Whether lazy ``load`` is evaluated, through single users in its block, before any side effect."""
+    block, v = load.parent, load.result
+    while True:
+        users = uses.get(v, [])
+        if len(users) != 1 or users[0].parent is not block or isinstance(users[0], (AtomicRMWOp, AtomicCASOp)):
+            return False
+        (end,) = users
+        if isinstance(end, StoreOp) or not end.results or end.results[0] not in lazy:
+            break
+        v = end.results[0]
+    ops = block.ops
+    between = ops[ops.index(load) + 1 : ops.index(end)]
+    return all(op.pure or isinstance(op, LoadOp) for op in between)
 
 
 def _cheap_index(op) -> bool:

@@ -74,7 +74,7 @@ def _kernel_function(llmod, func: FuncOp, op_ids, sanitize) -> ir.Function:
     fn = ir.Function(llmod, ir.FunctionType(I32, params), func.sym_name)
     fn.linkage = "internal"
     entry = fn.append_basic_block("entry")
-    lw = FunctionLowering(fn, entry, sanitize, op_ids, lazy_values(func))
+    lw = FunctionLowering(fn, entry, sanitize, op_ids, lazy_values(func, sanitize))
     n = len(func.args)
     for arg, llarg in zip(func.args, fn.args):
         lw.values[arg] = llarg

@@ -16,10 +16,13 @@ the element index and the address, and ends the program (sanitize.py).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from llvmlite import ir
 
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 
+from .bounds import Bounds, conjunction
 from .context import Tile, lower
 from .lower_elementwise import map_elements
 from .sanitize import check_address
@@ -86,30 +89,39 @@ def _element_io(lw, op, count: int, body) -> None:
 @lower(LoadOp)
 def lower_load(lw, op):
     t = op.result.type
-    elem = t.element
-    ptr, mask, other = (lw.get(v) if v is not None else None for v in (op.ptr, op.mask, op.other))
-    tiled = t.is_tensor
-    buf = lw.alloca(elem, t.numel) if tiled else None
-    out = []
+    elem = t.element if t.is_tensor else t
+    if not t.is_tensor:
+        lw.set(op.result, _load_element(lw, op, ir.Constant(I64, 0)))
+        return
+    if op.result in lw.lazy_ok:  # read where the single user needs it (fusion.py)
+        lw.set(op.result, Tile(t.shape, elem, fn=lambda lin: _load_element(lw, op, lin)))
+        return
+    buf = lw.alloca(elem, t.numel)
 
-    def body(lin):
-        m = lw.elem_at(mask, lin) if mask is not None else None
-        pre_value = lw.elem_at(other, lin) if other is not None else _zero(elem)
-        v = _masked(lw, m, lambda: _read(lw, op, lw.elem_at(ptr, lin), elem, lin), lambda pre: pre_value)
-        if tiled:
-            lw.store_elem(buf, elem, lin, v)
-        else:
-            out.append(v)
+    def loop():
+        with lw.loop(t.numel) as lin:
+            lw.store_elem(buf, elem, lin, _load_element(lw, op, lin))
 
-    _element_io(lw, op, t.numel if tiled else 0, body)
-    lw.set(op.result, Tile(t.shape, elem, buf=buf) if tiled else out[0])
+    _with_mask_versions(lw, Bounds(lw), [op.mask], [], loop, loop)
+    lw.set(op.result, Tile(t.shape, elem, buf=buf))
+
+
+def _load_element(lw, op, lin) -> ir.Value:
+    """Element ``lin`` of load ``op``: read where its mask holds (or is proven), else ``other`` or 0."""
+    t = op.result.type
+    elem = t.element if t.is_tensor else t
+    ptr = lw.get(op.ptr)
+    mask = lw.mask_of(op.mask)
+    m = lw.elem_at(mask, lin) if mask is not None else None
+    pre_value = lw.elem_at(lw.get(op.other), lin) if op.other is not None else _zero(elem)
+    return _masked(lw, m, lambda: _read(lw, op, lw.elem_at(ptr, lin), elem, lin), lambda pre: pre_value)
 
 
 @lower(StoreOp)
 def lower_store(lw, op):
     t = op.value.type
-    elem = t.element
-    ptr, value, mask = (lw.get(v) if v is not None else None for v in (op.ptr, op.value, op.mask))
+    elem = t.element if t.is_tensor else t
+    ptr, value = lw.get(op.ptr), lw.get(op.value)
     mem = memory_type(elem)
 
     def write(lin):
@@ -118,10 +130,64 @@ def lower_store(lw, op):
         v = lw.elem_at(value, lin)
         lw.b.store(lw.b.zext(v, I8) if v.type == I1 else v, p)
 
-    def body(lin):
-        _masked(lw, lw.elem_at(mask, lin) if mask is not None else None, lambda: write(lin))
+    def loop():
+        mask = lw.mask_of(op.mask)
+        with _elements(lw, t) as lin:
+            _masked(lw, lw.elem_at(mask, lin) if mask is not None else None, lambda: write(lin))
 
-    _element_io(lw, op, t.numel if t.is_tensor else 0, body)
+    bounds = Bounds(lw)
+    loads = fused_loads(lw, [op.ptr, op.value, op.mask])
+    apart = [bounds.disjoint(op.ptr, ld.ptr) for ld in loads]
+    if any(a is None for a in apart):  # overlap not ruled out: read everything before writing
+        _materialize(lw, loads)
+        loads, apart = [], []
+
+    def unfused():
+        saved = dict(lw.substitutes)
+        _materialize(lw, loads)
+        loop()
+        lw.substitutes = saved
+
+    _with_mask_versions(lw, bounds, [op.mask] + [ld.mask for ld in loads], apart, loop, unfused)
+
+
+@contextmanager
+def _elements(lw, t):
+    """``lin`` over a tile's elements, or once (``lin`` 0) for a scalar."""
+    if not t.is_tensor:
+        yield ir.Constant(I64, 0)
+        return
+    with lw.loop(t.numel) as lin:
+        yield lin
+
+
+def _with_mask_versions(lw, bounds: Bounds, masks, facts, fast, slow) -> None:
+    """``fast()`` where every mask it can is proven all-true and ``facts`` hold, else ``slow()``."""
+    masks = [m for m in dict.fromkeys(masks) if m is not None and m not in lw.proven]
+    known = {m: f for m in masks if (f := bounds.all_true(m)) is not None}
+    lw.versions(conjunction(lw.b, [*known.values(), *facts]), known, fast, slow)
+
+
+def fused_loads(lw, values) -> list:
+    """The lazy loads an access evaluates inside its loop (through lazy tiles), outermost first."""
+    found, stack, seen = [], list(values), set()
+    while stack:
+        v = stack.pop()
+        if v is None or v in seen or v not in lw.lazy_ok:
+            continue
+        seen.add(v)
+        op = v.defining_op
+        if isinstance(op, LoadOp):
+            found.append(op)
+        stack.extend(op.operands)
+    return found
+
+
+def _materialize(lw, loads) -> None:
+    """Read the lazy ``loads`` into buffers now (innermost first); later reads use the buffers."""
+    for ld in reversed(loads):
+        tile = lw.get(ld.result)
+        lw.substitutes[id(tile)] = lw.materialize(tile)
 
 
 _RMW = {
