@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import assign_layouts, canonicalize, coalesce, cse, dce, inline, licm, remove_layout_conversions
+from . import accelerate_dot, assign_layouts, canonicalize, coalesce, cse, dce, inline, licm, remove_layout_conversions
 from .manager import PassManager, PassRecord
 
 
@@ -53,6 +53,7 @@ PIPELINES: dict[str, list[Pass]] = {
         Pass.of(assign_layouts),  # every tile gets a layout: which register of which lane/warp holds each element
         Pass.of(coalesce),  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
         Pass.of(remove_layout_conversions),  # drop conversions to the same layout, fold chains of them
+        Pass.of(accelerate_dot),  # mma dot operands get their fragment layouts, converted where they are defined
     ],
 }
 

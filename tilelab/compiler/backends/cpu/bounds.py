@@ -148,9 +148,7 @@ class Bounds:
     def _fits(self, lo, hi, ok, t) -> Range:
         """``[lo, hi]`` with ``ok`` cleared where it leaves the range of integer type ``t``."""
         lowest, highest = (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
-        inside = self.b.and_(
-            self.b.icmp_signed(">=", lo, _wide(lowest)), self.b.icmp_signed("<=", hi, _wide(highest))
-        )
+        inside = self.b.and_(self.b.icmp_signed(">=", lo, _wide(lowest)), self.b.icmp_signed("<=", hi, _wide(highest)))
         return Range(lo, hi, self.b.and_(ok, inside))
 
     # ----------------------------------------------------------------- facts

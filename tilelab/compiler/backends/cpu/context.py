@@ -87,6 +87,7 @@ class FunctionLowering:
         self.fail_block: ir.Block | None = None
         self.proven: set[Value] = set()  # bool tiles known all-true where code is emitted now
         self.substitutes: dict[int, Tile] = {}  # id(lazy tile) -> its materialized copy
+        self.lines = None  # a debuginfo.LineTable: instructions get their op's source line
 
     # ----------------------------------------------------------------- values
     def get(self, v: Value):
@@ -213,7 +214,27 @@ class FunctionLowering:
         fn = LOWERINGS.get(type(op))
         if fn is None:
             raise LoweringBug(f"the CPU backend cannot lower {op.name} at {op.loc}")
+        if self.lines is None:
+            fn(self, op)
+            return
+        outer, here = self.b.debug_metadata, self.lines.location(self.fn, op.loc)
+        self.b.debug_metadata = here
         fn(self, op)
+        self.b.debug_metadata = outer
+        for r in op.results:  # a lazy tile's code is emitted later, elsewhere, but keeps its own line
+            x = self.values.get(r)
+            if isinstance(x, Tile) and x.fn is not None:
+                x.fn = self._located(x.fn, here)
+
+    def _located(self, fn: Callable, location) -> Callable:
+        def element(lin):
+            outer, self.b.debug_metadata = self.b.debug_metadata, location
+            try:
+                return fn(lin)
+            finally:
+                self.b.debug_metadata = outer
+
+        return element
 
 
 def coords(b: ir.IRBuilder, lin: ir.Value, shape) -> list[ir.Value]:

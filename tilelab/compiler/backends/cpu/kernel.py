@@ -23,6 +23,7 @@ from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, 
 
 from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .context import FunctionLowering
+from .debuginfo import LineTable
 from .fusion import lazy_values
 from .types import I32, I64, PTR, register_type
 
@@ -40,9 +41,10 @@ def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module
         if isinstance(op, CallOp):
             raise UnsupportedKernel(f"{op.loc.file}:{op.loc.line}: call of {op.callee} was not inlined")
     llmod = ir.Module(name=func.sym_name)
+    lines = LineTable(llmod, func.loc.file)
     op_ids = {op: i for i, op in enumerate(func.walk()) if isinstance(op, REPORTED)}
-    kernel = _kernel_function(llmod, func, op_ids, sanitize)
-    _grid_function(llmod, func, kernel, sanitize)
+    kernel = _kernel_function(llmod, func, op_ids, sanitize, lines)
+    _grid_function(llmod, func, kernel, sanitize, lines)
     return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}
 
 
@@ -69,12 +71,14 @@ def grid_symbol(func_name: str, sanitize: bool) -> str:
     return f"{func_name}_grid" + ("_sanitized" if sanitize else "")
 
 
-def _kernel_function(llmod, func: FuncOp, op_ids, sanitize) -> ir.Function:
+def _kernel_function(llmod, func: FuncOp, op_ids, sanitize, lines: LineTable) -> ir.Function:
     params = [register_type(a.type) for a in func.args] + [I32] * 6 + ([PTR, I64] if sanitize else [])
     fn = ir.Function(llmod, ir.FunctionType(I32, params), func.sym_name)
     fn.linkage = "internal"
+    lines.function(fn, func.sym_name, func.loc.line)
     entry = fn.append_basic_block("entry")
     lw = FunctionLowering(fn, entry, sanitize, op_ids, lazy_values(func, sanitize))
+    lw.lines = lines
     n = len(func.args)
     for arg, llarg in zip(func.args, fn.args):
         lw.values[arg] = llarg
@@ -99,27 +103,32 @@ def _unpack_arg(b: ir.IRBuilder, args: ir.Value, i: int, t) -> ir.Value:
     return b.load(slot, typ=lt)
 
 
-def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool) -> ir.Function:
+def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool, lines: LineTable) -> ir.Function:
     params = [PTR, I64, I64, I32, I32, I32] + ([PTR, I64] if sanitize else [])
     fn = ir.Function(llmod, ir.FunctionType(I32, params), grid_symbol(func.sym_name, sanitize))
+    lines.function(fn, fn.name, func.loc.line)
     args, start, end, gx, gy, gz = fn.args[:6]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.debug_metadata = lines.location(fn, func.loc)  # inlined kernel code keeps its own lines
     values = [_unpack_arg(b, args, i, a.type) for i, a in enumerate(func.args)]
     gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
+    rest = b.udiv(start, gx64)  # the first program's coordinates: the only divisions
+    first = [b.trunc(b.urem(start, gx64), I32), b.trunc(b.urem(rest, gy64), I32), b.trunc(b.udiv(rest, gy64), I32)]
     pre = b.block
     head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
     b.branch(head)
     b.position_at_end(head)
     lin = b.phi(I64)
     lin.add_incoming(start, pre)
+    pid = [b.phi(I32) for _ in range(3)]
+    for phi, value in zip(pid, first):
+        phi.add_incoming(value, pre)
     b.cbranch(b.icmp_signed("<", lin, end), body, done)
     b.position_at_end(body)
-    px = b.trunc(b.urem(lin, gx64), I32)
-    rest = b.udiv(lin, gx64)
-    py = b.trunc(b.urem(rest, gy64), I32)
-    pz = b.trunc(b.udiv(rest, gy64), I32)
-    status = b.call(kernel, [*values, px, py, pz, gx, gy, gz, *fn.args[6:]])
+    status = b.call(kernel, [*values, *pid, gx, gy, gz, *fn.args[6:]])
     lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), body)
+    for phi, value in zip(pid, _next_program(b, pid, (gx, gy))):
+        phi.add_incoming(value, body)
     failed = b.icmp_unsigned("!=", status, ir.Constant(I32, 0))
     b.cbranch(failed, done, head)
     b.position_at_end(done)
@@ -128,6 +137,17 @@ def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool) -> 
     result.add_incoming(status, body)
     b.ret(result)
     return fn
+
+
+def _next_program(b: ir.IRBuilder, pid, grid) -> list[ir.Value]:
+    """The program after ``pid`` in x-fastest order: ``x + 1``, carrying into ``y`` and ``z``."""
+    one, zero = ir.Constant(I32, 1), ir.Constant(I32, 0)
+    x = b.add(pid[0], one)
+    carry_x = b.icmp_unsigned(">=", x, grid[0])
+    y = b.add(pid[1], b.zext(carry_x, I32))
+    carry_y = b.icmp_unsigned(">=", y, grid[1])
+    z = b.add(pid[2], b.zext(carry_y, I32))
+    return [b.select(carry_x, zero, x), b.select(carry_y, zero, y), z]
 
 
 def _op_info(op) -> dict:

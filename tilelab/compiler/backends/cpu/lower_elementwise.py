@@ -15,8 +15,12 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import BinaryOp, BitcastOp, CmpOp, FmaOp, SelectOp, UnaryOp
 
+from ..common.scalars import arith_constant, from_arith, intrinsic, to_arith
+from ..common.scalars import float_predicate as _float_predicate
+from ..common.scalars import int_binary as _int_binary
+from ..common.scalars import int_unary as _int_unary
 from .context import Tile, lower
-from .types import F32, arith_type, from_arith, register_type, to_arith
+from .types import F32, arith_type, register_type
 from .vector_math import exp_f32
 
 
@@ -32,14 +36,6 @@ def map_elements(lw, op, fn, operands=None) -> None:
         return fn(*[lw.elem_at(v, lin) for v in vals])
 
     lw.set(op.result, Tile(rtype.shape, rtype.element, fn=element))
-
-
-def intrinsic(lw, name: str, *args: ir.Value) -> ir.Value:
-    """Call ``llvm.<name>.<type>`` (type from the first argument) on ``args``."""
-    t = args[0].type
-    suffix = {"float": "f32", "double": "f64", "half": "f16"}.get(str(t), str(t))
-    fn = lw.function(f"llvm.{name}.{suffix}", t, [a.type for a in args])
-    return lw.b.call(fn, list(args))
 
 
 def libm(lw, name: str, *args: ir.Value) -> ir.Value:
@@ -67,41 +63,6 @@ _FLOAT_BINARY = {
     "pow": lambda lw, a, c: intrinsic(lw, "pow", a, c),
     "atan2": lambda lw, a, c: libm(lw, "atan2", a, c),
 }
-
-
-def _int_div(lw, a, c, signed: bool, rem: bool):
-    """Guarded integer division: no trap on zero (gives 0) nor on ``INT_MIN / -1``."""
-    b = lw.b
-    zero, one = ir.Constant(a.type, 0), ir.Constant(a.type, 1)
-    bad = b.icmp_unsigned("==", c, zero)
-    if signed:
-        minus1 = b.icmp_signed("==", c, ir.Constant(a.type, -1))
-        safe = b.select(b.or_(bad, minus1), one, c)
-        q = b.srem(a, safe) if rem else b.sdiv(a, safe)
-        q = b.select(minus1, zero if rem else b.neg(a), q)
-    else:
-        safe = b.select(bad, one, c)
-        q = b.urem(a, safe) if rem else b.udiv(a, safe)
-    return b.select(bad, zero, q)
-
-
-def _int_binary(lw, kind: str, t, a, c):
-    b, signed = lw.b, t.is_signed
-    simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor, "shl": b.shl}
-    if kind in simple:
-        return simple[kind](a, c)
-    if kind in ("div", "rem"):
-        return _int_div(lw, a, c, signed, kind == "rem")
-    if kind == "shr":
-        return b.ashr(a, c) if signed else b.lshr(a, c)
-    if kind in ("min", "max"):
-        cmp = b.icmp_signed if signed else b.icmp_unsigned
-        return b.select(cmp("<" if kind == "min" else ">", a, c), a, c)
-    if kind == "umulhi":
-        wide = ir.IntType(a.type.width * 2)
-        prod = b.mul(b.zext(a, wide), b.zext(c, wide))  # the unsigned product, as the interpreter
-        return b.trunc(b.lshr(prod, ir.Constant(wide, a.type.width)), a.type)
-    raise NotImplementedError(f"integer {kind}")
 
 
 @lower(BinaryOp)
@@ -199,33 +160,6 @@ def _float_unary(lw, kind: str, x):
     raise NotImplementedError(f"float {kind}")
 
 
-def _float_predicate(lw, kind: str, x):
-    b = lw.b
-    if kind == "isnan":
-        return b.fcmp_unordered("uno", x, x)
-    if kind == "isinf":
-        return b.fcmp_ordered("==", intrinsic(lw, "fabs", x), ir.Constant(x.type, float("inf")))
-    width = {"half": 16, "float": 32, "double": 64}[str(x.type)]
-    return b.icmp_signed("<", b.bitcast(x, ir.IntType(width)), ir.Constant(ir.IntType(width), 0))
-
-
-def _int_unary(lw, kind: str, t, x):
-    b = lw.b
-    if kind == "neg":
-        return b.neg(x)
-    if kind == "not":
-        return b.not_(x)
-    if kind == "abs":
-        return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x) if t.is_signed else x
-    if kind == "popc":
-        return intrinsic(lw, "ctpop", x)
-    if kind == "clz":
-        return b.call(
-            lw.function(f"llvm.ctlz.{x.type}", x.type, [x.type, ir.IntType(1)]), [x, ir.Constant(ir.IntType(1), 0)]
-        )
-    raise NotImplementedError(f"integer {kind}")
-
-
 @lower(UnaryOp)
 def lower_unary(lw, op):
     t = op.operands[0].type.element
@@ -243,18 +177,4 @@ def lower_unary(lw, op):
     map_elements(lw, op, emit)
 
 
-def arith_constant(t, value) -> ir.Constant:
-    """An LLVM constant of IR scalar type ``t`` (bf16 and fp8 as their rounded bits)."""
-    if t.name in ("bf16", "fp8e4nv", "fp8e5"):
-        import numpy as np
-
-        bits = np.array(value, dtype=np.float32).astype(t.np_dtype).view(f"u{t.itemsize}")
-        return ir.Constant(ir.IntType(t.bits), int(bits))
-    lt = register_type(t)
-    if t.is_float:
-        return ir.Constant(lt, float(value))
-    bits = lt.width
-    return ir.Constant(lt, int(value) & ((1 << bits) - 1))
-
-
-__all__ = ["map_elements", "arith_constant", "arith_type"]
+__all__ = ["map_elements", "arith_constant", "arith_type", "intrinsic"]

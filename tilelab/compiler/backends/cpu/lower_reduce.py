@@ -23,9 +23,9 @@ from tilelab.compiler.ir.ops import DotOp, ReduceOp, ReduceReturnOp, ScanOp, Sor
 from tilelab.compiler.ir.types import f32, f64, i32
 from tilelab.compiler.ir.types import i64 as int64
 
+from ..common.scalars import to_arith
 from .context import Tile, i64, lower
 from .lower_cast import convert
-from .types import to_arith
 
 
 def run_combine(lw, block, args: list) -> list:

@@ -115,16 +115,6 @@ def f32_to_bf16(b: ir.IRBuilder, x: ir.Value, rounding: str = "rtne") -> ir.Valu
     return b.select(is_nan, ir.Constant(I16, 0x7FC0), rounded)
 
 
-def to_arith(lw, x: ir.Value, t: Type) -> ir.Value:
-    """A value ready for float arithmetic: bf16 / fp8 bits become f32; others pass through."""
-    return soft_to_f32(lw, x, t) if is_soft_float(t) else x
-
-
-def from_arith(lw, x: ir.Value, t: Type) -> ir.Value:
-    """The inverse of ``to_arith``: f32 results of bf16 / fp8 arithmetic are rounded back."""
-    return f32_to_soft(lw, x, t) if is_soft_float(t) else x
-
-
 def arith_type(t: Type) -> ir.Type:
     """The LLVM type arithmetic on ``t`` runs in (f32 for bf16 and fp8)."""
     return F32 if is_soft_float(t) else register_type(t)

@@ -30,9 +30,8 @@ from tilelab.compiler.ir.ops import (
     UnaryOp,
 )
 
-from ..cpu.lower_cast import convert
-from ..cpu.lower_elementwise import _float_predicate, _int_binary, _int_unary, arith_constant
-from ..cpu.types import I32, I64, from_arith, to_arith
+from ..common import arith_constant, convert, float_predicate, from_arith, int_binary, int_unary, to_arith
+from ..cpu.types import I32, I64
 from .context import GTile, const_i32, gpu_type, lower, reg_indices
 from .math import float_binary, float_unary
 
@@ -100,12 +99,12 @@ def lower_binary(lw, op):
     if t.is_float:
 
         def emit(a, c):
-            r = float_binary(lw, op.kind, to_arith(lw.b, a, t), to_arith(lw.b, c, t))
-            return from_arith(lw.b, r, t)
+            r = float_binary(lw, op.kind, to_arith(lw, a, t), to_arith(lw, c, t))
+            return from_arith(lw, r, t)
     else:
 
         def emit(a, c):
-            return _int_binary(lw, op.kind, t, a, c)
+            return int_binary(lw, op.kind, t, a, c)
 
     map_regs(lw, op, emit)
 
@@ -124,7 +123,7 @@ def lower_cmp(lw, op):
         if t.is_pointer:
             return b.icmp_unsigned(pred, b.ptrtoint(a, I64), b.ptrtoint(c, I64))
         if t.is_float:
-            a, c = to_arith(b, a, t), to_arith(b, c, t)
+            a, c = to_arith(lw, a, t), to_arith(lw, c, t)
             return b.fcmp_unordered(pred, a, c) if pred == "!=" else b.fcmp_ordered(pred, a, c)
         return (b.icmp_signed if t.is_signed else b.icmp_unsigned)(pred, a, c)
 
@@ -142,9 +141,9 @@ def lower_fma(lw, op):
 
     def emit(a, c, d):
         b = lw.b
-        x, y, z = (to_arith(b, v, t) for v in (a, c, d))
+        x, y, z = (to_arith(lw, v, t) for v in (a, c, d))
         fma = lw.function(f"llvm.fma.{_suffix(x.type)}", x.type, [x.type] * 3)
-        return from_arith(b, b.call(fma, [x, y, z]), t)
+        return from_arith(lw, b.call(fma, [x, y, z]), t)
 
     map_regs(lw, op, emit)
 
@@ -156,13 +155,12 @@ def lower_unary(lw, op):
     rt = op.result.type.element if op.result.type.is_tensor else op.result.type
 
     def emit(x):
-        b = lw.b
         if not t.is_float:
-            return _int_unary(lw, op.kind, t, x)
-        xa = to_arith(b, x, t)
+            return int_unary(lw, op.kind, t, x)
+        xa = to_arith(lw, x, t)
         if op.kind in ("isnan", "isinf", "signbit"):
-            return _float_predicate(lw, op.kind, xa)
-        return from_arith(b, float_unary(lw, op.kind, xa), rt)
+            return float_predicate(lw, op.kind, xa)
+        return from_arith(lw, float_unary(lw, op.kind, xa), rt)
 
     map_regs(lw, op, emit)
 

@@ -100,7 +100,12 @@ def gather(lw, sources: list[GTile], dst: LinearLayout, elem, source_index) -> G
 
 
 def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
-    """Write every source at its row-major index, read back what ``dst`` needs."""
+    """Write every source at its row-major index, read back what ``dst`` needs.
+
+    Runs of registers that sit side by side in shared memory move as one vector
+    (``st.shared.v4.b32``, ``ld.shared.b32`` for two halves...): fewer instructions and
+    fewer live addresses than one access per element.
+    """
     b = lw.b
     bits = memory_bits(elem)
     it = ir.IntType(bits)
@@ -110,30 +115,83 @@ def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
     offset = 0
     for src in sources:
         base = lw.thread_index(src.layout)
-        for r, value in zip(reg_indices(src.layout), src.regs):
-            index = b.add(b.xor(base, const_i32(r)), const_i32(offset))
-            b.store(to_bits(b, value, elem), lw.smem_elem(smem, index, it))
+        consts = reg_indices(src.layout)
+        flats = [src.layout.flatten(v) for d in (LANE, WARP) for v in src.layout.in_bases(d)] + [offset]
+        v = vector_run(consts, flats, bits)
+        for r in range(0, len(consts), v):
+            values = [to_bits(b, x, elem) for x in src.regs[r : r + v]]
+            _store_run(lw, smem, b.add(b.xor(base, const_i32(consts[r])), const_i32(offset)), it, values)
         offset += src.layout.num_elements
     lw.barrier()
-    const_part, per_thread = _affine_split(lw, dst, source_index)
+    const_part, per_thread, flats = _affine_split(lw, dst, source_index)
+    v = vector_run(const_part, flats, bits)
     regs = []
-    for c in const_part:
-        index = b.xor(per_thread, const_i32(c))
-        regs.append(from_bits(b, b.load(lw.smem_elem(smem, index, it)), elem))
+    for r in range(0, len(const_part), v):
+        run = _load_run(lw, smem, b.xor(per_thread, const_i32(const_part[r])), it, v)
+        regs += [from_bits(b, x, elem) for x in run]
     lw.barrier()
     return regs
 
 
+def vector_run(consts: list[int], thread_flats: list[int], bits: int) -> int:
+    """The widest ``v`` (at most 128 bits) such that registers ``r..r+v-1`` are ``v`` adjacent elements.
+
+    Element of register ``r`` is at ``T ^ consts[r]``; every per-thread part ``T`` is a
+    XOR of ``thread_flats``. A run of ``v`` needs ``consts[r + j] == consts[r] + j`` with
+    ``consts[r]`` and every thread flat multiples of ``v`` (then XOR is an add).
+
+    >>> vector_run([0, 1, 2, 3, 64, 65, 66, 67], [4, 8], 16)
+    4
+    """
+    v = max(1, min(128 // bits, len(consts)))
+    while v > 1:
+        aligned = all(f % v == 0 for f in thread_flats) and len(consts) % v == 0
+        if aligned and all(
+            consts[r] % v == 0 and consts[r : r + v] == list(range(consts[r], consts[r] + v))
+            for r in range(0, len(consts), v)
+        ):
+            return v
+        v //= 2
+    return 1
+
+
+def _vector_pointer(lw, smem, index, it, v):
+    p = lw.smem_elem(smem, index, it)
+    return p if v == 1 else lw.b.bitcast(p, ir.VectorType(it, v).as_pointer(3))
+
+
+def _store_run(lw, smem, index, it, values) -> None:
+    """Store ``values`` (bits of type ``it``) at elements ``index, index+1, ...`` of shared memory."""
+    b = lw.b
+    if len(values) == 1:
+        b.store(values[0], lw.smem_elem(smem, index, it))
+        return
+    vec = ir.Constant(ir.VectorType(it, len(values)), None)
+    for j, x in enumerate(values):
+        vec = b.insert_element(vec, x, const_i32(j))
+    b.store(vec, _vector_pointer(lw, smem, index, it, len(values)), align=len(values) * it.width // 8)
+
+
+def _load_run(lw, smem, index, it, v) -> list:
+    """Load ``v`` elements of type ``it`` at ``index, index+1, ...`` of shared memory."""
+    b = lw.b
+    if v == 1:
+        return [b.load(lw.smem_elem(smem, index, it))]
+    vec = b.load(_vector_pointer(lw, smem, index, it, v), align=v * it.width // 8)
+    return [b.extract_element(vec, const_i32(j)) for j in range(v)]
+
+
 def _affine_split(lw, dst: LinearLayout, source_index):
-    """``source_index(REG[r] ^ T) == const[r] ^ g(T)``: the constants and the per-thread ``g(T)``."""
+    """``source_index(REG[r] ^ T) == const[r] ^ g(T)``: the constants, the per-thread ``g(T)`` and its bases."""
     f0 = int(source_index(np.array(0)))
     const_part = [int(source_index(np.array(r))) for r in reg_indices(dst)]
 
     def g(vectors):
         return [int(source_index(np.array(dst.flatten(v)))) ^ f0 for v in vectors]
 
-    per_thread = xor_flat(lw.b, [(lw.lane, g(dst.in_bases(LANE))), (lw.warp, g(dst.in_bases(WARP)))])
-    return const_part, per_thread
+    lanes, warps = g(dst.in_bases(LANE)), g(dst.in_bases(WARP))
+    per_thread = xor_flat(lw.b, [(lw.lane, lanes), (lw.warp, warps)])
+    return const_part, per_thread, lanes + warps
 
 
 # ------------------------------------------------------------------ ops

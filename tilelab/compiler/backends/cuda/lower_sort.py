@@ -23,9 +23,9 @@ def _before(lw, elem, other, mine, other_first):
     """Whether ``other`` sorts before ``mine`` (ties: the earlier position first)."""
     b = lw.b
     if elem.is_float:
-        from ..cpu.types import to_arith
+        from ..common import to_arith
 
-        o, m = to_arith(b, other, elem), to_arith(b, mine, elem)
+        o, m = to_arith(lw, other, elem), to_arith(lw, mine, elem)
         less = b.fcmp_ordered("<", o, m)
         equal = b.fcmp_ordered("==", o, m)
         nan_mine = b.fcmp_unordered("uno", m, m)

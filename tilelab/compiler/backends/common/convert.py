@@ -1,0 +1,106 @@
+"""Value conversions between element types (``tt.cast``), for every LLVM backend.
+
+Rules (the interpreter's, which follow numpy ``astype``):
+
+* to ``i1``: ``x != 0`` (NaN is true);
+* int -> int: truncate, or widen with sign extension for signed sources;
+* float -> int: truncate toward zero; out-of-range values saturate (never undefined);
+* float -> float: widen exactly; narrow to nearest even (``fptrunc``), or toward zero
+  when ``rounding == "rtz"``; bf16 and fp8 narrow with bit arithmetic;
+* pointer <-> i64: the address.
+
+    y = convert(lw, x, f32, i32)     # fptosi.sat: 3.7 -> 3, 1e10 -> 2147483647
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..cpu.types import F32, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
+from .scalars import intrinsic
+
+
+def _float_bits(t: ir.Type) -> int:
+    return {"half": 16, "float": 32, "double": 64}[str(t)]
+
+
+def _to_bool(b, x, src):
+    if src.is_float:
+        return b.fcmp_unordered("!=", x, ir.Constant(x.type, 0.0))
+    return b.icmp_unsigned("!=", x, ir.Constant(x.type, 0))
+
+
+def _int_to_int(b, x, src, dst_t):
+    if x.type.width > dst_t.width:
+        return b.trunc(x, dst_t)
+    if x.type.width < dst_t.width:
+        return b.sext(x, dst_t) if src.is_signed else b.zext(x, dst_t)
+    return x
+
+
+def _float_to_int(lw, x, dst):
+    dst_t = register_type(dst)
+    sat = "fptosi.sat" if dst.is_signed else "fptoui.sat"
+    src_name = {"half": "f16", "float": "f32", "double": "f64"}[str(x.type)]
+    name = f"llvm.{sat}.{dst_t}.{src_name}"
+    return lw.b.call(lw.function(name, dst_t, [x.type]), [x])
+
+
+def _narrow_rtz(lw, x, dst_t):
+    """``fptrunc`` toward zero: round to nearest, then step back one ulp if that grew |x|."""
+    b = lw.b
+    y = b.fptrunc(x, dst_t)
+    grew = b.fcmp_ordered(">", intrinsic(lw, "fabs", b.fpext(y, x.type)), intrinsic(lw, "fabs", x))
+    finite = b.fcmp_ordered("<", intrinsic(lw, "fabs", x), ir.Constant(x.type, float("inf")))
+    it = ir.IntType(_float_bits(dst_t))
+    stepped = b.bitcast(b.sub(b.bitcast(y, it), ir.Constant(it, 1)), dst_t)
+    return b.select(b.and_(grew, finite), stepped, y)
+
+
+def _float_to_float(lw, x, src, dst, rounding):
+    b = lw.b
+    if is_soft_float(src):
+        x = soft_to_f32(lw, x, src)
+    if is_soft_float(dst):
+        x = b.fpext(x, F32) if _float_bits(x.type) < 32 else x
+        x = b.fptrunc(x, F32) if _float_bits(x.type) > 32 else x
+        return f32_to_soft(lw, x, dst, rounding)
+    dst_t = register_type(dst)
+    src_bits, dst_bits = _float_bits(x.type), _float_bits(dst_t)
+    if src_bits < dst_bits:
+        return b.fpext(x, dst_t)
+    if src_bits > dst_bits:
+        return _narrow_rtz(lw, x, dst_t) if rounding == "rtz" else b.fptrunc(x, dst_t)
+    return x
+
+
+def _int_to_float(lw, x, src, dst):
+    b = lw.b
+    wide = F32 if is_soft_float(dst) else register_type(dst)
+    y = b.sitofp(x, wide) if src.is_signed else b.uitofp(x, wide)
+    return f32_to_soft(lw, y, dst) if is_soft_float(dst) else y
+
+
+def convert(lw, x: ir.Value, src, dst, rounding: str = "rtne") -> ir.Value:
+    """Convert one value ``x`` of IR element type ``src`` to ``dst`` (rules above)."""
+    b = lw.b
+    if src == dst:
+        return x
+    if src.is_pointer or dst.is_pointer:
+        if src.is_pointer and dst.is_pointer:
+            return x
+        if src.is_pointer:
+            return b.ptrtoint(x, register_type(dst))
+        return b.inttoptr(b.zext(x, I64) if x.type.width < 64 else x, register_type(dst))
+    if dst.is_bool:
+        return _to_bool(b, soft_to_f32(lw, x, src) if is_soft_float(src) else x, src)
+    if src.is_float and dst.is_float:
+        return _float_to_float(lw, x, src, dst, rounding)
+    if src.is_float:
+        return _float_to_int(lw, soft_to_f32(lw, x, src) if is_soft_float(src) else x, dst)
+    if dst.is_float:
+        return _int_to_float(lw, x, src, dst)
+    return _int_to_int(b, x, src, register_type(dst))
+
+
+__all__ = ["convert"]
