@@ -32,6 +32,9 @@ from tilelab.compiler.ir.ops import (
     IfOp,
     JoinOp,
     LoadOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
     MakeRangeOp,
     NumProgramsOp,
     PrintOp,
@@ -53,6 +56,7 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.ir.parser import ParseError, parse_module
 from tilelab.compiler.ir.types import PointerType, TensorType, f16, f32, i1, i32, i64, tensor
+from tilelab.compiler.layouts import row_major_shared
 
 T = TensorType
 
@@ -102,6 +106,9 @@ def _shapes(b: Builder, v):
     b.insert(FlipOp(v, T((128,), f32), dim=0))
     b.insert(SortOp(v, T((128,), f32), dim=0, descending=True))
     b.insert(ConvertLayoutOp(v, T((128,), f32)))
+    buf = b.insert(LocalAllocOp(T((128,), f32).with_layout(row_major_shared([128])), offset=16)).result
+    b.insert(LocalStoreOp(buf, v))
+    b.insert(LocalLoadOp(buf, T((128,), f32)))
     acc = b.insert(ConstantOp(0.0, T((128, 128), f32))).result
     d = b.insert(DotOp(m, t, acc, input_precision="tf32")).result
     red = b.insert(ReduceOp([d], 1, [T((128,), f32)]))

@@ -72,7 +72,7 @@ def test_llvm_tab_links_and_searches():
     pane_box = _child(ins, "LLVM IR")
     search, html = pane_box.children[0].children[0], pane_box.children[1]
     search.value = "mul i32"
-    assert html.value.count("tl-match") == 1 and pane_box.children[0].children[1].value == "1 matches"
+    assert html.value.count("tl-match") == 1 and pane_box.children[0].children[1].value.startswith("1 match, first")
     src_select, code_select = pane_box.children[3].children
     src_select.value = FIRST_LINE + 1
     assert code_select.value == (1,)
@@ -115,3 +115,16 @@ def test_plugin_tab_planned_registered_and_broken():
     finally:
         registry._VIEWS.clear()
         registry._VIEWS.update(saved)
+
+
+def test_passes_search_marks_diff_rows_and_source_lines():
+    p = Inspector(make_compiled()).passes
+    p.pass_list.value = next(i for _, i in p.pass_list.options if p.records[i].name == "cse")
+    p.search.value = "load"
+    rows = p.code.html.value.split('<div class="tl-line')
+    hits = [r for r in rows if "tl-match" in r.split(">")[0]]
+    assert hits and all("load" in r for r in hits)
+    assert "first at line" in p.code.count.value
+    assert p.code.source_html.value.count("tl-match") == 1  # the one source line with tl.load
+    p.search.value = ""
+    assert "tl-match" not in p.code.html.value

@@ -58,3 +58,85 @@ def test_perf_report_prints_a_table(capsys, tmp_path):
     assert text.split("\n")[2].split() == ["8", "16", "1"]
     assert rows == [{"n": 8, "A": 16.0, "B": 1.0}, {"n": 16, "A": 32.0, "B": 1.0}]
     assert (tmp_path / "demo.png").stat().st_size > 0
+
+
+def test_do_bench_rejects_an_unknown_device():
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda' or None, got 'gpu'"):
+        testing.do_bench(lambda: None, device="gpu")
+
+
+class FakeDriver:
+    """Stands in for the CUDA driver: events read the host clock, memsets are counted."""
+
+    def __init__(self, monkeypatch):
+        from tilelab.runtime import cuda_driver
+
+        self.flushes = 0
+        driver = self
+
+        class Event:
+            def record(self, stream=0):
+                self.at = time.perf_counter()
+
+            @staticmethod
+            def elapsed_ms(start, end):
+                return (end.at - start.at) * 1e3
+
+        def memset_d8(ptr, value, nbytes):
+            assert nbytes == testing.FLUSH_BYTES
+            driver.flushes += 1
+
+        monkeypatch.setattr(cuda_driver, "Event", Event)
+        monkeypatch.setattr(cuda_driver, "memset_d8", memset_d8)
+        monkeypatch.setattr(cuda_driver, "mem_alloc", lambda nbytes: 0x1000)
+        monkeypatch.setattr(cuda_driver, "synchronize", lambda: None)
+        monkeypatch.setattr(testing, "_gpu_cache", {})
+
+
+def test_gpu_timing_uses_events_and_flushes_l2(monkeypatch):
+    fake = FakeDriver(monkeypatch)
+    calls = []
+
+    def work():
+        calls.append(1)
+        time.sleep(0.001)
+
+    times = testing.do_bench(work, warmup=3, rep=10, device="cuda", return_mode="all")
+    assert all(0.9 < t < 30 for t in times) and 1 <= len(times) <= 10
+    assert fake.flushes == 5 + len(times)  # once per estimating run, once per timed run
+    assert len(calls) > 1 + 5 + len(times)  # first call, estimate, warm-up, timed runs
+
+
+def test_automatic_device_follows_cuda_launches(monkeypatch):
+    from tilelab.runtime import cuda_driver
+    from tilelab.runtime.cuda_target import CudaLauncher
+
+    monkeypatch.setattr(testing, "_gpu_times", lambda fn, warmup, rep, grads: [7.0, 9.0])
+    monkeypatch.setitem(cuda_driver._state, "context", None)
+    assert testing.do_bench(lambda: time.sleep(1e-4), rep=1) < 5  # no CUDA context: host timing
+    monkeypatch.setitem(cuda_driver._state, "context", object())
+    monkeypatch.setattr(CudaLauncher, "launches", 0)
+    assert testing.do_bench(lambda: time.sleep(1e-4), rep=1) < 5  # a context, but nothing launched on CUDA
+    monkeypatch.setattr(CudaLauncher, "launches", 3)
+    assert testing.do_bench(lambda: None, return_mode="median") == 8.0
+    assert testing.do_bench(lambda: None, device="cpu", rep=1) < 5
+
+
+def test_grad_to_none_clears_gradients_before_each_timed_run(monkeypatch):
+    FakeDriver(monkeypatch)
+
+    class Param:
+        grad = "stale"
+
+    p, seen = Param(), []
+    testing.do_bench(lambda: seen.append(p.grad), warmup=1, rep=1, grad_to_none=[p], device="cuda")
+    assert seen[-1] is None and seen[0] == "stale"
+
+
+def test_gpu_timing_without_a_gpu_says_so():
+    from tilelab.runtime import cuda_driver
+
+    if cuda_driver.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(cuda_driver.CudaError, match="no CUDA device is available"):
+        testing.do_bench(lambda: None, device="cuda")

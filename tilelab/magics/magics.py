@@ -16,6 +16,9 @@ import numpy as np
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
+from tilelab.runtime import cuda_driver
+from tilelab.runtime.cuda_driver import CudaError
+
 from .cell import CellError, compile_cell, define_kernel
 from .options import OptionError, parse_line
 
@@ -92,7 +95,11 @@ class TileMagics(Magics):
         if not run:
             display(inspector.widget)
             return
-        seconds = self._run(run, compiled)
+        try:
+            seconds = self._run(run, compiled)
+        except CellError as err:
+            display(inspector.widget)  # the compile worked: show what it produced, then why it did not run
+            raise _shown(err) from None
         panel = w.HTML(run_panel_html(run, seconds, self.shell.user_ns), layout=w.Layout(width="32%"))
         inspector.widget.layout.width = "68%"
         display(w.HBox([inspector.widget, panel]))
@@ -104,13 +111,14 @@ class TileMagics(Magics):
         try:
             code = compile(expr, "<--run>", "eval")
         except SyntaxError as e:
-            raise _shown(CellError(f"--run: not a Python expression: {e.msg}")) from None
+            raise CellError(f"--run: not a Python expression: {e.msg}") from None
+        _check_device(compiled)
         namespace = {**self.shell.user_ns, compiled.name: compiled}
         start = time.perf_counter()
         try:
             eval(code, namespace)
-        except tilelab.LaunchError as e:
-            raise _shown(CellError(f"--run: {e}")) from None
+        except (tilelab.LaunchError, CudaError) as e:
+            raise CellError(f"--run: {e}") from None
         return time.perf_counter() - start
 
     @line_magic
@@ -168,6 +176,15 @@ def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -
         record(compiled, ms * 1e-3, tuple(grid) if isinstance(grid, (tuple, list)) else (grid,), args=scalars)
     except Exception:  # the timing stands on its own; the roofline point is a bonus
         return
+
+
+def _check_device(compiled) -> None:
+    """``--run`` of a CUDA kernel on a machine without a GPU: one clear message instead of a driver error."""
+    if compiled.target.startswith("cuda") and not cuda_driver.is_available():
+        raise CellError(
+            f"--run: no GPU on this machine: {compiled.name} was compiled for inspection only "
+            "(PTX, SASS, Resources); run it with --target cpu, or on a machine with an NVIDIA GPU"
+        )
 
 
 def _shown(err: CellError) -> CellError:

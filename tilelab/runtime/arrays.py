@@ -2,9 +2,11 @@
 
 A kernel receives a pointer to an array's first element. This module finds that address
 and the element dtype for every array kind tilelab accepts, without importing optional
-libraries: numpy arrays, torch tensors (CPU, or CUDA for the CUDA target), and any object
-with ``__array_interface__`` or ``__cuda_array_interface__``. A non-contiguous array is
-fine: the pointer is its first element, and the kernel does its own stride arithmetic.
+libraries: numpy arrays, torch tensors (CPU, or CUDA for the CUDA target), any object
+with ``__array_interface__`` or ``__cuda_array_interface__``, and any object exporting
+DLPack (``__dlpack__``: JAX, CuPy, TensorFlow...; read by ``tilelab.runtime.dlpack``).
+A non-contiguous array is fine: the pointer is its first element, and the kernel does its
+own stride arithmetic.
 
     info = array_info(np.ones(4, np.float32))
     info.dtype, info.device        # float32, 'cpu'
@@ -12,9 +14,12 @@ fine: the pointer is its first element, and the kernel does its own stride arith
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import dlpack
 
 try:
     import ml_dtypes
@@ -29,8 +34,9 @@ class ArrayInfo:
     obj: object
     address: int
     dtype: np.dtype
-    device: str  # "cpu" or "cuda"
+    device: str  # "cpu" or "cuda" (a DLPack export may name another: "rocm", "metal"...)
     host: np.ndarray | None  # a numpy view sharing memory (CPU arrays only)
+    device_id: int = 0
 
 
 def is_torch_tensor(value) -> bool:
@@ -52,7 +58,63 @@ def array_info(value) -> ArrayInfo | None:
     if hasattr(value, "__array_interface__"):
         host = np.asarray(value)
         return ArrayInfo(value, host.__array_interface__["data"][0], host.dtype, "cpu", host)
+    if hasattr(value, "__dlpack__") and not isinstance(value, type):
+        return _dlpack_info(value)
     return None
+
+
+def cuda_pointer(name: str, value) -> int | np.ndarray | None:
+    """What a CUDA launch passes for array argument ``name``: a device address, or a host array to copy in.
+
+    ``None`` when ``value`` is not an array. Device arrays come through
+    ``__cuda_array_interface__``, ``data_ptr()`` (torch) or DLPack (device 0 only); CPU
+    arrays (numpy, CPU torch tensors, CPU DLPack exports) come back as numpy views.
+    """
+    iface = getattr(value, "__cuda_array_interface__", None)
+    if iface is not None:
+        return int(iface["data"][0])
+    if hasattr(value, "data_ptr") and getattr(value, "is_cuda", True):
+        return int(value.data_ptr())
+    info = array_info(value)
+    if info is None:
+        return None
+    if info.device == "cuda" and info.device_id == 0:
+        return info.address
+    if info.host is not None:
+        return info.host
+    raise ArrayDeviceError(
+        f"argument '{name}': an array on {info.device}:{info.device_id} cannot be used by a CUDA launch "
+        f"(tilelab launches on cuda:0; host arrays are copied)"
+    )
+
+
+class ArrayDeviceError(TypeError):
+    """An array lives on a device the launch cannot reach (another GPU, another vendor's device)."""
+
+
+def _dlpack_info(value) -> ArrayInfo:
+    """An ``ArrayInfo`` from the object's DLPack export; CPU arrays get a numpy view."""
+    view = dlpack.describe(value)
+    kind, index = view.device
+    host = _dlpack_host_view(value, view) if kind == "cpu" else None
+    return ArrayInfo(value, view.address, view.dtype, kind, host, index)
+
+
+def _dlpack_host_view(value, view: dlpack.DLPackView) -> np.ndarray:
+    """``np.from_dlpack(value)``, or (for dtypes numpy's DLPack import lacks, like bfloat16) a view by address."""
+    try:
+        return np.from_dlpack(value)
+    except (BufferError, TypeError, ValueError, RuntimeError):  # numpy raises RuntimeError for bfloat16
+        pass
+    if not all(view.shape):
+        return np.empty(view.shape, view.dtype)
+    itemsize = view.dtype.itemsize
+    strides = view.strides or tuple(int(np.prod(view.shape[i + 1 :], dtype=np.int64)) for i in range(len(view.shape)))
+    low = sum((n - 1) * s for n, s in zip(view.shape, strides) if s < 0)  # offsets, in elements
+    high = sum((n - 1) * s for n, s in zip(view.shape, strides) if s > 0)
+    raw = (ctypes.c_char * ((high - low + 1) * itemsize)).from_address(view.address + low * itemsize)
+    flat = np.frombuffer(raw, np.uint8).view(view.dtype)
+    return np.lib.stride_tricks.as_strided(flat[-low:], view.shape, tuple(s * itemsize for s in strides))
 
 
 def _torch_info(t) -> ArrayInfo:

@@ -13,7 +13,8 @@ cores this process may use). Kernels that print run on one thread, in program or
 
 The compiled code reports prints, failed asserts and (sanitize mode) out-of-bounds
 accesses through a callback; they become the interpreter's messages and its
-``KernelRuntimeError``.
+``KernelRuntimeError``. The interpreter's error helpers are imported on the first error,
+not on the first launch: a cold launch that succeeds never needs them.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ import functools
 import os
 import struct
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilelab.compiler.backends import cpu as backend
-from tilelab.compiler.interpreter.errors import KernelRuntimeError, SourceLines, format_index
-from tilelab.compiler.interpreter.memory import Memory
 from tilelab.compiler.ir.types import SCALARS, PointerType
 
 from .targets import Artifact
 from .texts import LazyTexts
+
+if TYPE_CHECKING:
+    from tilelab.compiler.interpreter.errors import KernelRuntimeError
 
 GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_int32] * 3)
 SANITIZED_GRID_FN = ctypes.CFUNCTYPE(
@@ -82,7 +85,7 @@ class CpuTarget:
         try:
             compiled = backend.compile_kernel(module, sanitize=False, want_asm=False)
         except backend.UnsupportedType as e:
-            raise KernelRuntimeError(f"{module.kernel.sym_name}: {e}") from None
+            raise _kernel_error(f"{module.kernel.sym_name}: {e}") from None
         has_print = any(info["op"] == "tt.print" for info in compiled.ops.values())
         metadata = {
             "threads": num_threads(),
@@ -115,7 +118,6 @@ class CpuLauncher:
         self.kernel = module.kernel
         self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
         self.meta = artifact.metadata
-        self.sources = SourceLines(module)
         self.lock = threading.Lock()
         self.reports: list[tuple] = []
         self.callback = REPORT_FN(self._report)
@@ -179,7 +181,7 @@ class CpuLauncher:
     def _pack(self, args):
         """The arguments as one 8-byte slot each (a ctypes buffer), following ``packing_plan``."""
         if len(args) != len(self.kernel.args):
-            raise KernelRuntimeError(
+            raise _kernel_error(
                 f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
                 f"({', '.join(self.names)}), got {len(args)}"
             )
@@ -188,7 +190,7 @@ class CpuLauncher:
             values = [convert(arg) for convert, arg in zip(converters, args)]
         except _NotAnArray as e:
             name, arg = self.names[e.index], args[e.index]
-            raise KernelRuntimeError(
+            raise _kernel_error(
                 f"argument '{name}': a pointer parameter needs a numpy array, got {type(arg).__name__}"
             ) from None
         return ctypes.create_string_buffer(layout.pack(*values), max(8, layout.size))
@@ -208,23 +210,37 @@ class CpuLauncher:
             self.reports.append((kind, op_id, pid, index, addr))
 
     def _error(self, arrays) -> KernelRuntimeError:
+        from tilelab.compiler.interpreter.errors import KernelRuntimeError, SourceLines, format_index
+        from tilelab.compiler.interpreter.memory import Memory
+
         if not self.reports:
             return KernelRuntimeError(f"kernel {self.kernel.sym_name} failed without a report")
         kind, op_id, pid, index, addr = min(self.reports, key=lambda r: (r[2][2], r[2][1], r[2][0]))
         info = self.ops[str(op_id)]
         loc = _Loc(info["file"], info["line"])
         where = format_index(index, tuple(info.get("shape", ())))
+        sources = SourceLines(self.module)
         if kind == backend.REPORT_ZERO_STEP:
-            return KernelRuntimeError(self.sources.message(loc, "for loop with a step of 0 never ends"))
+            return KernelRuntimeError(sources.message(loc, "for loop with a step of 0 never ends"))
         if kind == backend.REPORT_ASSERT:
             text = f"device assertion failed in program {pid} at element {where}: {info['message']}"
-            return KernelRuntimeError(self.sources.message(loc, text))
+            return KernelRuntimeError(sources.message(loc, text))
         what = {"tt.load": "load", "tt.store": "store"}.get(info["op"], "atomic")
         text = f"out-of-bounds {what} in program {pid} at element {where}: "
         text += f"address 0x{addr & (2**64 - 1):x} ({info['itemsize']} bytes)"
         text += " is outside every array argument"
         details = Memory(arrays).describe() if arrays else ["(the kernel has no array arguments)"]
-        return KernelRuntimeError(self.sources.message(loc, text, details))
+        return KernelRuntimeError(sources.message(loc, text, details))
+
+
+def _kernel_error(message: str) -> KernelRuntimeError:
+    """The interpreter's ``KernelRuntimeError`` for ``message``, imported here on the first error.
+
+    Why: importing the interpreter package costs ~10 ms that a successful first launch never needs.
+    """
+    from tilelab.compiler.interpreter.errors import KernelRuntimeError
+
+    return KernelRuntimeError(message)
 
 
 class _Loc:
@@ -235,7 +251,7 @@ class _Loc:
 def _grid(grid) -> tuple[int, int, int]:
     dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
     if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
-        raise KernelRuntimeError(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
+        raise _kernel_error(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
     dims = tuple(int(d) for d in dims)
     return dims + (1,) * (3 - len(dims))
 
@@ -302,6 +318,8 @@ def _scalar_bytes(value, t) -> bytes:
 
 def _ranges(arrays) -> tuple[np.ndarray]:
     """The byte ranges of the argument arrays as ``[lo0, hi0, lo1, hi1, ...]`` (int64)."""
+    from tilelab.compiler.interpreter.memory import Memory
+
     regions = Memory(arrays).regions
     flat = np.array([x for r in regions for x in (r.lo, r.hi)] or [0, 0], dtype=np.int64)
     return (flat,)

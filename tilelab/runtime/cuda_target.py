@@ -7,7 +7,8 @@
 
 Compiling needs no GPU: PTX comes from llvmlite, so the inspector shows it anywhere.
 Launching takes arrays with ``__cuda_array_interface__`` (torch, CuPy, numba,
-``tilelab.cuda.DeviceArray``) or a ``data_ptr()``; numpy arrays are copied to the
+``tilelab.cuda.DeviceArray``), a ``data_ptr()`` or a CUDA DLPack export (JAX...); host
+arrays (numpy, CPU tensors) are copied to the
 device and back around the launch (never do that inside a timing). Launch overhead is
 kept low: parameter kinds are computed once, the ``Function`` is loaded once.
 """
@@ -19,6 +20,7 @@ import numpy as np
 from tilelab.compiler.interpreter.errors import KernelRuntimeError
 
 from . import cuda_driver
+from .arrays import ArrayDeviceError, cuda_pointer
 from .targets import Artifact
 
 DEFAULT_ARCH = "sm_90a"
@@ -62,7 +64,12 @@ def param_kinds(func) -> list[str]:
 
 
 class CudaLauncher:
-    """``launcher(grid, args, sanitize)``: launches a loaded kernel on the current device."""
+    """``launcher(grid, args, sanitize)``: launches a loaded kernel on the current device.
+
+    ``CudaLauncher.launches`` counts launches (``do_bench`` reads it to time with CUDA events).
+    """
+
+    launches = 0
 
     def __init__(self, artifact: Artifact, module):
         self.module = module
@@ -96,6 +103,7 @@ class CudaLauncher:
         fn = self.function or self._load()
         if all(dims):
             fn.launch(dims, values)
+            CudaLauncher.launches += 1
         for host, dev in copies:
             cuda_driver.synchronize()
             cuda_driver.copy_to_host(host.ctypes.data, dev, host.nbytes)
@@ -112,22 +120,23 @@ class CudaLauncher:
         return values, copies
 
     def _address(self, name, arg, copies) -> int:
-        iface = getattr(arg, "__cuda_array_interface__", None)
-        if iface is not None:
-            return int(iface["data"][0])
-        if hasattr(arg, "data_ptr") and getattr(arg, "is_cuda", True):
-            return int(arg.data_ptr())
-        if isinstance(arg, np.ndarray):
-            if not arg.flags.c_contiguous:
-                raise KernelRuntimeError(f"argument '{name}': a numpy array given to a GPU launch must be C-contiguous")
-            dev = cuda_driver.mem_alloc(max(1, arg.nbytes))
-            cuda_driver.copy_to_device(dev, arg.ctypes.data, arg.nbytes)
-            copies.append((arg, dev))
+        try:
+            pointer = cuda_pointer(name, arg)
+        except ArrayDeviceError as e:
+            raise KernelRuntimeError(str(e)) from None
+        if isinstance(pointer, np.ndarray):
+            if not pointer.flags.c_contiguous:
+                raise KernelRuntimeError(f"argument '{name}': a host array given to a GPU launch must be C-contiguous")
+            dev = cuda_driver.mem_alloc(max(1, pointer.nbytes))
+            cuda_driver.copy_to_device(dev, pointer.ctypes.data, pointer.nbytes)
+            copies.append((pointer, dev))
             return dev
-        raise KernelRuntimeError(
-            f"argument '{name}': a pointer parameter needs a GPU array (torch, CuPy, tilelab.cuda) "
-            f"or a numpy array, got {type(arg).__name__}"
-        )
+        if pointer is None:
+            raise KernelRuntimeError(
+                f"argument '{name}': a pointer parameter needs a GPU array (torch, CuPy, DLPack, tilelab.cuda) "
+                f"or a numpy array, got {type(arg).__name__}"
+            )
+        return pointer
 
 
 def _scalar(t, value):

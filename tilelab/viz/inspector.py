@@ -47,7 +47,7 @@ class PassesTab:
         self.code = LinkedCode(source_model(compiled), "tile")
         self.code.search.layout.display = "none"
         self.hide.observe(lambda _: self.refresh(), names="value")
-        self.search.observe(lambda _: self.refresh(), names="value")
+        self.search.observe(self._on_search, names="value")
         self.pass_list.observe(lambda c: self.show_pass(c["new"]), names="value")
         controls = w.VBox([w.HBox([self.hide, self.search]), self.pass_list])
         self.widget = w.VBox([controls, self.title, self.code.widget])
@@ -55,6 +55,11 @@ class PassesTab:
             self.widget = w.HTML(render_note("No pass snapshots: compile with snapshots=True to see them."))
             return
         self.refresh()
+
+    def _on_search(self, change) -> None:
+        """Filters the pass list, then marks the hits in the shown diff and source (and jumps to the first)."""
+        self.refresh()
+        self.code.search.value = change["new"]
 
     def refresh(self) -> None:
         """Rebuilds the pass list from the filters, keeping the chosen pass when it is still listed."""

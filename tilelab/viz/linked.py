@@ -18,7 +18,7 @@ import re
 import ipywidgets as w
 
 from .highlight import highlight_lines
-from .models import CodeLine, DiffRow, SourceModel, search_lines
+from .models import CodeLine, DiffRow, SourceModel, near, search_lines, search_texts
 from .render import render_code, render_diff
 
 _LOC_TEXT = re.compile(r'\s*loc\("[^"]*":\d+:\d+\)')
@@ -49,7 +49,7 @@ class LinkedCode:
         self.source_html = w.HTML()
         for widget in (self.src_select, self.code_select):
             widget.add_class("tl-mono")
-        self.search.observe(lambda _: self.render(), names="value")
+        self.search.observe(lambda _: self.jump(), names="value")
         self.src_select.observe(self._on_source, names="value")
         self.code_select.observe(self._on_code, names="value")
         self.widget = w.VBox(
@@ -94,15 +94,43 @@ class LinkedCode:
         self._syncing = False
         self.render()
 
-    def render(self) -> None:
-        """Re-renders the code pane and the source pane from the current state."""
-        matches = set(search_lines(self.lines, self.search.value))
-        self.count.value = f"{len(matches)} matches" if self.search.value.strip() else ""
+    def hits(self) -> list[int]:
+        """The rows of the code pane (diff rows when a diff is shown) that contain the search text."""
         if self.diff is not None:
-            self.html.value = render_diff(self.diff, self.language, {i + 1 for i in self.highlighted})
+            return search_texts([r.text if r.kind != "skip" else "" for r in self.diff], self.search.value)
+        return search_lines(self.lines, self.search.value)
+
+    def jump(self) -> None:
+        """After a search: selects the first hit in the code list (linking its source line) and re-renders."""
+        hits = self.hits()
+        line = hits[0] if hits and self.diff is None else None
+        if hits and self.diff is not None:
+            line = next((self.diff[i].new_no - 1 for i in hits if self.diff[i].new_no is not None), None)
+        if line is not None and line < len(self.lines):
+            self.code_select.value = (line,)  # _on_code links its source line and renders
+        else:
+            self.render()
+
+    def render(self) -> None:
+        """Re-renders the code pane and the source pane; search hits are marked, the rest folded around them."""
+        query, hits = self.search.value, self.hits()
+        self.count.value = _count_text(hits, self.diff, query)
+        shown = near(len(self.diff if self.diff is not None else self.lines), hits, 3) if hits else None
+        if self.diff is not None:
+            self.html.value = render_diff(self.diff, self.language, {i + 1 for i in self.highlighted}, set(hits))
         else:
             bodies = highlight_lines("\n".join(c.text for c in self.lines), self.language)
             numbers = list(range(1, len(self.lines) + 1))
-            self.html.value = render_code(bodies, numbers, self.highlighted, matches)
+            self.html.value = render_code(bodies, numbers, self.highlighted, set(hits), shown=shown)
         marked = {self.src_line - self.source.first_line} if self.source.has_line(self.src_line) else set()
-        self.source_html.value = render_code(self._source_html_lines, self.source.numbers, marked)
+        in_source = set(search_texts(self.source.lines, query))
+        self.source_html.value = render_code(self._source_html_lines, self.source.numbers, marked, in_source)
+
+
+def _count_text(hits: list[int], diff: list[DiffRow] | None, query: str) -> str:
+    if not query.strip():
+        return ""
+    if not hits:
+        return "no matches"
+    first = diff[hits[0]].new_no or diff[hits[0]].old_no if diff is not None else hits[0] + 1
+    return f"{len(hits)} match{'es' * (len(hits) != 1)}, first at line {first}"

@@ -81,10 +81,22 @@ def code_lines(text: str, stage: str) -> list[CodeLine]:
 
 def search_lines(lines: list[CodeLine], query: str) -> list[int]:
     """Indices of the lines containing ``query`` (case-insensitive); empty query, no hits."""
+    return search_texts([line.text for line in lines], query)
+
+
+def search_texts(texts: list[str], query: str) -> list[int]:
+    """Indices of the texts containing ``query`` (case-insensitive); an empty query has no hits."""
     q = query.strip().lower()
-    if not q:
-        return []
-    return [i for i, line in enumerate(lines) if q in line.text.lower()]
+    return [i for i, t in enumerate(texts) if q in t.lower()] if q else []
+
+
+def near(count: int, centers, context: int) -> set[int]:
+    """The indices in ``range(count)`` at most ``context`` away from one of ``centers``.
+
+    >>> sorted(near(10, [4], 1))
+    [3, 4, 5]
+    """
+    return {j for i in centers for j in range(max(0, i - context), min(count, i + context + 1))}
 
 
 @dataclass

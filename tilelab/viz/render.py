@@ -24,7 +24,7 @@ CSS = """
   margin-right: 1em; }
 .tl-mark { display: inline-block; width: 1.2em; color: #616161; user-select: none; }
 .tl-hl { background: #fff3b0; }
-.tl-match { outline: 1px solid #f0a000; }
+.tl-match { outline: 1px solid #f0a000; background: #ffe4cc; }
 .tl-add { background: #e6ffec; }
 .tl-add .tl-mark { color: #1a7f37; }
 .tl-del { background: #ffebe9; }
@@ -52,6 +52,10 @@ def _line(body: str, classes: list[str], number, mark: str = "", anchor: str | N
     return f'<div class="{cls}"{ident} data-no="{no}"><span class="tl-no">{no}</span>{mark_html}{body}</div>'
 
 
+def _skip(count: int) -> str:
+    return _line(f"⋯ {count} line{'s' * (count != 1)} ⋯", ["tl-skip"], None)
+
+
 def render_code(
     html_lines: list[str],
     numbers: list,
@@ -59,31 +63,52 @@ def render_code(
     matches: set[int] = frozenset(),
     anchor_prefix: str | None = None,
     links: list | None = None,
+    shown: set[int] | None = None,
 ) -> str:
-    """A code pane; ``links[i]`` (a source line or None) turns line i into a link to ``#src-<line>``."""
-    out = []
+    """A code pane; ``links[i]`` (a source line or None) turns line i into a link to ``#src-<line>``.
+
+    With ``shown`` (the indices to show, e.g. the search hits and their context) every run of
+    other lines folds into one ``tl-skip`` row, so the first hit sits at the top of the pane.
+    """
+    out, folded = [], 0
     for i, (body, number) in enumerate(zip(html_lines, numbers)):
+        if shown is not None and i not in shown:
+            folded += 1
+            continue
+        if folded:
+            out.append(_skip(folded))
+            folded = 0
         classes = (["tl-hl"] if i in highlighted else []) + (["tl-match"] if i in matches else [])
         if links and links[i] is not None:
             body = f'<a href="#src-{links[i]}" title="source line {links[i]}">{body}</a>'
         anchor = f"{anchor_prefix}-{number}" if anchor_prefix else None
         out.append(_line(body, classes, number, anchor=anchor))
+    if folded:
+        out.append(_skip(folded))
     return f'<div class="tl-code">{"".join(out)}</div>'
 
 
 _MARKS = {"same": " ", "add": "+", "del": "-", "skip": " "}
 
 
-def render_diff(rows: list[DiffRow], language: str = "tile", highlighted_new: set[int] = frozenset()) -> str:
-    """A unified diff pane; ``highlighted_new`` holds 1-based line numbers of the 'after' text to mark."""
+def render_diff(
+    rows: list[DiffRow],
+    language: str = "tile",
+    highlighted_new: set[int] = frozenset(),
+    matches: set[int] = frozenset(),
+) -> str:
+    """A unified diff pane; ``highlighted_new`` holds 1-based line numbers of the 'after' text to mark,
+    ``matches`` the indices of the rows that a search hit (marked ``tl-match``)."""
     if not rows:
         return '<div class="tl-note">(empty)</div>'
     bodies = highlight_lines("\n".join(r.text for r in rows), language)
     out = []
-    for row, body in zip(rows, bodies):
+    for i, (row, body) in enumerate(zip(rows, bodies)):
         classes = [] if row.kind == "same" else [f"tl-{row.kind}"]
         if row.new_no is not None and row.new_no in highlighted_new:
             classes.append("tl-hl")
+        if i in matches:
+            classes.append("tl-match")
         number = row.new_no if row.new_no is not None else row.old_no
         out.append(_line(body if row.kind != "skip" else "⋯ unchanged lines ⋯", classes, number, _MARKS[row.kind]))
     return f'<div class="tl-code">{"".join(out)}</div>'

@@ -75,9 +75,13 @@ def resource_rows(compiled) -> list[tuple[str, str]]:
         rows.append(("estimated occupancy", f"{occ.occupancy:.0%} ({occ.blocks_per_sm} programs/SM, {occ.limiter})"))
     if md.get("threads") is not None:
         rows.append(("threads used", str(md["threads"])))
-    if md.get("compile_seconds") is not None:
-        rows.append(("compile time", f"{md['compile_seconds'] * 1e3:.1f} ms"))
+    seconds = md.get("compile_seconds")
+    if isinstance(seconds, dict):  # per step (ptx, ptxas)
+        seconds = sum(seconds.values())
+    if seconds is not None:
+        rows.append(("compile time", f"{seconds * 1e3:.1f} ms"))
     passes = getattr(compiled, "passes", None) or []
     if passes:
         rows.append(("time in passes", f"{sum(p.seconds for p in passes) * 1e3:.1f} ms ({len(passes)} passes)"))
+    rows += [("note", str(note)) for note in md.get("notes") or []]
     return rows

@@ -30,10 +30,23 @@ def handles(*op_classes: type):
 
 
 def _register_layout_ops() -> None:
-    """GPU layout ops change no values: the interpreter passes them through."""
-    from ..ir.ops import ConvertLayoutOp
+    """GPU layout ops change no values: the interpreter passes them through.
+
+    A shared buffer is a plain numpy array of the tile's shape: ``local_store`` copies a
+    tile into it, ``local_load`` copies it out (layouts and offsets do not matter here).
+    """
+    import numpy as np
+
+    from ..ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
+    from .numeric import dtype_of
+
+    def local_store(it, op, buf, value):
+        np.copyto(buf, value, casting="unsafe")
 
     HANDLERS[ConvertLayoutOp] = lambda it, op, x: x
+    HANDLERS[LocalAllocOp] = lambda it, op: np.zeros(op.result.type.shape, dtype_of(op.result.type))
+    HANDLERS[LocalStoreOp] = local_store
+    HANDLERS[LocalLoadOp] = lambda it, op, buf: buf.copy()
 
 
 _register_layout_ops()

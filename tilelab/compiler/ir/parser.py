@@ -48,6 +48,7 @@ _DEFAULTS: dict[type, dict] = {
     ops_mod.StoreOp: {"cache": "", "eviction": ""},
     ops_mod.ScanOp: {"reverse": False},
     ops_mod.PrintOp: {"hex": False},
+    ops_mod.LocalAllocOp: {"offset": None},
     ForOp: {"num_stages": None},
 }
 

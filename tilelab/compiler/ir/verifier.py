@@ -18,6 +18,8 @@ from .ops import (
     FuncOp,
     IfOp,
     LoadOp,
+    LocalLoadOp,
+    LocalStoreOp,
     MakeRangeOp,
     ReduceOp,
     ReduceReturnOp,
@@ -63,10 +65,20 @@ def _check_op(op: Op) -> None:
         if not op.operands[0].type.element.is_pointer:
             _fail(op, "address operand is not a pointer")
         _check_shapes_equal(op, op.operands)
+    elif isinstance(op, (LocalStoreOp, LocalLoadOp)):
+        _check_shared_access(op)
     elif isinstance(op, MakeRangeOp):
         n = op.attrs["end"] - op.attrs["start"]
         if n <= 0 or n & (n - 1):
             _fail(op, f"range length {n} is not a power of two")
+
+
+def _check_shared_access(op: Op) -> None:
+    """A local store/load moves a tile of the buffer's shape and element type."""
+    buf = op.operands[0].type
+    tile = op.operands[1].type if isinstance(op, LocalStoreOp) else op.result.type
+    if not buf.is_tensor or buf.shape != tile.shape or buf.element != tile.element:
+        _fail(op, f"tile {tile} does not match the shared buffer {buf}")
 
 
 _TERMINATORS = {

@@ -14,7 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import accelerate_dot, assign_layouts, canonicalize, coalesce, cse, dce, inline, licm, remove_layout_conversions
+from . import (
+    accelerate_dot,
+    allocate_shared_memory,
+    assign_layouts,
+    canonicalize,
+    coalesce,
+    convert_through_shared,
+    cse,
+    dce,
+    inline,
+    insert_barriers,
+    licm,
+    remove_layout_conversions,
+)
 from .manager import PassManager, PassRecord
 
 
@@ -54,6 +67,9 @@ PIPELINES: dict[str, list[Pass]] = {
         Pass.of(coalesce),  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
         Pass.of(remove_layout_conversions),  # drop conversions to the same layout, fold chains of them
         Pass.of(accelerate_dot),  # mma dot operands get their fragment layouts, converted where they are defined
+        Pass.of(convert_through_shared),  # conversions that cross threads become local_alloc/store/load (swizzled)
+        Pass.of(allocate_shared_memory),  # every shared buffer gets its offset; live ranges apart share bytes
+        Pass.of(insert_barriers),  # gpu.barrier where threads race on shared bytes (RAW, WAR, WAW)
     ],
 }
 

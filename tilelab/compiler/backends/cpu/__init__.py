@@ -16,7 +16,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .codegen import InternalCompilerError, LoadedObject, assembly_from_llir, compile_llvm, target_machine
+from .codegen import (
+    InternalCompilerError,
+    LoadedObject,
+    assembly_from_llir,
+    compile_llvm,
+    needs_unrolling,
+    target_machine,
+)
 from .context import (
     REPORT_ASSERT,
     REPORT_FN_TYPE,
@@ -47,7 +54,7 @@ def compile_kernel(module, sanitize: bool = False, opt_level: int = 3, want_asm:
     t = time.perf_counter()
     llmod, ops = build_llvm_module(module, sanitize)
     lowering = time.perf_counter() - t
-    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm)
+    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, unroll=needs_unrolling(module))
     name = module.kernel.sym_name
     seconds = {"lower": lowering, **seconds}
     return CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds)

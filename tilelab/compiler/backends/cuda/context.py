@@ -90,6 +90,7 @@ class CudaLowering:
         self.b = ir.IRBuilder(self.body)
         self.values: dict[Value, object] = {}
         self.scratch_bytes = 0
+        self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
         self.tid = self.entry.call(self.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
         self.lane = self.entry.and_(self.tid, ir.Constant(I32, 31), name="lane")
@@ -139,9 +140,13 @@ class CudaLowering:
         return b.icmp_unsigned("==", mask, ir.Constant(I32, 0))
 
     # ----------------------------------------------------------------- shared memory
-    def shared(self, elem: ir.Type, nbytes: int) -> ir.GlobalVariable:
-        """Reserve ``nbytes`` of the dynamic shared-memory scratch buffer for the current use."""
-        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+    def shared(self, elem: ir.Type, nbytes: int, private: bool = True) -> ir.GlobalVariable:
+        """Reserve ``nbytes`` of the dynamic shared memory for the current use.
+
+        A private scratch use (an op that moves data through shared memory by itself) gets
+        the bytes after the allocated buffers (``private_base``), so it never clobbers them.
+        """
+        self.scratch_bytes = max(self.scratch_bytes, nbytes + (self.private_base if private else 0))
         g = self.module.globals.get("tilelab_smem")
         if g is None:
             g = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "tilelab_smem", addrspace=3)
@@ -149,18 +154,20 @@ class CudaLowering:
             g.align = 16
         return g
 
-    def smem_at(self, smem, byte: ir.Value, t: ir.Type) -> ir.Value:
-        """A pointer of type ``t`` to byte ``byte`` of the shared scratch buffer."""
+    def smem_at(self, smem, byte: ir.Value, t: ir.Type, private: bool = True) -> ir.Value:
+        """A pointer of type ``t`` to byte ``byte`` of the private scratch area (or of all shared memory)."""
+        if private and self.private_base:
+            byte = self.b.add(byte, ir.Constant(I32, self.private_base))
         p = self.b.gep(smem, [ir.Constant(I32, 0), byte])
         return self.b.bitcast(p, t.as_pointer(3))
 
-    def smem_elem(self, smem, index: ir.Value, t: ir.Type, offset_bytes: int = 0) -> ir.Value:
+    def smem_elem(self, smem, index: ir.Value, t: ir.Type, offset_bytes: int = 0, private: bool = True) -> ir.Value:
         """A pointer to element ``index`` of an array of ``t`` at ``offset_bytes`` in the scratch buffer."""
         size = max(1, t.width // 8) if isinstance(t, ir.IntType) else 4
         byte = self.b.mul(index, ir.Constant(I32, size))
         if offset_bytes:
             byte = self.b.add(byte, ir.Constant(I32, offset_bytes))
-        return self.smem_at(smem, byte, t)
+        return self.smem_at(smem, byte, t, private)
 
     def barrier(self) -> None:
         self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])

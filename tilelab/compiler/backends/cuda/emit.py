@@ -53,13 +53,21 @@ def find_tool(name: str) -> str | None:
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root and os.path.exists(os.path.join(root, "bin", name)):
             return os.path.join(root, "bin", name)
-    try:  # the nvidia-cuda-nvcc / nvidia-cuda-nvdisasm wheels
-        import nvidia.cuda_nvcc as wheel  # type: ignore
+    return _wheel_tool(name)
 
-        path = os.path.join(os.path.dirname(wheel.__file__), "bin", name)
-        return path if os.path.exists(path) else None
+
+def _wheel_tool(name: str) -> str | None:
+    """A tool of the ``nvidia-cuda-nvcc`` / ``nvidia-cuda-nvdisasm`` wheels (``nvidia/<pkg>/bin/<name>``)."""
+    try:
+        import nvidia  # type: ignore  (the namespace package the CUDA wheels install into)
     except ImportError:
         return None
+    for root in getattr(nvidia, "__path__", []):
+        for pkg in sorted(os.listdir(root)):
+            path = os.path.join(root, pkg, "bin", name)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
 
 
 @dataclass
@@ -91,7 +99,9 @@ def ptx_to_cubin(ptx: str, arch: str, sass: bool = True) -> CubinResult:
         src, out = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        proc = subprocess.run([ptxas, f"-arch={arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
+        proc = subprocess.run(
+            [ptxas, f"-arch={arch}", "-v", "-O3", "-lineinfo", src, "-o", out], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"ptxas rejected the generated PTX (a compiler bug):\n{proc.stderr.strip()}")
         with open(out, "rb") as f:

@@ -2,9 +2,11 @@
 
 The kernel becomes one ``ptx_kernel`` function: pointers as ``ptr addrspace(1)``,
 scalars by value (bools as bytes), ``maxntid = 32 * num_warps`` in the
-``nvvm.annotations``. Every op of the body is lowered by the ``@lower`` table
-(``lower_*.py``); then libdevice is linked in when a math function needs it and
-LLVM's O3 pipeline (which folds the ``__nvvm_reflect`` queries of libdevice)
+``nvvm.annotations``. Shared memory is one dynamic array: the buffers that
+``allocate-shared-memory`` placed come first, the private scratch of ops that still move
+data through shared memory by themselves (reductions, scans, dot staging) after them.
+Every op of the body is lowered by the ``@lower`` table (``lower_*.py``); then libdevice is
+linked in when a math function needs it and LLVM's O3 pipeline (which folds the ``__nvvm_reflect`` queries of libdevice)
 optimizes the module.
 
     llir, ptx, shared = compile_to_ptx(module, "sm_90a", num_warps=4)
@@ -19,6 +21,7 @@ from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.ir.ops import ReturnOp
 from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule of convert_layout)
 
+from ..common.debuginfo import LineTable
 from . import (  # noqa: F401  (they fill the lowering table)
     lower_control,
     lower_dot,
@@ -26,6 +29,7 @@ from . import (  # noqa: F401  (they fill the lowering table)
     lower_memory,
     lower_reduce,
     lower_shape,
+    lower_shared,
     lower_sort,
 )
 from .context import CudaLowering, LoweringBug, gpu_type, lower
@@ -35,6 +39,20 @@ from .math import libdevice_path
 
 class InternalCompilerError(Exception):
     """LLVM rejected the IR the CUDA backend produced: a compiler bug, not a user error."""
+
+
+class LocatedLowering(CudaLowering):
+    """``CudaLowering`` whose instructions carry their op's source line (``.loc`` in PTX, lines in SASS)."""
+
+    lines: LineTable
+
+    def lower_op(self, op) -> None:
+        outer = self.b.debug_metadata
+        self.b.debug_metadata = self.lines.location(self.fn, op.loc)
+        try:
+            super().lower_op(op)
+        finally:
+            self.b.debug_metadata = outer
 
 
 @lower(ReturnOp)
@@ -58,7 +76,10 @@ def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
     fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
     fn = ir.Function(llmod, fnty, func.sym_name)
     fn.calling_convention = "ptx_kernel"
-    lw = CudaLowering(llmod, fn, num_warps)
+    lw = LocatedLowering(llmod, fn, num_warps)
+    lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
+    lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
+    lw.lines.function(fn, name=func.sym_name, line=func.loc.line)
     lw.uses_libdevice = False
     lw.axis = analyze(func)
     for param, name in zip(fn.args, func.attrs.get("arg_names") or []):

@@ -1,0 +1,150 @@
+"""Golden tests of convert-through-shared, allocate-shared-memory and insert-barriers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilelab.compiler.ir.ops import BarrierOp, LocalAllocOp, LocalLoadOp
+from tilelab.compiler.ir.parser import parse_module
+from tilelab.compiler.layouts import bank_conflicts, blocked, row_major_shared
+from tilelab.compiler.passes import allocate_shared_memory, convert_through_shared, insert_barriers
+
+from .support import assert_docstring_example, assert_same_values, func, run_pass
+
+T = "tensor<64xf32>"
+ROW = "#blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>"
+VEC4 = "#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>"
+SWAPPED = "#linear<register=[[2],[1]], lane=[[4],[8],[16],[32],[64]], warp=[], shape=[128]>"  # registers permuted
+COL = "#blocked<sizePerThread=[4, 1], threadsPerWarp=[4, 8], warpsPerCTA=[1, 4], order=[0, 1]>"
+
+
+def test_docstring_examples():
+    for pass_module in (convert_through_shared, allocate_shared_memory, insert_barriers):
+        assert_docstring_example(pass_module)
+
+
+def test_transpose_conversion_gets_a_swizzle_with_fewer_wavefronts():
+    src, dst = blocked([32, 32], [1, 4], [8, 4], [4, 1], [1, 0]), blocked([32, 32], [4, 1], [4, 8], [1, 4], [0, 1])
+    shared = convert_through_shared.choose_shared_layout(src, dst, 4)
+
+    def wavefronts(layout):
+        return sum(int(bank_conflicts(layout, reg, 4).per_instruction.sum()) for reg in (src, dst))
+
+    assert shared.params["max_phase"] > 1
+    assert wavefronts(shared) < wavefronts(row_major_shared([32, 32]))
+
+
+def test_round_trip_keeps_the_values():
+    text = func(
+        f"""
+        %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, #slice<dim=1, parent={ROW}>>
+        %1 = tt.expand_dims %0 {{axis = 1}} : tensor<32x1xi32, {ROW}>
+        %2 = tt.broadcast %1 : tensor<32x32xi32, {ROW}>
+        %3 = tt.splat %x : tensor<32x32x!ptr<i32>, {ROW}>
+        %4 = tt.addptr %3, %2 : tensor<32x32x!ptr<i32>, {ROW}>
+        %5 = tt.load %4 : tensor<32x32xi32, {ROW}>
+        %6 = ttg.convert_layout %5 : tensor<32x32xi32, {COL}>
+        %7 = ttg.convert_layout %4 : tensor<32x32x!ptr<i32>, {COL}>
+        %8 = arith.add %6, %6 : tensor<32x32xi32, {COL}>
+        tt.store %7, %8 : tensor<32x32x!ptr<i32>, {COL}>
+        """,
+        "%x: !ptr<i32>",
+    )
+    rng = np.random.default_rng()
+    assert_same_values(convert_through_shared, text, lambda: [rng.integers(-99, 99, 64, dtype=np.int32)], grid=(1,))
+    out, _ = run_pass(convert_through_shared, text)
+    assert out.count("ttg.local_alloc") == 2 and "ttg.convert_layout" not in out
+
+
+def test_negative_register_permutation_stays_a_conversion():
+    text = func(
+        f"""
+        %0 = arith.constant {{value = 1.0}} : tensor<128xf32, {VEC4}>
+        %1 = ttg.convert_layout %0 : tensor<128xf32, {SWAPPED}>
+        """
+    )
+    out, changed = run_pass(convert_through_shared, text)
+    assert not changed and "ttg.local_alloc" not in out
+
+
+def _allocated(body: str):
+    module = parse_module(func(body))
+    allocate_shared_memory.run(module)
+    return module, [op.attrs["offset"] for op in module.walk() if isinstance(op, LocalAllocOp)]
+
+
+def test_overlapping_buffers_get_disjoint_aligned_bytes():
+    module, offsets = _allocated(
+        f"""
+        %0 = arith.constant {{value = 1.0}} : tensor<4xf32>
+        %1 = ttg.local_alloc : tensor<4xf32>
+        %2 = ttg.local_alloc : {T}
+        ttg.local_store %1, %0 : tensor<4xf32>
+        %3 = ttg.local_load %1 : tensor<4xf32>
+        %4 = ttg.local_load %2 : {T}
+        """
+    )
+    assert offsets == [0, 16] and module.attrs["shared_bytes"] == 16 + 256
+
+
+def test_buffer_used_in_a_loop_stays_live_through_the_loop():
+    module, offsets = _allocated(
+        f"""
+        %0 = arith.constant {{value = 0}} : i32
+        %1 = arith.constant {{value = 4}} : i32
+        %2 = arith.constant {{value = 1}} : i32
+        %3 = ttg.local_alloc : {T}
+        scf.for %i = %0 to %1 step %2 {{
+          %4 = ttg.local_alloc : {T}
+          %5 = ttg.local_load %3 : {T}
+          ttg.local_store %4, %5 : {T}
+          scf.yield
+        }}
+        """
+    )
+    assert offsets == [0, 256] and module.attrs["shared_bytes"] == 512
+
+
+def _barriers(body: str) -> str:
+    out, _ = run_pass(insert_barriers, func(body))
+    return out
+
+
+def test_negative_disjoint_buffers_need_no_barrier():
+    out = _barriers(
+        f"""
+        %0 = arith.constant {{value = 1.0}} : {T}
+        %1 = ttg.local_alloc {{offset = 0}} : {T}
+        %2 = ttg.local_alloc {{offset = 256}} : {T}
+        ttg.local_store %1, %0 : {T}
+        %3 = ttg.local_load %2 : {T}
+        %4 = ttg.local_load %2 : {T}
+        """
+    )
+    assert "gpu.barrier" not in out  # a write and reads of other bytes, and two reads of the same bytes
+
+
+def test_loop_carried_write_after_read_gets_a_barrier():
+    module = parse_module(
+        func(
+            f"""
+            %0 = arith.constant {{value = 0}} : i32
+            %1 = arith.constant {{value = 4}} : i32
+            %2 = arith.constant {{value = 1}} : i32
+            %3 = arith.constant {{value = 1.0}} : {T}
+            %4 = ttg.local_alloc {{offset = 0}} : {T}
+            scf.for %i = %0 to %1 step %2 {{
+              ttg.local_store %4, %3 : {T}
+              %5 = ttg.local_load %4 : {T}
+              scf.yield
+            }}
+            """
+        )
+    )
+    assert insert_barriers.run(module)
+    body = next(op for op in module.walk() if op.name == "scf.for").body.ops
+    kinds = [type(op).__name__ for op in body]
+    assert kinds == ["BarrierOp", "LocalStoreOp", "BarrierOp", "LocalLoadOp", "YieldOp"]
+    assert not insert_barriers.run(module)  # idempotent
+    assert sum(isinstance(op, BarrierOp) for op in module.walk()) == 2
+    assert isinstance(body[3], LocalLoadOp)

@@ -1,0 +1,94 @@
+"""GPU lowering of the explicit shared-memory ops: ``local_alloc``, ``local_store``, ``local_load``.
+
+A buffer is ``offset`` bytes into the program's dynamic shared memory (the offset the
+``allocate-shared-memory`` pass chose). Its shared layout maps each element's row-major
+index ``i`` to its place in the buffer, ``P(i)``; as the layout is linear over GF(2), so is
+``P``, and the place of register ``r`` of a thread is a constant XOR a per-thread part:
+``P(REG[r] ^ T) = P(REG[r]) ^ P(T)``. Runs of registers that sit side by side in the
+buffer move as one vector (up to 16 bytes). Barriers are not placed here: the
+``insert-barriers`` pass put ``gpu.barrier`` ops exactly where the accesses race.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from llvmlite import ir
+
+from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp
+from tilelab.compiler.layouts import OFFSET, LinearLayout
+
+from .context import GTile, LoweringBug, const_i32, lower
+from .lower_memory import from_bits, memory_bits, to_bits
+from .lower_shape import _affine_split, flat_of, vector_run
+
+
+@dataclass
+class SharedBuffer:
+    """A lowered ``local_alloc``: its first element (in elements of ``bits``) and its index map."""
+
+    first: int
+    bits: int
+    places: np.ndarray  # places[row-major index] = element offset in the buffer
+
+
+def buffer_places(shared: LinearLayout) -> np.ndarray:
+    """``P``: for each row-major index of the tile, the element offset the shared layout gives it."""
+    offsets = np.arange(shared.in_size(OFFSET))
+    flats = flat_of(shared, shared.apply(offset=offsets))
+    places = np.empty_like(offsets)
+    places[flats] = offsets
+    return places
+
+
+@lower(LocalAllocOp)
+def lower_local_alloc(lw, op):
+    t = op.result.type
+    offset = op.attrs.get("offset")
+    if offset is None or t.layout is None:
+        raise LoweringBug(f"{op.name} at {op.loc} has no offset or no shared layout (run allocate-shared-memory)")
+    bits = memory_bits(t.element)
+    lw.shared(ir.IntType(8), offset + op.nbytes, private=False)
+    lw.set(op.result, SharedBuffer(offset * 8 // bits, bits, buffer_places(t.layout)))
+
+
+def _pointer(lw, index, it, v):
+    smem = lw.shared(it, 0, private=False)
+    p = lw.smem_elem(smem, index, it, private=False)
+    return p if v == 1 else lw.b.bitcast(p, ir.VectorType(it, v).as_pointer(3))
+
+
+@lower(LocalStoreOp)
+def lower_local_store(lw, op):
+    buf, tile = lw.get(op.buf), lw.get(op.value)
+    b, it = lw.b, ir.IntType(buf.bits)
+    consts, per_thread, flats = _affine_split(lw, tile.layout, lambda i: buf.places[i])
+    v = vector_run(consts, flats, buf.bits)
+    for r in range(0, len(consts), v):
+        index = b.add(b.xor(per_thread, const_i32(consts[r])), const_i32(buf.first))
+        values = [to_bits(b, x, tile.elem) for x in tile.regs[r : r + v]]
+        if v == 1:
+            b.store(values[0], _pointer(lw, index, it, 1))
+            continue
+        vec = ir.Constant(ir.VectorType(it, v), None)
+        for j, x in enumerate(values):
+            vec = b.insert_element(vec, x, const_i32(j))
+        b.store(vec, _pointer(lw, index, it, v), align=v * buf.bits // 8)
+
+
+@lower(LocalLoadOp)
+def lower_local_load(lw, op):
+    buf, t = lw.get(op.buf), op.result.type
+    b, it = lw.b, ir.IntType(buf.bits)
+    consts, per_thread, flats = _affine_split(lw, t.layout, lambda i: buf.places[i])
+    v = vector_run(consts, flats, buf.bits)
+    regs = []
+    for r in range(0, len(consts), v):
+        index = b.add(b.xor(per_thread, const_i32(consts[r])), const_i32(buf.first))
+        if v == 1:
+            regs.append(from_bits(b, b.load(_pointer(lw, index, it, 1)), t.element))
+            continue
+        vec = b.load(_pointer(lw, index, it, v), align=v * buf.bits // 8)
+        regs += [from_bits(b, b.extract_element(vec, const_i32(j)), t.element) for j in range(v)]
+    lw.set(op.result, GTile(t.layout, t.element, regs))

@@ -1,0 +1,111 @@
+"""Give every shared buffer its offset: buffers whose live ranges do not overlap share bytes.
+
+Why: a program's shared memory is one array; its size limits how many programs fit on an
+SM. Each ``ttg.local_alloc`` is live from its definition to its last use (a use inside a
+loop or branch keeps it live to the end of that op, so a loop never sees its buffer
+reused mid-iteration). Buffers are placed first-fit, in program order, at offsets aligned
+to 16 bytes (the widest ``ld.shared``); ``module.attrs["shared_bytes"]`` gets the total,
+which the backend reports as the kernel's ``shared`` bytes.
+
+before:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<64xf32>
+      %1 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %1, %0 : tensor<64xf32>
+      %2 = ttg.local_load %1 : tensor<64xf32>
+      %3 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %3, %2 : tensor<64xf32>
+      %4 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %4, %0 : tensor<64xf32>
+      %5 = ttg.local_load %3 : tensor<64xf32>
+      %6 = ttg.local_load %4 : tensor<64xf32>
+      tt.return
+    }
+
+after:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<64xf32>
+      %1 = ttg.local_alloc {offset = 0} : tensor<64xf32>
+      ttg.local_store %1, %0 : tensor<64xf32>
+      %2 = ttg.local_load %1 : tensor<64xf32>
+      %3 = ttg.local_alloc {offset = 0} : tensor<64xf32>
+      ttg.local_store %3, %2 : tensor<64xf32>
+      %4 = ttg.local_alloc {offset = 256} : tensor<64xf32>
+      ttg.local_store %4, %0 : tensor<64xf32>
+      %5 = ttg.local_load %3 : tensor<64xf32>
+      %6 = ttg.local_load %4 : tensor<64xf32>
+      tt.return
+    }
+"""
+
+from __future__ import annotations
+
+from tilelab.compiler.ir.core import Block, Module, Op
+from tilelab.compiler.ir.ops import LocalAllocOp
+
+NAME = "allocate-shared-memory"
+ALIGN = 16
+
+
+def number_ops(block: Block, order: dict | None = None, pos: int = 0) -> dict[Op, tuple[int, int]]:
+    """Each op's ``(first, last)`` position in a pre-order walk (``last`` covers its regions)."""
+    order = {} if order is None else order
+    _number(block, order, pos)
+    return order
+
+
+def _number(block: Block, order: dict, pos: int) -> int:
+    for op in block.ops:
+        first = pos
+        pos += 1
+        for region in op.regions:
+            for inner in region.blocks:
+                pos = _number(inner, order, pos)
+        order[op] = (first, pos - 1)
+    return pos
+
+
+def live_range(alloc: LocalAllocOp, order: dict, uses: list[Op]) -> tuple[int, int]:
+    """From the allocation to its last use, a use nested in an op counting as that whole op."""
+    end = order[alloc][0]
+    for use in uses:
+        while use.parent is not alloc.parent and use.parent is not None:
+            use = use.parent.parent.parent  # block -> region -> op
+        end = max(end, order[use][1])
+    return order[alloc][0], end
+
+
+def first_fit(ranges: list[tuple[int, int, int]]) -> tuple[list[int], int]:
+    """Offsets for ``(start, end, nbytes)`` ranges, in order; the total bytes."""
+    placed: list[tuple[int, int, int, int]] = []  # start, end, offset, nbytes
+    offsets = []
+    for start, end, nbytes in ranges:
+        busy = sorted((o, o + n) for s, e, o, n in placed if s <= end and start <= e)
+        offset = 0
+        for lo, hi in busy:
+            if offset + nbytes <= lo:
+                break
+            offset = max(offset, -(-hi // ALIGN) * ALIGN)
+        placed.append((start, end, offset, nbytes))
+        offsets.append(offset)
+    total = max((o + n for _, _, o, n in placed), default=0)
+    return offsets, -(-total // ALIGN) * ALIGN
+
+
+def run(module: Module) -> bool:
+    func = module.kernel
+    order = number_ops(func.body)
+    allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
+    uses: dict = {a.result: [] for a in allocs}
+    for op in func.walk():
+        for v in op.operands:
+            if v in uses:
+                uses[v].append(op)
+    ranges = [(*live_range(a, order, uses[a.result]), a.nbytes) for a in allocs]
+    offsets, total = first_fit(ranges)
+    changed = module.attrs.get("shared_bytes") != total
+    for alloc, offset in zip(allocs, offsets):
+        changed |= alloc.attrs.get("offset") != offset
+        alloc.attrs["offset"] = offset
+    module.attrs["shared_bytes"] = total
+    return changed

@@ -1,0 +1,118 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
+"""Turn each layout conversion that crosses threads into an explicit shared-memory round trip.
+
+Why: a ``convert_layout`` whose elements must move between threads goes through shared
+memory. Spelling that trip out as ``local_alloc`` / ``local_store`` / ``local_load`` lets
+``allocate-shared-memory`` give the buffer its bytes and ``insert-barriers`` place the
+barriers, and lets the inspector show the real buffers. The buffer's shared layout is
+the swizzle (among a few candidates) that takes the fewest bank-conflict wavefronts for
+this store and this load (``layouts.bank_conflicts``); a plain row-major buffer wins ties.
+Conversions that stay inside each thread (a register permutation) are left alone.
+
+before:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = ttg.convert_layout %0 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
+
+after:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = ttg.local_alloc : tensor<128xf32, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+      ttg.local_store %1, %0 : tensor<128xf32, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+      %2 = ttg.local_load %1 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
+"""
+
+from __future__ import annotations
+
+from tilelab.compiler.analysis import axis_info
+from tilelab.compiler.ir.core import Block, Module, replace_uses
+from tilelab.compiler.ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
+from tilelab.compiler.layouts import bank_conflicts, conversion_kind, row_major_shared, swizzled_shared
+
+NAME = "convert-through-shared"
+
+
+@axis_info.rule(LocalLoadOp)
+def _stored_facts(op, info):
+    """A round trip keeps the facts of the one tile stored in the buffer (unknown if stored more than once)."""
+    alloc = op.buf.defining_op
+    stores = [s for s in alloc.parent.ops if isinstance(s, LocalStoreOp) and s.buf is op.buf] if alloc else []
+    if len(stores) == 1 and stores[0].value in info:
+        return info[stores[0].value]
+    return axis_info.AxisInfo.unknown(op.result.type.shape)
+
+
+def candidate_layouts(shape, elem_bytes: int) -> list:
+    """Shared layouts to try for a tile: row-major first, then XOR swizzles of the two fastest dims."""
+    shape = list(shape)
+    candidates = [row_major_shared(shape)]
+    if len(shape) < 2:
+        return candidates
+    order = list(range(len(shape)))[::-1]
+    cols, rows = shape[order[0]], shape[order[1]]
+    vec = 1
+    while vec <= min(cols, max(1, 16 // elem_bytes)):
+        phase = 2
+        while phase <= min(rows, cols // vec):
+            candidates.append(swizzled_shared(shape, vec, 1, phase, order))
+            phase *= 2
+        vec *= 2
+    return candidates
+
+
+def choose_shared_layout(src, dst, elem_bytes: int):
+    """The candidate layout with the fewest store + load wavefronts (the first one on ties)."""
+
+    def cost(shared):
+        return sum(int(bank_conflicts(shared, reg, elem_bytes).per_instruction.sum()) for reg in (src, dst))
+
+    return min(candidate_layouts(src.shape, elem_bytes), key=cost)
+
+
+def crosses_threads(op: ConvertLayoutOp) -> bool:
+    """Whether the conversion moves elements between threads (so through shared memory)."""
+    src, dst = op.src.type, op.result.type
+    if not src.is_tensor or src.layout is None or dst.layout is None:
+        return False
+    return conversion_kind(src.layout, dst.layout) in ("shuffle", "shared")
+
+
+def _expand(block: Block, index: int, op: ConvertLayoutOp) -> LocalLoadOp:
+    src, dst = op.src.type, op.result.type
+    elem_bytes = max(1, src.element.itemsize)
+    shared = choose_shared_layout(src.layout, dst.layout, elem_bytes)
+    alloc = LocalAllocOp(src.with_layout(shared), loc=op.loc)
+    store = LocalStoreOp(alloc.result, op.src, loc=op.loc)
+    load = LocalLoadOp(alloc.result, dst, loc=op.loc)
+    block.remove(op)
+    for k, new in enumerate((alloc, store, load)):
+        block.insert(index + k, new)
+    return load
+
+
+def _rewrite(block: Block, mapping: dict) -> bool:
+    changed = False
+    for op in list(block.ops):
+        for region in op.regions:
+            for inner in region.blocks:
+                changed |= _rewrite(inner, mapping)
+        if isinstance(op, ConvertLayoutOp) and crosses_threads(op):
+            load = _expand(block, block.ops.index(op), op)
+            mapping[op.result] = load.result
+            changed = True
+    return changed
+
+
+def run(module: Module) -> bool:
+    mapping: dict = {}
+    changed = False
+    for func in module.funcs:
+        changed |= _rewrite(func.body, mapping)
+    if mapping:
+        for func in module.funcs:
+            replace_uses(func, mapping)
+    return changed
