@@ -148,6 +148,8 @@ def run_child(name: str) -> None:
 def run_ncu(ncu: str, name: str) -> dict:
     """Profile ``--child name`` and return ``{metric: value}`` summed over the kernel launches."""
     cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(METRICS)]
+    # only tilelab's kernel: the child's torch kernels (random inputs, the check) are not profiled
+    cmd += ["--kernel-name-base", "function", "--kernel-name", name, "--launch-count", "1"]
     cmd += [sys.executable, os.path.abspath(__file__), "--child", name]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
