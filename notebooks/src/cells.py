@@ -7,6 +7,8 @@ import textwrap
 import nbformat.v4 as nbf
 
 SETUP = """\
+import os
+
 import numpy as np
 
 import tilelab
@@ -14,7 +16,7 @@ import tilelab.language as tl
 from tilelab.testing import assert_close, do_bench
 
 # "cpu" runs everywhere; "cuda" on an NVIDIA GPU; "interpret" is the numpy reference interpreter.
-TARGET = "cpu"
+TARGET = os.environ.get("TILELAB_TARGET", "cpu")
 rng = np.random.default_rng()"""
 
 

@@ -29,7 +29,7 @@ def notebook():
         %load_ext tilelab
         """),
             code("""
-        %%tile_kernel --target cpu --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=256
+        %%tile_kernel --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=256
         def add(x, y, out, n, BLOCK: tl.constexpr):
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             mask = offs < n

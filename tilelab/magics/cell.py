@@ -92,7 +92,7 @@ def compile_cell(opts, defined: DefinedKernel, namespace: dict):
             defined.kernel,
             signature=signature,
             constants=constants,
-            target=opts.target or "cpu",
+            target=opts.target or os.environ.get("TILELAB_TARGET") or "cpu",
             num_warps=opts.num_warps,
             num_stages=opts.num_stages,
             snapshots=True,

@@ -196,6 +196,23 @@ class Module:
         return Function(self, fn, param_kinds, num_warps, shared)
 
 
+class ParamBuffer:
+    """A reusable kernel parameter buffer: one ctypes box per parameter, and the array of their addresses.
+
+    ``cuLaunchKernel`` takes ``void **params``; it copies the values at launch, so a launch
+    path can fill the same boxes call after call instead of allocating new ones::
+
+        buf = ParamBuffer([ctypes.c_uint64, ctypes.c_int32])
+        buf.boxes[0].value, buf.boxes[1].value = address, 16
+        function.launch_packed((1, 1, 1), buf.address)
+    """
+
+    def __init__(self, ctypes_types: list):
+        self.boxes = [ct() for ct in ctypes_types]
+        self.pointers = (ctypes.c_void_p * max(1, len(self.boxes)))(*[ctypes.addressof(b) for b in self.boxes])
+        self.address = ctypes.addressof(self.pointers)
+
+
 class Function:
     """A kernel with its parameter kinds, block size and dynamic shared memory."""
 
@@ -206,8 +223,12 @@ class Function:
         self.ctypes = [PARAM_CTYPES[k] for k in self.kinds]
         self.block = 32 * num_warps
         self.shared = shared
+        drv = _driver()
+        self._launch = drv.cuLaunchKernel
+        self._success = drv.CUresult.CUDA_SUCCESS
+        self._buffer = ParamBuffer(self.ctypes)
+        self._lock = threading.Lock()
         if shared > 48 * 1024:
-            drv = _driver()
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _check(drv.cuFuncSetAttribute(handle, attr, shared), "cuFuncSetAttribute(max dynamic shared memory)")
 
@@ -218,13 +239,16 @@ class Function:
 
     def launch(self, grid: tuple[int, int, int], values: list, stream: int = 0) -> None:
         """Launch on ``grid`` with ``values`` (ints for pointers, Python scalars otherwise)."""
-        boxed = [ct(v) for ct, v in zip(self.ctypes, values)]
-        params = (ctypes.c_void_p * max(1, len(boxed)))(*[ctypes.addressof(b) for b in boxed])
-        gx, gy, gz = grid
-        result = _driver().cuLaunchKernel(
-            self.handle, gx, gy, gz, self.block, 1, 1, self.shared, stream, ctypes.addressof(params), 0
-        )
-        _check(result, "cuLaunchKernel")
+        with self._lock:
+            for box, value in zip(self._buffer.boxes, values):
+                box.value = value
+            self.launch_packed(grid, self._buffer.address, stream)
+
+    def launch_packed(self, grid: tuple[int, int, int], params: int, stream: int = 0) -> None:
+        """Launch on ``grid`` with the parameter buffer at address ``params`` (see ``ParamBuffer``)."""
+        result = self._launch(self.handle, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream, params, 0)
+        if result[0] != self._success:
+            _check(result, "cuLaunchKernel")
 
 
 # ----------------------------------------------------------------------------- events

@@ -122,10 +122,32 @@ def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout
     return blocked(shape, spt, tpw, wpc, order)
 
 
+def warp_split(m: int, n: int, num_warps: int) -> tuple[int, int]:
+    """Warps along M and N for an ``m x n`` mma accumulator: double the side with more 16x16 blocks per warp.
+
+    >>> warp_split(128, 128, 8)
+    (4, 2)
+    >>> warp_split(16, 128, 4)
+    (1, 4)
+    """
+    wm, wn = 1, 1
+    while wm * wn < num_warps:
+        if m // (16 * wm) >= n // (16 * wn) and m >= 32 * wm:
+            wm *= 2
+        elif n >= 16 * wn:
+            wn *= 2
+        elif m >= 32 * wm:
+            wm *= 2
+        else:
+            wn *= 2
+    return wm, wn
+
+
 def mma_layout(op: DotOp, num_warps: int) -> LinearLayout | None:
     """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
 
-    Warps split M first (16 rows each), then N (8 columns each), as far as the tile allows.
+    Warps split the tile so each warp's own part stays close to square (``warp_split``):
+    a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
     """
     a, b, c = (v.type for v in op.operands)
     if len(c.shape) != 2 or c.element.name != "f32" or {a.element.name, b.element.name} - {"f16", "bf16"}:
@@ -134,8 +156,7 @@ def mma_layout(op: DotOp, num_warps: int) -> LinearLayout | None:
         return None
     m, n = c.shape
     k = a.shape[-1]
-    wm = max(1, min(num_warps, m // 16))
-    wn = num_warps // wm
+    wm, wn = warp_split(m, n, num_warps)
     if m < 16 * wm or n < 8 * wn or k < 16:
         return None
     return mma_m16n8k16_accumulator([m, n], [wm, wn])

@@ -28,6 +28,8 @@ after:
 
 from __future__ import annotations
 
+import os
+
 from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module, replace_uses
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
@@ -64,8 +66,33 @@ def candidate_layouts(shape, elem_bytes: int) -> list:
     return candidates
 
 
+def mma_operand_shared(shape, elem_bytes: int):
+    """The buffer for 16-bit mma operands read with ``ldmatrix``: 16-byte chunks XORed with the row, or None.
+
+    ``ldmatrix`` reads eight 16-byte rows at once; they hit eight different bank groups
+    when chunk ``c`` of row ``r`` sits at chunk ``c ^ (r // per_phase) % max_phase``, with
+    ``per_phase`` rows filling 128 bytes. A 128x32 f16 tile (64-byte rows) gets
+    ``vec=8, perPhase=2, maxPhase=4``; a 32x128 one ``vec=8, perPhase=1, maxPhase=8``.
+    """
+    if elem_bytes != 2 or len(shape) != 2 or os.environ.get("TILELAB_CUDA_LDMATRIX", "1") == "0":
+        return None
+    rows, cols = (int(s) for s in shape)
+    if cols < 8:
+        return None
+    per_phase = max(1, 128 // (cols * elem_bytes))
+    max_phase = max(1, min(8 // per_phase, cols // 8, rows // per_phase))
+    return swizzled_shared([rows, cols], 8, per_phase, max_phase, [1, 0])
+
+
 def choose_shared_layout(src, dst, elem_bytes: int):
-    """The candidate layout with the fewest store + load wavefronts (the first one on ties)."""
+    """The candidate layout with the fewest store + load wavefronts (the first one on ties).
+
+    A load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
+    """
+    if dst.params.get("kind") == "dot_operand":
+        shared = mma_operand_shared(src.shape, elem_bytes)
+        if shared is not None:
+            return shared
 
     def cost(shared):
         return sum(int(bank_conflicts(shared, reg, elem_bytes).per_instruction.sum()) for reg in (src, dst))

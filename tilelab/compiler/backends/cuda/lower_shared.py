@@ -20,6 +20,7 @@ from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp
 from tilelab.compiler.layouts import OFFSET, LinearLayout
 
 from .context import GTile, LoweringBug, const_i32, lower
+from .lower_ldmatrix import emit_ldmatrix, ldmatrix_enabled, plan_ldmatrix
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, flat_of, vector_run
 
@@ -80,6 +81,10 @@ def lower_local_store(lw, op):
 @lower(LocalLoadOp)
 def lower_local_load(lw, op):
     buf, t = lw.get(op.buf), op.result.type
+    groups = _ldmatrix_plan(lw, buf, t.layout)
+    if groups is not None:
+        lw.set(op.result, GTile(t.layout, t.element, emit_ldmatrix(lw, buf.first, groups, t.element)))
+        return
     b, it = lw.b, ir.IntType(buf.bits)
     consts, per_thread, flats = _affine_split(lw, t.layout, lambda i: buf.places[i])
     v = vector_run(consts, flats, buf.bits)
@@ -92,3 +97,12 @@ def lower_local_load(lw, op):
         vec = b.load(_pointer(lw, index, it, v), align=v * buf.bits // 8)
         regs += [from_bits(b, b.extract_element(vec, const_i32(j)), t.element) for j in range(v)]
     lw.set(op.result, GTile(t.layout, t.element, regs))
+
+
+def _ldmatrix_plan(lw, buf: SharedBuffer, layout: LinearLayout):
+    """``ldmatrix`` groups for a 16-bit load into an mma operand layout, or None (plain loads)."""
+    if not ldmatrix_enabled() or buf.bits != 16 or layout.params.get("kind") != "dot_operand":
+        return None
+    if buf.first % 8:
+        return None
+    return plan_ldmatrix(layout, buf.places, lw.num_warps)
