@@ -2,7 +2,8 @@
 
 Run on a GPU machine: ``python benchmarks/launch_overhead.py``. Prints microseconds per
 launch (median of batches) of an empty-bodied kernel through ``Function.launch`` and
-through a bare ``cuLaunchKernel`` with a pre-packed parameter buffer.
+through a bare ``cuLaunchKernel`` with a pre-packed parameter buffer, then of a whole
+``kernel[grid](...)`` with ``tilelab.cuda`` DeviceArrays and (when installed) torch CUDA tensors.
 """
 
 import ctypes
@@ -13,8 +14,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import tilelab  # noqa: E402
+import tilelab.language as tl  # noqa: E402
 from tilelab.compiler.backends.cuda import emit  # noqa: E402
 from tilelab.runtime import cuda_driver  # noqa: E402
+
+
+@tilelab.jit
+def tiny(x, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def jit_launches() -> list[tuple[str, float]]:
+    """Whole ``tiny[(1,)](x, 16, BLOCK=16)`` launches from Python, per array kind."""
+    import numpy as np
+
+    import tilelab.cuda as tc
+
+    rows = []
+    x = tc.to_device(np.zeros(16, np.float32))
+    rows.append(("tiny[(1,)](DeviceArray, 16, BLOCK=16)", per_launch_us(lambda: tiny[(1,)](x, 16, BLOCK=16))))
+    try:
+        import torch
+    except ImportError:
+        return rows
+    t = torch.zeros(16, device="cuda")
+    rows.append(("tiny[(1,)](torch cuda tensor, 16, BLOCK=16)", per_launch_us(lambda: tiny[(1,)](t, 16, BLOCK=16))))
+    return rows
+
 
 TINY = r"""
 target triple = "nvptx64-nvidia-cuda"
@@ -57,6 +85,8 @@ def main():
     print("|---|---|")
     print(f"| Function.launch (tilelab) | {wrapped:.2f} |")
     print(f"| raw cuLaunchKernel, pre-packed | {raw:.2f} |")
+    for name, us in jit_launches():
+        print(f"| {name} | {us:.2f} |")
 
 
 if __name__ == "__main__":

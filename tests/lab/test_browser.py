@@ -2,7 +2,7 @@
 
 Needs Debian's chromium (``apt-get install -y chromium``) and Playwright for Python
 (``pip install playwright``; its own browser download is not used). Saves
-``test-output/inspector.png``.
+``test-output/inspector.png`` and a screenshot of each analysis tab opened (``coalescing.png``, ...).
 """
 
 import shutil
@@ -100,6 +100,38 @@ def _run_all(page, url: str) -> None:
     )
 
 
+ANALYSIS_TABS = ["coalescing", "layouts"]
+
+# The figure drawn in the visible pane: a loaded PNG (data or blob URL) of real size, and not blank,
+# i.e. drawn onto a canvas it shows many distinct colours (a blank or failed figure shows one or two).
+FIGURE_DRAWN = """inspector => {
+    const img = [...inspector.querySelectorAll('img')].find(i => i.offsetParent !== null
+        && /^(data:image\\/png|blob:)/.test(i.src) && i.complete && i.naturalWidth > 200 && i.naturalHeight > 150);
+    if (!img) return false;
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    const colours = new Set();
+    for (let k = 0; k < pixels.length; k += 4 * 7) colours.add(pixels[k] << 16 | pixels[k + 1] << 8 | pixels[k + 2]);
+    return colours.size > 16 ? [img.naturalWidth, img.naturalHeight, colours.size] : false;
+}"""
+
+
+def _open_analysis_tab(page, inspector, name: str) -> list:
+    """Clicks the tab ``name`` and waits for its figure (the view draws when its tab opens); saves a screenshot.
+
+    Returns ``[width, height, distinct colours]`` of the figure.
+    """
+    inspector.locator(".lm-TabBar-tab", has_text=name).first.click()
+    drawn = page.wait_for_function(FIGURE_DRAWN, arg=inspector.element_handle(), timeout=120_000).json_value()
+    inspector.scroll_into_view_if_needed()
+    inspector.screenshot(path=str(OUTPUT / f"{name}.png"))
+    return drawn
+
+
 def test_inspector_renders_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
@@ -125,6 +157,9 @@ def test_inspector_renders_in_jupyterlab(lab):
             assert inspector.locator(".tl-line.tl-hl").count() >= 2
             inspector.scroll_into_view_if_needed()
             inspector.screenshot(path=str(OUTPUT / "inspector.png"))
+            for name in ANALYSIS_TABS:
+                width, height, colours = _open_analysis_tab(page, inspector, name)
+                assert width > 200 and height > 150 and colours > 16, name
         finally:
             page.screenshot(path=str(OUTPUT / "notebook.png"), full_page=False)
             browser.close()

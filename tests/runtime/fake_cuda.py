@@ -23,17 +23,22 @@ class _CUresult(enum.IntEnum):
     CUDA_ERROR_INVALID_VALUE = 1
 
 
+_SUCCESS = (_CUresult.CUDA_SUCCESS,)
+
+
 class FakeDriver:
     """Answers driver calls with success; ``launches`` keeps ``(grid, block, params address)``."""
 
     CUresult = _CUresult
 
-    def __init__(self):
+    def __init__(self, record: bool = True):
         self.launches = []
+        self.record = record  # a benchmark turns recording off
 
     def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        self.launches.append(((gx, gy, gz), bx, params))
-        return (_CUresult.CUDA_SUCCESS,)
+        if self.record:
+            self.launches.append(((gx, gy, gz), bx, params))
+        return _SUCCESS
 
     def cuModuleLoadData(self, image):
         return _CUresult.CUDA_SUCCESS, "module"
@@ -49,10 +54,10 @@ class FakeDriver:
 
 
 @contextmanager
-def fake_driver():
+def fake_driver(record: bool = True):
     """Install a ``FakeDriver`` (with a device 0 context) for the duration of the block."""
     saved = dict(cuda_driver._state)
-    driver = FakeDriver()
+    driver = FakeDriver(record)
     cuda_driver._state.update(driver=driver, available=True, context="ctx", device=0)
     cuda_driver._state["info"] = cuda_driver.DeviceInfo("Fake GPU", (9, 0), 132, 232448, 65536, 2048, 233472)
     try:
@@ -75,10 +80,11 @@ class FakeDeviceArray:
         self.host = host
         self.dtype = host.dtype
         self.shape = host.shape
+        self.address = host.ctypes.data
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.host.ctypes.data, False), "version": 3}
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.address, False), "version": 3}
 
 
 class Tensor:
@@ -94,13 +100,19 @@ class Tensor:
         self.is_cuda = True
         self.device = torch.device("cuda", device)
         self._device = device
+        self._address = host.ctypes.data
 
     def data_ptr(self) -> int:
-        return self.host.ctypes.data
+        return self._address
 
     def get_device(self) -> int:
         return self._device
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.host.shape, "typestr": self.host.dtype.str, "data": (self.data_ptr(), False), "version": 3}
+        return {
+            "shape": self.host.shape,
+            "typestr": self.host.dtype.str,
+            "data": (self.data_ptr(), False),
+            "version": 3,
+        }

@@ -49,3 +49,16 @@ def compile_matmul(bm=64, bn=64, bk=32, target="cpu"):
     sig = {"a": "*fp16", "b": "*fp16", "c": "*fp32", "K": "i32"}
     consts = {"BM": bm, "BN": bn, "BK": bk}
     return tilelab.compile(matmul, signature=sig, constants=consts, target=target, divisibility={"K": 16}, cache=False)
+
+
+@tilelab.jit
+def column_store(x, out, N: tl.constexpr, B: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    cols = tl.program_id(1) * B + tl.arange(0, B)
+    tile = tl.load(x + rows[:, None] * N + cols[None, :])
+    tl.store(out + cols[None, :] * N + rows[:, None], tile)  # contiguous along dim 0: through shared memory
+
+
+def compile_column_store(block=64, dtype="fp32", target="cuda:sm_90a"):
+    sig = {"x": f"*{dtype}", "out": f"*{dtype}"}
+    return tilelab.compile(column_store, signature=sig, constants={"N": 1024, "B": block}, target=target, cache=False)

@@ -32,8 +32,8 @@ def test_matmul_predicts_dot_operand_buffers_back_to_back():
     assert (a.shape, b.shape, a.bytes, b.offset) == ((64, 32), (32, 64), 64 * 32 * 2, 64 * 32 * 2)
     assert a.predicted and "operand A" in a.name and a.name.startswith("line ")
     rows = buffer_rows([a, b], swizzled=True)
-    assert rows[0][5] == "8/2/4" and "#swizzled_shared" in rows[0][4]
-    assert buffer_rows([a], swizzled=False)[0][5] == "1/1/1"
+    assert rows[0][6] == "8/2/4" and "#swizzled_shared" in rows[0][5]
+    assert buffer_rows([a], swizzled=False)[0][6] == "1/1/1"
 
 
 def test_no_dot_means_no_buffers():

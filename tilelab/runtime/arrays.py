@@ -70,6 +70,10 @@ def cuda_pointer(name: str, value) -> int | np.ndarray | None:
     ``__cuda_array_interface__``, ``data_ptr()`` (torch) or DLPack (device 0 only); CPU
     arrays (numpy, CPU torch tensors, CPU DLPack exports) come back as numpy views.
     """
+    if is_torch_tensor(value) and value.is_cuda:
+        if value.get_device() != 0:
+            raise ArrayDeviceError(_other_device(name, f"cuda:{value.get_device()}"))
+        return int(value.data_ptr())
     iface = getattr(value, "__cuda_array_interface__", None)
     if iface is not None:
         return int(iface["data"][0])
@@ -82,9 +86,13 @@ def cuda_pointer(name: str, value) -> int | np.ndarray | None:
         return info.address
     if info.host is not None:
         return info.host
-    raise ArrayDeviceError(
-        f"argument '{name}': an array on {info.device}:{info.device_id} cannot be used by a CUDA launch "
-        f"(tilelab launches on cuda:0; host arrays are copied)"
+    raise ArrayDeviceError(_other_device(name, f"{info.device}:{info.device_id}"))
+
+
+def _other_device(name: str, device: str) -> str:
+    return (
+        f"argument '{name}': an array on {device} cannot be used by a CUDA launch "
+        "(tilelab launches on cuda:0; host arrays are copied)"
     )
 
 

@@ -16,6 +16,7 @@ disk, else compiles it, and launches it::
 from __future__ import annotations
 
 import inspect
+import os
 import textwrap
 
 from . import stages
@@ -23,9 +24,10 @@ from .arrays import array_info
 from .build import compile_kernel
 from .errors import LaunchError
 from .grid import normalize_grid
-from .launch_keys import launch_key
+from .launch_keys import call_key, launch_key
 from .specialize import check_constexpr, specialize_arg, stable_repr
 from .targets import choose_target
+from .warm import WarmLaunch
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize")
 #: Triton launch options accepted for source compatibility; they do not change what tilelab generates.
@@ -58,6 +60,8 @@ class JITFunction:
         self.noinline = noinline
         self.cache: dict[tuple, object] = {}
         self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
+        self.warm_launches: dict[tuple, WarmLaunch] = {}  # call_key -> its warm launch
+        self.constexpr_flags = tuple(name in self.constexprs for name in self.arg_names)
         try:
             self.src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError):
@@ -93,6 +97,12 @@ class JITFunction:
         """
         if kwargs and not TRITON_ONLY_OPTIONS.isdisjoint(kwargs):
             kwargs = {k: v for k, v in kwargs.items() if k not in TRITON_ONLY_OPTIONS or k in self.arg_names}
+        call = None
+        if not warmup and sanitize is None:
+            call = call_key(args, kwargs, self.constexpr_flags, self.constexprs, (target, num_warps, num_stages))
+            warm = self.warm_launches.get(call)
+            if warm is not None:
+                return warm(grid, args, kwargs, num_warps, num_stages)
         bound = self.bind(args, kwargs)
         fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
         kernel = self.cache.get(self.launch_keys.get(fast)) if fast is not None else None
@@ -104,6 +114,8 @@ class JITFunction:
         if not warmup:
             meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
             kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
+            if call is not None and os.environ.get("TILELAB_SANITIZE", "") in ("", "0"):
+                self.warm_launches[call] = WarmLaunch.prepare(self, kernel, args, kwargs)
         return kernel
 
     def bind(self, args: tuple, kwargs: dict) -> dict:

@@ -143,7 +143,31 @@ def warp_split(m: int, n: int, num_warps: int) -> tuple[int, int]:
     return wm, wn
 
 
-def mma_layout(op: DotOp, num_warps: int) -> LinearLayout | None:
+def chained_dots(module: Module) -> set[DotOp]:
+    """Dots whose result feeds (through pure ops of the same block) the A operand of another dot, and that dot.
+
+    Attention's ``p = exp(q @ k - m)`` then ``p @ v`` is the example: when each warp owns
+    whole rows of ``p``, its accumulator fragments become the next dot's A fragments
+    without crossing warps, so such dots split warps along M only.
+    """
+    found: set[DotOp] = set()
+    for op in module.walk():
+        if not isinstance(op, DotOp):
+            continue
+        todo, seen = [op.operands[0]], set()
+        while todo:
+            d = todo.pop().defining_op
+            if d is None or id(d) in seen or d.parent is not op.parent:
+                continue
+            seen.add(id(d))
+            if isinstance(d, DotOp):
+                found.update((d, op))
+            elif d.pure and not d.regions:
+                todo.extend(d.operands)
+    return found
+
+
+def mma_layout(op: DotOp, num_warps: int, chained: bool = False) -> LinearLayout | None:
     """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
 
     Warps split the tile so each warp's own part stays close to square (``warp_split``):
@@ -157,6 +181,8 @@ def mma_layout(op: DotOp, num_warps: int) -> LinearLayout | None:
     m, n = c.shape
     k = a.shape[-1]
     wm, wn = warp_split(m, n, num_warps)
+    if chained and m >= 16 * num_warps:
+        wm, wn = num_warps, 1
     if m < 16 * wm or n < 8 * wn or k < 16:
         return None
     return mma_m16n8k16_accumulator([m, n], [wm, wn])
@@ -176,8 +202,9 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int, vectors: dict):
+    def __init__(self, num_warps: int, vectors: dict, chained: set):
         self.num_warps = num_warps
+        self.chained = chained
         self.vectors = vectors
         self.want: dict[Value, LinearLayout] = {}
         self.changed = False
@@ -196,7 +223,7 @@ class _Assigner:
 
     def wish_op(self, op: Op) -> None:
         if isinstance(op, DotOp):
-            layout = mma_layout(op, self.num_warps)
+            layout = mma_layout(op, self.num_warps, op in self.chained)
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
@@ -248,7 +275,12 @@ class _Assigner:
         elif isinstance(op, ELEMENTWISE):
             self.elementwise(block, op)
         elif isinstance(op, DotOp):
-            self.set(op.result, self.want.get(op.result) or mma_layout(op, self.num_warps) or self.wanted(op.result))
+            self.set(
+                op.result,
+                self.want.get(op.result)
+                or mma_layout(op, self.num_warps, op in self.chained)
+                or self.wanted(op.result),
+            )
             self.convert_operand(block, op, 2, op.result.type.layout)
         else:
             for r in op.results:
@@ -357,7 +389,7 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module))
+    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module))
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

@@ -8,7 +8,13 @@ XORs each row's 16-byte chunk index with its row: a column spreads over 8 banks 
     buf = SharedBuffer.for_tile("A", [64, 64], 2, reader=column_reader)
     buf.conflicts(swizzled=True).wavefronts, buf.conflicts(swizzled=False).wavefronts   # 4, 32
 
-Until the GPU pipeline allocates buffers, the view shows the buffers the kernel *would* need:
+For a CUDA kernel the view lists the buffers the compiler allocated (``ttg.local_alloc``, placed by
+the ``allocate-shared-memory`` pass), each checked against the layouts that store and load it:
+
+    buffers = allocated_buffers(tilelab.compile(k, ..., target="cuda:sm_90a"))
+    buffers[0].offset, buffers[0].bytes, buffers[0].conflicts(reader=True).wavefronts
+
+Targets that allocate nothing (cpu, interpret) get the buffers the kernel *would* need on the GPU:
 the operands of each ``tl.dot`` (staged through shared memory for ``mma``), labelled as predicted.
 """
 
@@ -52,6 +58,7 @@ class SharedBuffer:
     writer: object = None
     reader: object = None
     predicted: bool = True
+    shared: object = None  # the allocated buffer's own shared layout (None: built from ``swizzle``)
 
     @classmethod
     def for_tile(cls, name, shape, elem_bytes, reader=None, writer=None, elem_type="f16", order=(1, 0)):
@@ -71,9 +78,11 @@ class SharedBuffer:
         return int(np.prod(self.shape)) * self.elem_bytes
 
     def layout(self, swizzled: bool = True):
-        """The offset -> element map, swizzled or plain."""
+        """The offset -> element map: the buffer's own (swizzled) layout, or a plain row-major one."""
         if not swizzled:
             return row_major_shared(self.shape, self.order)
+        if self.shared is not None:
+            return self.shared
         return swizzled_shared(self.shape, *self.swizzle, order=self.order)
 
     def conflicts(self, swizzled: bool = True, reader: bool = True):
@@ -122,72 +131,135 @@ def predicted_buffers(compiled) -> list[SharedBuffer]:
     return buffers
 
 
+def _allocated(index: int, alloc, store, load) -> SharedBuffer:
+    """A ``SharedBuffer`` for one ``ttg.local_alloc``, its store's and its load's register layouts."""
+    ty = alloc.result.type
+    params = ty.layout.params
+    swizzle = tuple(int(params.get(k, 1)) for k in ("vec", "per_phase", "max_phase"))
+    order = tuple(params.get("order", range(len(ty.shape))[::-1]))
+    name = f"line {alloc.loc.line}: buffer {index} {list(ty.shape)}"
+    elem_bytes = max(1, ty.element.itemsize)
+    return SharedBuffer(
+        name, tuple(ty.shape), elem_bytes, str(ty.element), swizzle, order, int(alloc.attrs.get("offset") or 0),
+        writer=store, reader=load, predicted=False, shared=ty.layout,
+    )  # fmt: skip
+
+
+def allocated_buffers(compiled) -> list[SharedBuffer]:
+    """The buffers the compiler allocated (``ttg.local_alloc``), in program order, with their store/load layouts.
+
+    A buffer's writer is the register layout of its first ``ttg.local_store``, its reader that of its
+    first ``ttg.local_load``; an empty list for targets that allocate no shared memory.
+    """
+    from tilelab.compiler.ir import ops
+
+    allocs, stores, loads = [], {}, {}
+    for op in compiled.module.walk():
+        if isinstance(op, ops.LocalAllocOp):
+            allocs.append(op)
+        elif isinstance(op, ops.LocalStoreOp):
+            stores.setdefault(id(op.buf), op.value.type.layout)
+        elif isinstance(op, ops.LocalLoadOp):
+            loads.setdefault(id(op.buf), op.result.type.layout)
+    return [_allocated(i, a, stores.get(id(a.result)), loads.get(id(a.result))) for i, a in enumerate(allocs)]
+
+
+def allocates_shared(compiled) -> bool:
+    """Whether the target's pipeline allocates shared memory explicitly (the CUDA one does)."""
+    return str(compiled.target).startswith("cuda")
+
+
+def kernel_buffers(compiled) -> list[SharedBuffer]:
+    """The allocated buffers on a CUDA target; elsewhere the predicted ``tl.dot`` operand buffers."""
+    return allocated_buffers(compiled) if allocates_shared(compiled) else predicted_buffers(compiled)
+
+
+def _traffic(b: SharedBuffer, swizzled: bool, reader: bool) -> list[str]:
+    """``[wavefronts per request (ideal), conflict degree]`` of one access, ``-`` when nothing does it."""
+    if (b.reader if reader else b.writer) is None:
+        return ["-", "-"]
+    c = b.conflicts(swizzled, reader=reader)
+    return [f"{c.wavefronts} ({c.ideal})", f"{-(-c.wavefronts // c.ideal)}-way"]
+
+
 def buffer_rows(buffers: list[SharedBuffer], swizzled: bool = True) -> list[list]:
-    """Per buffer: offset, bytes, type, layout, swizzle, wavefronts of its write and read (ideal in brackets)."""
+    """Per buffer: offset, bytes, type, shape, layout, swizzle, and per store and load the wavefronts
+    per request (ideal in brackets) and the conflict degree (wavefronts / ideal)."""
     rows = []
     for b in buffers:
-        write, read = b.conflicts(swizzled, reader=False), b.conflicts(swizzled, reader=True)
         vec, per_phase, max_phase = b.swizzle if swizzled else (1, 1, 1)
         rows.append(
-            [
-                b.name,
-                b.offset,
-                b.bytes,
-                b.elem_type,
-                str(b.layout(swizzled)),
-                f"{vec}/{per_phase}/{max_phase}",
-                f"{write.wavefronts} ({write.ideal})",
-                f"{read.wavefronts} ({read.ideal})",
-            ]
+            [b.name, b.offset, b.bytes, b.elem_type, "x".join(map(str, b.shape)), str(b.layout(swizzled))]
+            + [f"{vec}/{per_phase}/{max_phase}"]
+            + _traffic(b, swizzled, reader=False)
+            + _traffic(b, swizzled, reader=True)
         )
     return rows
 
 
-HEADER = ["buffer", "offset", "bytes", "type", "layout", "vec/perPhase/maxPhase", "write wavefronts", "read wavefronts"]
+HEADER = ["buffer", "offset", "bytes", "type", "shape", "layout", "vec/perPhase/maxPhase"]
+HEADER += ["store wavefronts/request", "store conflict", "load wavefronts/request", "load conflict"]
 
 
 def bank_figure(buf: SharedBuffer, swizzled: bool = True):
-    """Bank of each element, with the elements of warp 0's first read request marked."""
+    """Bank of each element, with the elements of warp 0's first load request marked."""
     fig = new_figure(6.5, 4.6)
     ax = fig.add_subplot()
-    image = ax.imshow(
-        buf.banks(swizzled), cmap=SEQUENTIAL, vmin=0, vmax=BANKS - 1, interpolation="nearest", aspect="auto"
-    )
+    banks = buf.banks(swizzled)
+    banks = banks.reshape(-1, banks.shape[-1]) if banks.ndim != 1 else banks[None, :]
+    image = ax.imshow(banks, cmap=SEQUENTIAL, vmin=0, vmax=BANKS - 1, interpolation="nearest", aspect="auto")
     fig.colorbar(image, ax=ax, label="bank (0-31)")
-    conflicts = buf.conflicts(swizzled)
+    title = f"{buf.name}\n{'swizzled' if swizzled else 'unswizzled'}"
     if buf.reader is not None:
-        v = conflicts.vector_elems
-        first = buf.reader.apply(lane=np.arange(32)[:, None], register=np.arange(v)[None, :]).reshape(-1, 2)
-        ax.scatter(
-            first[:, 1], first[:, 0], s=10, c="white", edgecolors="black", linewidths=0.4, label="warp 0, first read"
-        )
-        ax.legend(loc="upper right", fontsize=8)
-    ax.set_xlabel(f"dim1 (element, {buf.elem_type})")
-    ax.set_ylabel("dim0 (row)")
-    kind = "swizzled" if swizzled else "unswizzled"
-    ax.set_title(
-        f"{buf.name}\n{kind}: read takes {conflicts.wavefronts} wavefronts/request (ideal {conflicts.ideal})",
-        fontsize=9,
-    )
+        conflicts = buf.conflicts(swizzled)
+        title += f": load takes {conflicts.wavefronts} wavefronts/request (ideal {conflicts.ideal})"
+        if len(buf.shape) == 2:
+            v = conflicts.vector_elems
+            first = buf.reader.apply(lane=np.arange(32)[:, None], register=np.arange(v)[None, :]).reshape(-1, 2)
+            ax.scatter(
+                first[:, 1], first[:, 0], s=10, c="white", edgecolors="black", linewidths=0.4,
+                label="warp 0, first load",
+            )  # fmt: skip
+            ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlabel(f"dim{len(buf.shape) - 1} (element, {buf.elem_type})")
+    ax.set_ylabel("dim0 (row)" if len(buf.shape) == 2 else "rows")
+    ax.set_title(title, fontsize=9)
     return fig
 
 
 PREDICTED_NOTE = (
-    "Predicted: this pipeline allocates no shared memory yet; these are the buffers the kernel's "
-    "tl.dot operands need on the GPU (written by the default blocked layout, read as mma operands)."
+    "Predicted: this target allocates no shared memory; these are the buffers the kernel's "
+    "tl.dot operands would need on the GPU (written by the default blocked layout, read as mma operands)."
 )
+
+
+def summary_notes(compiled, buffers: list[SharedBuffer]) -> list[str]:
+    """The lines above the table: what the rows are, and on CUDA the allocated total and private scratch."""
+    if not allocates_shared(compiled):
+        return [PREDICTED_NOTE] if buffers else ["No shared buffers: this kernel has no tl.dot on 16-bit tiles."]
+    allocated = int(compiled.module.attrs.get("shared_bytes", 0) or 0)
+    total = int((compiled.metadata or {}).get("shared", allocated) or 0)
+    lines = [
+        f"Allocated by the compiler: {len(buffers)} buffer(s) (ttg.local_alloc), {allocated} bytes in all "
+        "(buffers whose lifetimes do not overlap share bytes).",
+        f"Private scratch of ops (after the buffers): {total - allocated} bytes; {total} bytes of shared memory "
+        "per program.",
+    ]
+    if not buffers:
+        lines.insert(0, "No shared buffers: every layout change of this kernel stays in registers.")
+    return lines
 
 
 def shared_memory_html(compiled) -> str:
     """The report section: the buffer table with and without swizzle, and each buffer's bank picture."""
     from .figures import figure_html, note_html, table_html
 
-    buffers = predicted_buffers(compiled)
+    buffers = kernel_buffers(compiled)
+    parts = [note_html(line) for line in summary_notes(compiled, buffers)]
     if not buffers:
-        return note_html("No shared buffers: this kernel has no tl.dot on 16-bit tiles (nothing staged).")
-    parts = [note_html(PREDICTED_NOTE)]
+        return "".join(parts)
     for swizzled in (True, False):
-        parts.append(note_html("swizzled" if swizzled else "without the swizzle"))
+        parts.append(note_html("swizzled" if swizzled else "without the swizzle (row-major)"))
         parts.append(table_html(HEADER, buffer_rows(buffers, swizzled)))
     parts += [figure_html(bank_figure(b, s), f"banks of {b.name}") for b in buffers for s in (True, False)]
     return "".join(parts)
@@ -201,7 +273,7 @@ class SharedMemoryTab:
 
         from .figures import note_html
 
-        self.buffers = predicted_buffers(compiled)
+        self.buffers = kernel_buffers(compiled)
         self.swizzle = w.Checkbox(value=True, description="swizzle", indent=False)
         self.picker = w.Dropdown(
             options=[(b.name, i) for i, b in enumerate(self.buffers)],
@@ -212,12 +284,11 @@ class SharedMemoryTab:
         self.image = w.Image(format="png")
         self.swizzle.observe(lambda _: self.refresh(), names="value")
         self.picker.observe(lambda _: self.refresh(), names="value")
+        notes = w.HTML("".join(note_html(line) for line in summary_notes(compiled, self.buffers)))
         if not self.buffers:
-            self.widget = w.HTML(note_html("No shared buffers: this kernel has no tl.dot on 16-bit tiles."))
+            self.widget = notes
             return
-        self.widget = w.VBox(
-            [w.HTML(note_html(PREDICTED_NOTE)), w.HBox([self.picker, self.swizzle]), self.table, self.image]
-        )
+        self.widget = w.VBox([notes, w.HBox([self.picker, self.swizzle]), self.table, self.image])
         self.refresh()
 
     def refresh(self) -> None:

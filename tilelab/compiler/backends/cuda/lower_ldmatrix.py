@@ -66,7 +66,7 @@ def lane_element(trans: bool, row: int, col: int) -> tuple[int, int]:
 
 
 def _row_places(dst: LinearLayout, places: np.ndarray, pairs, trans: bool, num_warps: int) -> np.ndarray:
-    """``out[w, j, i, c]``: buffer offset of the element lane ``(w)`` expects at row ``i``, col ``c`` of matrix ``j``."""
+    """``out[w, j, i, c]``: buffer offset of what warp ``w`` expects at row ``i``, col ``c`` of matrix ``j``."""
     grid = hardware_grid(dst, num_warps)
     warp = grid[WARP][:, 0, 0]
     lanes = np.empty((8, 8), np.int64)

@@ -67,15 +67,15 @@ def lower_mma(lw, op):
     kind = a_type.element.name
     a_at, b_at, c_at = _by_coords(a_layout), _by_coords(b_layout), _by_coords(acc.layout)
     out = list(acc.regs)
-    for row, col in sorted(c_at):
-        if row % 16 or col % 8:
-            continue
-        c_idx = [c_at[(row + dr, col + dc)] for dr, dc in C_FRAGMENT]
-        c_regs = [out[i] for i in c_idx]
-        for k0 in range(0, k, 16):
+    # K outermost: only one K step's A and B fragments need to be live at a time
+    for k0 in range(0, k, 16):
+        for row, col in sorted(c_at):
+            if row % 16 or col % 8:
+                continue
+            c_idx = [c_at[(row + dr, col + dc)] for dr, dc in C_FRAGMENT]
             a_halves = [to_bits(b, a.regs[a_at[(row + dr, k0 + dk)]], a.elem) for dr, dk in A_FRAGMENT]
             b_halves = [to_bits(b, bt.regs[b_at[(k0 + dk, col + dc)]], bt.elem) for dk, dc in B_FRAGMENT]
-            c_regs = _mma(lw, kind, _pairs(b, a_halves), _pairs(b, b_halves), c_regs)
-        for i, v in zip(c_idx, c_regs):
-            out[i] = v
+            c_regs = _mma(lw, kind, _pairs(b, a_halves), _pairs(b, b_halves), [out[i] for i in c_idx])
+            for i, v in zip(c_idx, c_regs):
+                out[i] = v
     lw.set(op.result, GTile(acc.layout, c_type.element, out))

@@ -1,0 +1,115 @@
+"""The shared-memory view of a CUDA kernel: the buffers the compiler allocated, checked against the IR."""
+
+import random
+
+import pytest
+
+from tests.viz import kernels
+from tilelab.compiler.ir import ops
+from tilelab.compiler.layouts import bank_conflicts, row_major_shared
+from tilelab.viz.plugins.shared_memory import (
+    HEADER,
+    SharedMemoryTab,
+    allocated_buffers,
+    buffer_rows,
+    kernel_buffers,
+    shared_memory_html,
+    summary_notes,
+)
+
+PNG = b"\x89PNG"
+
+
+@pytest.fixture(scope="module")
+def column_store():
+    """A column store compiled for sm_90a: its layout change goes through shared memory."""
+    block, dtype = random.choice([32, 64]), random.choice(["fp32", "fp16"])
+    return kernels.compile_column_store(block, dtype)
+
+
+def _ir_buffers(ck):
+    """Per ``ttg.local_alloc``: the op, its first store's value layout and its first load's result layout."""
+    walk = list(ck.module.walk())
+    first = lambda kind, alloc: next(o for o in walk if isinstance(o, kind) and o.buf is alloc.result)  # noqa: E731
+    allocs = [o for o in walk if isinstance(o, ops.LocalAllocOp)]
+    return [
+        (a, first(ops.LocalStoreOp, a).value.type.layout, first(ops.LocalLoadOp, a).result.type.layout) for a in allocs
+    ]
+
+
+def _expected(traffic):
+    return [f"{traffic.wavefronts} ({traffic.ideal})", f"{-(-traffic.wavefronts // traffic.ideal)}-way"]
+
+
+def test_rows_are_the_allocated_buffers_with_the_irs_offsets_and_bytes(column_store):
+    ir = _ir_buffers(column_store)
+    rows = buffer_rows(kernel_buffers(column_store))
+    assert len(ir) >= 1 and len(rows) == len(ir)
+    for row, (alloc, _, _) in zip(rows, ir):
+        ty = alloc.result.type
+        assert row[1:5] == [alloc.attrs["offset"], alloc.nbytes, str(ty.element), "x".join(map(str, ty.shape))]
+        assert row[5] == str(ty.layout) and row[5].startswith("#swizzled_shared")
+        assert row[6] == "{vec}/{per_phase}/{max_phase}".format(**ty.layout.params)
+        assert f"line {alloc.loc.line}:" in row[0]
+    assert max(r[1] + r[2] for r in rows) <= column_store.module.attrs["shared_bytes"]
+
+
+def test_store_and_load_conflicts_are_bank_conflicts_of_the_ir_layouts(column_store):
+    rows = buffer_rows(allocated_buffers(column_store))
+    for row, (alloc, store, load) in zip(rows, _ir_buffers(column_store)):
+        ty = alloc.result.type
+        assert row[7:9] == _expected(bank_conflicts(ty.layout, store, ty.element.itemsize))
+        assert row[9:11] == _expected(bank_conflicts(ty.layout, load, ty.element.itemsize))
+
+
+def test_swizzle_toggle_recomputes_with_a_row_major_buffer(column_store):
+    swizzled = buffer_rows(allocated_buffers(column_store), swizzled=True)
+    plain = buffer_rows(allocated_buffers(column_store), swizzled=False)
+    for row, (alloc, store, load) in zip(plain, _ir_buffers(column_store)):
+        ty = alloc.result.type
+        flat = row_major_shared(ty.shape, ty.layout.params["order"])
+        assert row[6] == "1/1/1" and row[5] == str(flat)
+        assert row[7:9] == _expected(bank_conflicts(flat, store, ty.element.itemsize))
+        assert row[9:11] == _expected(bank_conflicts(flat, load, ty.element.itemsize))
+    # the column read of a row-major buffer conflicts; the compiler's swizzle removes most of it
+    assert [r[7:] for r in plain] != [r[7:] for r in swizzled]
+    assert any(int(p[9].split()[0]) > int(s[9].split()[0]) for p, s in zip(plain, swizzled))
+
+
+def test_notes_give_the_allocated_total_and_the_private_scratch(column_store):
+    allocated, total = column_store.module.attrs["shared_bytes"], column_store.metadata["shared"]
+    text = " ".join(summary_notes(column_store, kernel_buffers(column_store)))
+    assert (
+        f"{allocated} bytes in all" in text and f"scratch of ops (after the buffers): {total - allocated} bytes" in text
+    )
+    assert "Predicted" not in text
+
+
+def test_tab_picks_a_buffer_and_toggles_the_swizzle(column_store):
+    tab = SharedMemoryTab(column_store)
+    assert len(tab.picker.options) == len(_ir_buffers(column_store)) and "Predicted" not in tab.widget.children[0].value
+    before = (tab.table.value, bytes(tab.image.value))
+    assert before[1].startswith(PNG) and all(h in before[0] for h in HEADER)
+    tab.swizzle.value = False
+    assert tab.table.value != before[0] and bytes(tab.image.value) != before[1]
+    tab.picker.value = len(tab.picker.options) - 1
+    assert bytes(tab.image.value).startswith(PNG)
+
+
+def test_report_section_lists_the_allocated_buffers(column_store):
+    section = shared_memory_html(column_store)
+    assert "Predicted" not in section and "Private scratch" in section
+    assert section.count('src="data:image/png;base64,') == 2 * len(_ir_buffers(column_store))
+
+
+def test_cpu_target_keeps_the_predicted_dot_buffers_labelled():
+    ck = kernels.compile_matmul(64, 64, 32)
+    assert allocated_buffers(ck) == [] and all(b.predicted for b in kernel_buffers(ck))
+    assert summary_notes(ck, kernel_buffers(ck))[0].startswith("Predicted") and "Predicted" in shared_memory_html(ck)
+
+
+def test_cuda_kernel_without_buffers_says_so():
+    ck = kernels.compile_add(block=256, target="cuda:sm_90a")
+    assert kernel_buffers(ck) == []
+    notes = summary_notes(ck, [])
+    assert notes[0].startswith("No shared buffers") and "Predicted" not in " ".join(notes)
