@@ -13,13 +13,17 @@ live in device memory (``tilelab.cuda``), so no host copy is timed. Run:
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-import tilelab
-import tilelab.language as tl
-from tilelab.testing import do_bench
-from tilelab.viz.plugins.roofline import Ceilings, device_key, save_ceilings
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+import tilelab  # noqa: E402
+import tilelab.language as tl  # noqa: E402
+from tilelab.testing import do_bench  # noqa: E402
+from tilelab.viz.plugins.roofline import Ceilings, device_key, save_ceilings  # noqa: E402
 
 BLOCK = 1024
 FMA_STEPS = 256
