@@ -113,3 +113,17 @@ def test_cli_errors_are_one_line(fake_compile, kernel_file, capsys, argv, messag
 def test_cli_compile_error_names_the_line(fake_compile, kernel_file, capsys):
     assert main(["compile", f"{kernel_file}::add", "--signature", "x=*fp32", "--const", "FAIL=1"]) == 1
     assert capsys.readouterr().err.startswith("k.py:2: bad thing\n    y = x + 1")
+
+
+def test_compiled_kernel_report_method(tmp_path):
+    import tilelab.language as tl
+
+    @tilelab.jit
+    def scale(x, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+    ck = tilelab.compile(scale, signature={"x": "*fp32", "out": "*fp32", "n": "i32"}, constants={"BLOCK": 64})
+    path = ck.report(tmp_path / "scale.html")
+    text = path.read_text()
+    assert "scale" in text and "canonicalize" in text and "<html" in text.lower()
