@@ -180,8 +180,8 @@ def fdiv(x, y, ieee_rounding=False, _semantic=None):
 
 @builtin
 def div_rn(x, y, _semantic=None):
-    """``x / y`` rounded to nearest."""
-    return _semantic.math_binary("fdiv", x, y)
+    """``x / y`` correctly rounded to nearest (plain ``/`` may be 2 ulp off on GPUs, as in Triton)."""
+    return _semantic.math_binary("fdiv", x, y, rounding="rn")
 
 
 # ---------------------------------------------------------------- shape

@@ -245,13 +245,17 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
             rtype = irt.i1
         return self.emit(ops.UnaryOp(kind, x.handle, rtype))
 
-    def math_binary(self, kind: str, a, b) -> tensor:
+    def math_binary(self, kind: str, a, b, rounding: str | None = None) -> tensor:
+        """A math function of two operands; ``rounding="rn"`` asks for a correctly rounded result."""
         a, b = self.promote(a, b, kind)
         if kind in ("pow", "atan2", "fdiv") and not a.type.element.is_float:
             a, b = self.cast(a, irt.f32), self.cast(b, irt.f32)
         if kind == "umulhi" and not a.type.element.is_int:
             raise SemanticError(f"umulhi expects integer inputs, got {a.type.element}")
-        return self.emit(ops.BinaryOp(kind, a.handle, b.handle))
+        op = ops.BinaryOp(kind, a.handle, b.handle)
+        if rounding:
+            op.attrs["rounding"] = rounding
+        return self.emit(op)
 
     def minmax(self, kind: str, a, b, propagate_nan=False) -> tensor:
         """``maximum``/``minimum``; with ``propagate_nan`` a NaN in either operand gives NaN."""

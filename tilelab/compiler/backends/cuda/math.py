@@ -5,7 +5,13 @@ library as LLVM bitcode: ``__nv_expf``, ``__nv_atan2``, ... ``kernel.py`` links 
 the module when a kernel calls it; LLVM then inlines and drops what is unused. f16
 goes through f32 (as CUDA's own half math does).
 
-    x.exp()  ->  call float @__nv_expf(float %x)
+    x.log()  ->  call float @__nv_logf(float %x)
+
+Two hot ops take the fast hardware path, as Triton does for f32 and f16:
+``exp(x)`` is ``ex2.approx(x * log2(e))`` (2 instructions instead of libdevice's 11)
+and ``a / b`` is ``div.full.f32`` (2 ulp, no slow-path branch, unlike ``div.rn``).
+
+    x.exp()  ->  fmul float %x, 0x3FF7154760000000 ; call float @llvm.nvvm.ex2.approx.f(...)
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from ..cpu.types import F32
 _INTRINSIC = {"sqrt": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 #: unary kinds computed by libdevice (``__nv_<name>f`` for f32, ``__nv_<name>`` for f64)
 _LIBDEVICE = {
-    "exp": "exp",
+    "exp": "exp",  # f64 only: f32 and f16 take ``fast_exp``
     "exp2": "exp2",
     "log": "log",
     "log2": "log2",
@@ -78,14 +84,21 @@ def float_unary(lw, kind: str, x: ir.Value) -> ir.Value:
         return lw.b.fneg(x)
     if kind in _INTRINSIC:
         return intrinsic(lw, _INTRINSIC[kind], x)
+    if kind == "exp" and str(x.type) in ("float", "half"):
+        return fast_exp(lw, x)
     if kind in _LIBDEVICE:
         return libdevice(lw, _LIBDEVICE[kind], x)
     raise NotImplementedError(f"float {kind} on the GPU")
 
 
-def float_binary(lw, kind: str, a: ir.Value, c: ir.Value) -> ir.Value:
-    """One float binary op of ``kind``; min/max return the non-NaN operand (``minnum``)."""
+def float_binary(lw, kind: str, a: ir.Value, c: ir.Value, exact: bool = False) -> ir.Value:
+    """One float binary op of ``kind``; min/max return the non-NaN operand (``minnum``).
+
+    ``exact`` division (``tl.math.div_rn``) stays LLVM's ``fdiv`` (``div.rn``, correctly rounded).
+    """
     b = lw.b
+    if kind in ("fdiv", "div") and str(a.type) == "float" and not exact:
+        return fast_div(lw, a, c)
     simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "fdiv": b.fdiv, "div": b.fdiv}
     if kind in simple:
         return simple[kind](a, c)
@@ -96,3 +109,30 @@ def float_binary(lw, kind: str, a: ir.Value, c: ir.Value) -> ir.Value:
     if kind in ("pow", "atan2"):
         return libdevice(lw, kind, a, c)
     raise NotImplementedError(f"float {kind} on the GPU")
+
+
+LOG2E = 1.4426950408889634
+
+
+def fast_exp(lw, x: ir.Value) -> ir.Value:
+    """``e**x`` as ``2**(x * log2(e))`` on the special-function unit (f16 widens to f32).
+
+    Why: libdevice's ``__nv_expf`` spends ~11 instructions per element on range
+    reduction; ``ex2.approx.f32`` is one MUFU op with ~2 ulp error, which is what Triton
+    emits for f32 ``tl.exp``. Softmax and attention run it on every element.
+    """
+    b, t = lw.b, x.type
+    wide = b.fpext(x, F32) if str(t) == "half" else x
+    scaled = b.fmul(wide, ir.Constant(F32, LOG2E))
+    y = b.call(lw.function("llvm.nvvm.ex2.approx.f", F32, [F32]), [scaled])
+    return b.fptrunc(y, t) if str(t) == "half" else y
+
+
+def fast_div(lw, a: ir.Value, c: ir.Value) -> ir.Value:
+    """f32 ``a / c`` as ``div.full.f32``: correct to 2 ulp, branch-free (Triton's default for ``/``).
+
+    ``div.rn.f32`` (LLVM's ``fdiv``) checks for hard operands and calls a slow path
+    per element; ``div.full`` is a reciprocal and a multiply with range scaling.
+    """
+    asm = ir.InlineAsm(ir.FunctionType(F32, [F32, F32]), "div.full.f32 $0, $1, $2;", "=r,r,r", False)
+    return lw.b.call(asm, [a, c])

@@ -1,0 +1,91 @@
+"""The instruction mix of memory-bound kernels on sm_90a, read from PTX and ptxas (no GPU needed).
+
+These pin the fast paths that keep softmax, attention and dropout within reach of
+Triton: f32/f16 ``exp`` on ``ex2.approx`` after one multiply by log2(e), f32 ``/`` as
+``div.full.f32``, 128-bit global accesses and few registers (full occupancy).
+"""
+
+import pytest
+
+import tilelab
+import tilelab.language as tl
+from tilelab.compiler.backends.cuda import find_tool
+
+HAS_PTXAS = find_tool("ptxas") is not None
+ARCH = "cuda:sm_90a"
+SOFTMAX_SIG = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n_cols": "i32"}
+ALIGNED = {"stride": 16, "n_cols": 16}
+
+
+@tilelab.jit
+def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@tilelab.jit
+def exp_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+
+
+def compile_softmax(**kw):
+    return tilelab.compile(
+        softmax_kernel, SOFTMAX_SIG, {"BLOCK": 4096}, target=ARCH, num_warps=8, divisibility=ALIGNED, cache=False, **kw
+    )
+
+
+def test_softmax_exp_is_one_multiply_and_one_ex2_per_element():
+    ptx = compile_softmax().asm["ptx"]
+    assert ptx.count("ex2.approx.f32") == 16  # 4096 columns / 256 threads
+    assert "__nv_expf" not in ptx and "cvt.sat.f32.f32" not in ptx  # no libdevice range reduction
+
+
+def test_softmax_divides_with_div_full_and_moves_128_bits():
+    ptx = compile_softmax().asm["ptx"]
+    assert ptx.count("div.full.f32") == 16 and "div.rn.f32" not in ptx
+    assert ptx.count("ld.global.v4.b32") == 4 and ptx.count("st.global.v4.b32") == 4
+    assert "ld.global.b32" not in ptx and "local" not in ptx
+    assert ptx.count("bar.sync") <= 6  # two reductions, each one shared-memory round trip
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+def test_softmax_fits_full_occupancy():
+    meta = compile_softmax().metadata
+    assert meta["spills"] == 0 and 0 < meta["registers"] <= 32  # 8 blocks of 256 threads per SM
+
+
+@pytest.mark.parametrize("dtype, widen", [("fp32", False), ("fp16", True)])
+def test_exp_of_f32_and_f16_uses_ex2(dtype, widen):
+    sig = {"x_ptr": f"*{dtype}", "out_ptr": f"*{dtype}"}
+    ck = tilelab.compile(exp_kernel, sig, {"BLOCK": 256}, target=ARCH, cache=False)
+    ptx = ck.asm["ptx"]
+    assert "ex2.approx.f32" in ptx and "__nv_expf" not in ptx
+    assert ("cvt.f32.f16" in ptx) == widen
+
+
+def test_exp_of_f64_keeps_libdevice_precision():
+    sig = {"x_ptr": "*fp64", "out_ptr": "*fp64"}
+    ck = tilelab.compile(exp_kernel, sig, {"BLOCK": 256}, target=ARCH, cache=False)
+    ptx = ck.asm["ptx"]
+    assert "ex2.approx.f32" not in ptx and "fma.rn.f64" in ptx  # libdevice's double-precision polynomial
+
+
+@tilelab.jit
+def divide_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr, EXACT: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, tl.math.div_rn(x, y) if EXACT else x / y)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_div_rn_stays_correctly_rounded_while_slash_is_fast(exact):
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"}
+    ck = tilelab.compile(divide_kernel, sig, {"BLOCK": 128, "EXACT": exact}, target=ARCH, cache=False)
+    ptx = ck.asm["ptx"]
+    assert ("div.rn.f32" in ptx) == exact
+    assert ("div.full.f32" in ptx) == (not exact)
