@@ -3,7 +3,7 @@
 The IR is SSA: every ``Value`` is defined once, either as the result of an ``Op`` or as
 an argument of a ``Block``. An op holds operands (values), attributes (plain Python
 data: ints, floats, strings, tuples, types), results, nested regions (for control
-flow and combine functions) and a source location. Concrete ops live in ``ops.py``;
+flow and combine functions) and a source location. Concrete ops live in ``ops/``;
 each is a small subclass that names itself (``name = "tt.load"``) and says how its
 results are typed.
 """

@@ -6,28 +6,20 @@ passes after the common ones::
 
     from tilelab.compiler.passes.pipeline import PIPELINES, PassManager
     records = PassManager(PIPELINES["cpu"], snapshots=True).run(module)
+
+Why by name: a pass file is imported the first time a target that runs it is asked for,
+so compiling for the CPU never imports the GPU passes, the layouts or the analyses they
+use (tens of milliseconds of a cold compile). ``PIPELINES`` is a read-only mapping that
+builds and keeps each target's list on first access.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import (
-    accelerate_dot,
-    allocate_shared_memory,
-    assign_layouts,
-    canonicalize,
-    coalesce,
-    convert_through_shared,
-    cse,
-    dce,
-    inline,
-    insert_barriers,
-    licm,
-    remove_layout_conversions,
-)
 from .manager import PassManager, PassRecord
 
 
@@ -45,32 +37,66 @@ class Pass:
         doc = (module.__doc__ or "").strip().splitlines()
         return cls(module.NAME, module.run, doc[0] if doc else "")
 
+    @classmethod
+    def named(cls, file: str) -> Pass:
+        """The pass of the file ``file`` of this package, e.g. ``Pass.named("cse")`` (imports it)."""
+        return cls.of(importlib.import_module(f"{__package__}.{file}"))
 
-COMMON: list[Pass] = [
-    Pass.of(inline),  # calls of @jit helpers become their bodies; helper functions dropped
-    Pass.of(canonicalize),  # fold constants, simplify x+0, addptr(p, 0), constant branches
-    Pass.of(licm),  # move loop-invariant pure ops before their loop (then CSE merges them with outer ones)
-    Pass.of(cse),  # compute each pure value once
-    Pass.of(dce),  # drop unused pure ops, unused loads and dead loop-carried values
-]
 
-PIPELINES: dict[str, list[Pass]] = {
+COMMON: tuple[str, ...] = (
+    "inline",  # calls of @jit helpers become their bodies; helper functions dropped
+    "canonicalize",  # fold constants, simplify x+0, addptr(p, 0), constant branches
+    "licm",  # move loop-invariant pure ops before their loop (then CSE merges them with outer ones)
+    "cse",  # compute each pure value once
+    "dce",  # drop unused pure ops, unused loads and dead loop-carried values
+)
+
+PASS_FILES: dict[str, tuple[str, ...]] = {
     # the reference executor: only what makes the IR one function of simple ops
-    "interpret": [
-        Pass.of(inline),  # the interpreter runs one function
-        Pass.of(canonicalize),  # constant branches gone: fewer ops to step through
-    ],
-    "cpu": [*COMMON],  # the CPU backend appends its passes here
-    "cuda": [
+    "interpret": (
+        "inline",  # the interpreter runs one function
+        "canonicalize",  # constant branches gone: fewer ops to step through
+    ),
+    "cpu": (*COMMON,),  # the CPU backend appends its passes here
+    "cuda": (
         *COMMON,
-        Pass.of(assign_layouts),  # every tile gets a layout: which register of which lane/warp holds each element
-        Pass.of(coalesce),  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
-        Pass.of(remove_layout_conversions),  # drop conversions to the same layout, fold chains of them
-        Pass.of(accelerate_dot),  # mma dot operands get their fragment layouts, converted where they are defined
-        Pass.of(convert_through_shared),  # conversions that cross threads become local_alloc/store/load (swizzled)
-        Pass.of(allocate_shared_memory),  # every shared buffer gets its offset; live ranges apart share bytes
-        Pass.of(insert_barriers),  # gpu.barrier where threads race on shared bytes (RAW, WAR, WAW)
-    ],
+        "assign_layouts",  # every tile gets a layout: which register of which lane/warp holds each element
+        "coalesce",  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
+        "remove_layout_conversions",  # drop conversions to the same layout, fold chains of them
+        "accelerate_dot",  # mma dot operands get their fragment layouts, converted where they are defined
+        "convert_through_shared",  # conversions that cross threads become local_alloc/store/load (swizzled)
+        "allocate_shared_memory",  # every shared buffer gets its offset; live ranges apart share bytes
+        "insert_barriers",  # gpu.barrier where threads race on shared bytes (RAW, WAR, WAW)
+    ),
 }
 
-__all__ = ["Pass", "PIPELINES", "COMMON", "PassManager", "PassRecord"]
+
+class _Pipelines(Mapping):
+    """Target name -> its list of ``Pass``, imported and built on first access, then kept.
+
+    ``PIPELINES["cpu"]`` imports only the common passes; ``PIPELINES["cuda"]`` also the GPU ones.
+    Iterating gives the target names without importing anything.
+    """
+
+    def __init__(self, files: Mapping[str, tuple[str, ...]]):
+        self._files = files
+        self._built: dict[str, list[Pass]] = {}
+
+    def __getitem__(self, target: str) -> list[Pass]:
+        if target not in self._built:
+            self._built[target] = [Pass.named(file) for file in self._files[target]]
+        return self._built[target]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __repr__(self) -> str:
+        return f"PIPELINES({', '.join(self._files)})"
+
+
+PIPELINES: Mapping[str, list[Pass]] = _Pipelines(PASS_FILES)
+
+__all__ = ["Pass", "PIPELINES", "PASS_FILES", "COMMON", "PassManager", "PassRecord"]

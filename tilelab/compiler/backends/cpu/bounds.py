@@ -12,7 +12,9 @@ program, the smallest and largest element of the index tile (a ``Range``), so th
   store's loop (element ``i`` read just before element ``i`` is written) without
   changing what the tile semantics say it reads.
 
-Ranges are exact mathematical bounds, kept in ``i128`` so no step overflows; a step
+Ranges are exact mathematical bounds in an integer wide enough that no step overflows:
+``i64`` where a compile-time bound on their magnitude allows (pointers count only below
+``ADDRESS_LIMIT``, ``i32`` indices stay far below it), else ``i128``; a step
 whose result may leave its IR type's range (where the kernel's own arithmetic would
 wrap) makes the facts false, never wrong. Anything not understood (loaded indices,
 divisions, floats) gives ``None``: no fast path.
@@ -49,29 +51,89 @@ from .types import I1, I64
 WIDE = ir.IntType(128)
 #: ops whose result holds the same set of element values as their first operand
 SAME_VALUES = (SplatOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, HintOp, FlipOp)
+#: addresses at or above this take the slow paths: real ones are far below (user space < 2**57)
+ADDRESS_LIMIT = 1 << 60
+#: ranges whose static magnitude stays below this are computed in ``i64``, wider ones in ``i128``
+NARROW_LIMIT = 1 << 62
 
 
 @dataclass
 class Range:
-    """``lo <= every element <= hi`` (``i128`` values), trustworthy only where ``ok`` (an ``i1``) holds."""
+    """``lo <= every element <= hi``, trustworthy only where ``ok`` (an ``i1``) holds.
+
+    ``bound`` is a compile-time fact: ``|lo|, |hi| <= bound`` always, so it picks the width
+    (``i64`` below ``NARROW_LIMIT``, else ``i128``) in which no step can overflow.
+    """
 
     lo: ir.Value
     hi: ir.Value
     ok: ir.Value
+    bound: int
 
 
-def _wide(n: int) -> ir.Constant:
-    return ir.Constant(WIDE, n)
+def _width(bound: int) -> ir.IntType:
+    return I64 if bound < NARROW_LIMIT else WIDE
+
+
+def _folded(v: ir.Value) -> int | None:
+    return v.constant if isinstance(v, ir.Constant) and isinstance(v.constant, int) else None
 
 
 class Bounds:
-    """Emits range facts at the builder's current position (make one per lowered op)."""
+    """Emits range facts at the builder's current position (make one per lowered op).
+
+    Constant operands fold at emission (``x + 0``, ``true and c``): the facts are a few
+    scalar instructions, and LLVM's optimizer time grows with what it is given.
+    """
 
     def __init__(self, lw):
         self.lw = lw
         self.b = lw.b
         self.true = ir.Constant(I1, 1)
         self.cache: dict[Value, Range | None] = {}
+        self.emitted: dict[tuple, ir.Value] = {}
+
+    # ----------------------------------------------------------------- folding arithmetic
+    def _int(self, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
+        """``x op y`` on same-width integers (``add``, ``sub``, ``mul``), folded where constant."""
+        cx, cy = _folded(x), _folded(y)
+        if cx is not None and cy is not None:
+            return ir.Constant(x.type, {"add": cx + cy, "sub": cx - cy, "mul": cx * cy}[op])
+        if (op in ("add", "sub") and cy == 0) or (op == "mul" and cy == 1):
+            return x
+        if (op == "add" and cx == 0) or (op == "mul" and cx == 1):
+            return y
+        key = (op, x, y if cy is None else cy)  # the same offset scaled for several pointers: once
+        if key not in self.emitted:
+            self.emitted[key] = getattr(self.b, op)(x, y)
+        return self.emitted[key]
+
+    def _and(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        if _folded(x) == 1 or x is self.true:
+            return y
+        return x if _folded(y) == 1 else self.b.and_(x, y)
+
+    def _less(self, pred: str, x: ir.Value, y: ir.Value) -> ir.Value:
+        cx, cy = _folded(x), _folded(y)
+        if cx is not None and cy is not None:
+            return ir.Constant(I1, int({"<": cx < cy, "<=": cx <= cy, ">": cx > cy, ">=": cx >= cy}[pred]))
+        return self.b.icmp_signed(pred, x, y)
+
+    def _to(self, v: ir.Value, ty: ir.IntType) -> ir.Value:
+        if v.type == ty:
+            return v
+        c = _folded(v)
+        return ir.Constant(ty, c) if c is not None else self.b.sext(v, ty)
+
+    def _common(self, *ranges: Range) -> list[tuple[ir.Value, ir.Value]]:
+        """The ``(lo, hi)`` of ``ranges`` in the width of the widest of them."""
+        ty = _width(max(r.bound for r in ranges))
+        return [(self._to(r.lo, ty), self._to(r.hi, ty)) for r in ranges]
+
+    def _constant(self, lo: int, hi: int) -> Range:
+        bound = max(abs(lo), abs(hi))
+        ty = _width(bound)
+        return Range(ir.Constant(ty, lo), ir.Constant(ty, hi), self.true, bound)
 
     # ----------------------------------------------------------------- ranges
     def range(self, v: Value) -> Range | None:
@@ -85,15 +147,14 @@ class Bounds:
         if not (t.is_pointer or t.is_int):
             return None
         if not v.type.is_tensor:
-            x = self._scalar(self.lw.get(v), t)
-            return Range(x, x, self.true)
+            return self._scalar(self.lw.get(v), t)
         op = v.defining_op
         if isinstance(op, SAME_VALUES):
             return self.range(op.operands[0])
         if isinstance(op, MakeRangeOp):
-            return Range(_wide(op.attrs["start"]), _wide(op.attrs["end"] - 1), self.true)
+            return self._constant(op.attrs["start"], op.attrs["end"] - 1)
         if isinstance(op, ConstantOp) and isinstance(op.value, int):
-            return Range(_wide(int(op.value)), _wide(int(op.value)), self.true)
+            return self._constant(int(op.value), int(op.value))
         if isinstance(op, AddPtrOp):
             return self._addptr(op)
         if t.is_pointer:
@@ -102,54 +163,84 @@ class Bounds:
             return self._binary(op, t)
         if isinstance(op, CastOp) and _is_int(op.operands[0]):
             src = self.range(op.operands[0])
-            return src and self._fits(src.lo, src.hi, src.ok, t)
+            return src and self._fits(src, t)
         return None
 
-    def _scalar(self, x: ir.Value, t) -> ir.Value:
+    def _scalar(self, x: ir.Value, t) -> Range:
+        """A scalar's one-value range; an address is trusted only below ``ADDRESS_LIMIT``."""
         if t.is_pointer:
-            return self.b.zext(self.b.ptrtoint(x, I64), WIDE)
-        return self.b.sext(x, WIDE) if t.is_signed and t.bits > 1 else self.b.zext(x, WIDE)
+            addr = self.b.ptrtoint(x, I64)
+            below = self.b.icmp_unsigned("<", addr, ir.Constant(I64, ADDRESS_LIMIT))
+            return Range(addr, addr, below, ADDRESS_LIMIT)
+        if isinstance(x, ir.Constant) and isinstance(x.constant, int):
+            value = x.constant if t.is_signed or x.constant >= 0 else x.constant + (1 << t.bits)
+            return self._constant(value, value)
+        signed = t.is_signed and t.bits > 1
+        bound = 1 << (t.bits - 1) if signed else (1 << t.bits) - 1
+        ty = _width(bound)
+        if x.type != ty:
+            x = self.b.sext(x, ty) if signed else self.b.zext(x, ty)
+        return Range(x, x, self.true, bound)
 
     def _addptr(self, op) -> Range | None:
         p, off = self.range(op.operands[0]), self.range(op.operands[1])
         if p is None or off is None:
             return None
-        size = _wide(op.result.type.element.pointee.itemsize)
-        lo, hi = self.b.add(p.lo, self.b.mul(off.lo, size)), self.b.add(p.hi, self.b.mul(off.hi, size))
-        ok = self.b.and_(p.ok, off.ok)
-        in_memory = self.b.and_(self.b.icmp_signed(">=", lo, _wide(0)), self.b.icmp_signed("<", hi, _wide(1 << 64)))
-        return Range(lo, hi, self.b.and_(ok, in_memory))
+        size = op.result.type.element.pointee.itemsize
+        bound = p.bound + off.bound * size
+        ty = _width(bound)
+        plo, phi, olo, ohi = (self._to(v, ty) for v in (p.lo, p.hi, off.lo, off.hi))
+        scale = ir.Constant(ty, size)
+        lo = self._int("add", plo, self._int("mul", olo, scale))
+        hi = self._int("add", phi, self._int("mul", ohi, scale))
+        in_memory = self._less(">=", lo, ir.Constant(lo.type, 0))
+        if bound >= 1 << 64:  # an i128 sum may pass the top of the address space
+            in_memory = self._and(in_memory, self._less("<", hi, ir.Constant(hi.type, 1 << 64)))
+        return Range(lo, hi, self._and(self._and(p.ok, off.ok), in_memory), bound)
 
     def _binary(self, op, t) -> Range | None:
         x, y = self.range(op.operands[0]), self.range(op.operands[1])
         if x is None or y is None:
             return None
-        b = self.b
+        bound = {"add": x.bound + y.bound, "sub": x.bound + y.bound, "mul": x.bound * y.bound}.get(op.kind)
+        bound = max(x.bound, y.bound) if op.kind in ("min", "max") else bound
+        if bound is None:
+            return None
+        ty = _width(bound)
+        x, y = (Range(self._to(r.lo, ty), self._to(r.hi, ty), r.ok, bound) for r in (x, y))
         if op.kind == "add":
-            lo, hi = b.add(x.lo, y.lo), b.add(x.hi, y.hi)
+            lo, hi = self._int("add", x.lo, y.lo), self._int("add", x.hi, y.hi)
         elif op.kind == "sub":
-            lo, hi = b.sub(x.lo, y.hi), b.sub(x.hi, y.lo)
+            lo, hi = self._int("sub", x.lo, y.hi), self._int("sub", x.hi, y.lo)
         elif op.kind == "mul":
-            products = [b.mul(p, q) for p in (x.lo, x.hi) for q in (y.lo, y.hi)]
+            products = [self._int("mul", p, q) for p in (x.lo, x.hi) for q in (y.lo, y.hi)]
             lo, hi = self._fold(products, "<"), self._fold(products, ">")
-        elif op.kind in ("min", "max"):
+        else:
             pick = "<" if op.kind == "min" else ">"
             lo, hi = self._fold([x.lo, y.lo], pick), self._fold([x.hi, y.hi], pick)
-        else:
-            return None
-        return self._fits(lo, hi, b.and_(x.ok, y.ok), t)
+        return self._fits(Range(lo, hi, self._and(x.ok, y.ok), bound), t)
 
     def _fold(self, values, pick: str) -> ir.Value:
+        """The least (``<``) or greatest (``>``) of ``values``; equal ones counted once."""
         out = values[0]
         for v in values[1:]:
-            out = self.b.select(self.b.icmp_signed(pick, v, out), v, out)
+            if v is out or (_folded(v) is not None and _folded(v) == _folded(out)):
+                continue
+            out = self.b.select(self._less(pick, v, out), v, out)
         return out
 
-    def _fits(self, lo, hi, ok, t) -> Range:
-        """``[lo, hi]`` with ``ok`` cleared where it leaves the range of integer type ``t``."""
+    def _fits(self, r: Range, t) -> Range:
+        """``r`` with ``ok`` cleared where it may leave the range of integer type ``t``.
+
+        Only the sides that ``r.bound`` does not already rule out are checked at run time.
+        """
         lowest, highest = (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
-        inside = self.b.and_(self.b.icmp_signed(">=", lo, _wide(lowest)), self.b.icmp_signed("<=", hi, _wide(highest)))
-        return Range(lo, hi, self.b.and_(ok, inside))
+        ok = r.ok
+        if -r.bound < lowest:
+            ok = self._and(ok, self._less(">=", r.lo, ir.Constant(r.lo.type, lowest)))
+        if r.bound > highest:
+            ok = self._and(ok, self._less("<=", r.hi, ir.Constant(r.hi.type, highest)))
+        return Range(r.lo, r.hi, ok, r.bound)
 
     # ----------------------------------------------------------------- facts
     def all_true(self, mask: Value) -> ir.Value | None:
@@ -163,7 +254,7 @@ class Bounds:
             return self.true if op.value is True or op.value == 1 else None
         if isinstance(op, BinaryOp) and op.kind == "and":
             x, y = self.all_true(op.operands[0]), self.all_true(op.operands[1])
-            return None if x is None or y is None else self.b.and_(x, y)
+            return None if x is None or y is None else self._and(x, y)
         if isinstance(op, CmpOp):
             return self._cmp(op)
         return None
@@ -172,26 +263,27 @@ class Bounds:
         x, y = self.range(op.operands[0]), self.range(op.operands[1])
         if x is None or y is None:
             return None
-        b = self.b
+        (xlo, xhi), (ylo, yhi) = self._common(x, y)
         holds = {
-            "lt": lambda: b.icmp_signed("<", x.hi, y.lo),
-            "le": lambda: b.icmp_signed("<=", x.hi, y.lo),
-            "gt": lambda: b.icmp_signed(">", x.lo, y.hi),
-            "ge": lambda: b.icmp_signed(">=", x.lo, y.hi),
-            "ne": lambda: b.or_(b.icmp_signed("<", x.hi, y.lo), b.icmp_signed(">", x.lo, y.hi)),
+            "lt": lambda: self._less("<", xhi, ylo),
+            "le": lambda: self._less("<=", xhi, ylo),
+            "gt": lambda: self._less(">", xlo, yhi),
+            "ge": lambda: self._less(">=", xlo, yhi),
+            "ne": lambda: self.b.or_(self._less("<", xhi, ylo), self._less(">", xlo, yhi)),
         }.get(op.predicate)
-        return None if holds is None else b.and_(b.and_(x.ok, y.ok), holds())
+        return None if holds is None else self._and(self._and(x.ok, y.ok), holds())
 
     def disjoint(self, ptr_a: Value, ptr_b: Value) -> ir.Value | None:
         """An ``i1`` that holds when no element of pointer tile ``ptr_a`` overlaps one of ``ptr_b``."""
         a, b_ = self.range(ptr_a), self.range(ptr_b)
         if a is None or b_ is None:
             return None
-        b = self.b
-        end_a = b.add(a.hi, _wide(_itemsize(ptr_a)))
-        end_b = b.add(b_.hi, _wide(_itemsize(ptr_b)))
-        apart = b.or_(b.icmp_signed("<=", end_a, b_.lo), b.icmp_signed("<=", end_b, a.lo))
-        return b.and_(b.and_(a.ok, b_.ok), apart)
+        ends = (Range(a.lo, a.hi, a.ok, a.bound + 16), Range(b_.lo, b_.hi, b_.ok, b_.bound + 16))
+        (alo, ahi), (blo, bhi) = self._common(*ends)
+        end_a = self._int("add", ahi, ir.Constant(ahi.type, _itemsize(ptr_a)))
+        end_b = self._int("add", bhi, ir.Constant(bhi.type, _itemsize(ptr_b)))
+        apart = self.b.or_(self._less("<=", end_a, blo), self._less("<=", end_b, alo))
+        return self._and(self._and(a.ok, b_.ok), apart)
 
 
 def _is_int(v: Value) -> bool:

@@ -64,7 +64,11 @@ def lower_num_programs(lw, op):
 def lower_make_range(lw, op):
     t = op.result.type
     start = op.attrs["start"]
-    lw.set(op.result, Tile(t.shape, t.element, fn=lambda lin: lw.b.trunc(lw.b.add(lin, i64(start)), I32)))
+
+    def element(lin):
+        return lw.b.trunc(lw.b.add(lin, i64(start)) if start else lin, I32)
+
+    lw.set(op.result, Tile(t.shape, t.element, fn=element))
 
 
 @lower(SplatOp, HintOp, ExpandDimsOp, ReshapeOp)

@@ -1,0 +1,64 @@
+"""What the CPU compile path imports and emits: no GPU passes, narrow bounds arithmetic.
+
+Cold compile latency depends on both; the values a kernel computes must not change.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+
+import tilelab
+import tilelab.language as tl
+
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+
+
+@tilelab.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@tilelab.jit
+def add_i64(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3, mask=mask)
+
+
+def test_cpu_pipeline_does_not_import_gpu_passes():
+    code = (
+        "import sys; from tilelab.compiler.passes.pipeline import PIPELINES; PIPELINES['cpu'];"
+        "print(sorted(m for m in sys.modules if 'layout' in m or 'barrier' in m or m.endswith('analysis')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def test_vector_add_bounds_checks_use_i64_not_i128(monkeypatch):
+    import tilelab.compiler.backends.cpu as backend
+
+    lowered = []
+    build = backend.build_llvm_module
+    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: lowered.append(build(*a)) or lowered[-1])
+    tilelab.compile(add, signature=SIG, constants={"BLOCK": 256}, target="cpu", snapshots=False, cache=False)
+    text = str(lowered[0][0])
+    assert " i128 " not in text and "icmp slt i64" in text and "add i64 %" in text
+    assert ", 0\n" not in text and "and i1 1" not in text
+
+
+def test_vector_add_with_i32_and_i64_offsets_matches_numpy_on_partial_blocks():
+    rng = np.random.default_rng()
+    for n in (1000, 1024, 77):
+        x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        out, out64 = np.empty_like(x), np.empty_like(x)
+        add[(triton_cdiv(n, 256),)](x, y, out, n, BLOCK=256, target="cpu")
+        add_i64[(triton_cdiv(n, 128),)](x, out64, n, BLOCK=128, target="cpu")
+        np.testing.assert_array_equal(out, x + y)
+        np.testing.assert_array_equal(out64, x * np.float32(3))
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)

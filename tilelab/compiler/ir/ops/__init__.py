@@ -1,0 +1,106 @@
+"""The operations of the tile IR, one module per family.
+
+Each op is a small class: its printed ``name``, its operands and attributes, and
+whether it is ``pure``. Result types are decided by the frontend's semantic layer
+(type promotion and broadcasting live there, in one place) and handed to the
+constructor; ops do not re-derive them. The verifier (``verifier.py``) checks the
+invariants each op states in its docstring.
+
+Import ops from this package, not from the family modules, so that moving an op
+between families never breaks a caller::
+
+    from tilelab.compiler.ir.ops import LoadOp, StoreOp
+
+| family | module | ops |
+|---|---|---|
+| indexing | ``indexing`` | ConstantOp, ProgramIdOp, NumProgramsOp, MakeRangeOp |
+| shape | ``shape`` | SplatOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, JoinOp, SplitOp, CatOp, FlipOp, SortOp |
+| memory | ``memory`` | AddPtrOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp |
+| elementwise | ``elementwise`` | BinaryOp, CmpOp, UnaryOp, FmaOp, SelectOp, CastOp, BitcastOp, HintOp |
+| reductions | ``reductions`` | ReduceOp, ScanOp, ReduceReturnOp, DotOp |
+| control flow | ``control_flow`` | ForOp, IfOp, WhileOp, YieldOp, ConditionOp, CallOp, ReturnOp |
+| debugging | ``debugging`` | PrintOp, AssertOp, BarrierOp |
+| GPU layouts | ``gpu`` | ConvertLayoutOp |
+| shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp |
+
+``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
+"""
+
+from __future__ import annotations
+
+# The core and type names the ops are built from stay reachable as ``ops.Op``, ``ops.i32``, ...
+from ..core import UNKNOWN_LOC, Block, FuncOp, Loc, Op, Region, Value  # noqa: F401
+from ..types import Type, i1, i32  # noqa: F401
+from .control_flow import CallOp, ConditionOp, ForOp, IfOp, ReturnOp, WhileOp, YieldOp
+from .debugging import AssertOp, BarrierOp, PrintOp
+from .elementwise import (
+    BINARY_KINDS,
+    CMP_PREDICATES,
+    UNARY_KINDS,
+    BinaryOp,
+    BitcastOp,
+    CastOp,
+    CmpOp,
+    FmaOp,
+    HintOp,
+    SelectOp,
+    UnaryOp,
+)
+from .gpu import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
+from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
+from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
+from .shape import BroadcastOp, CatOp, ExpandDimsOp, FlipOp, JoinOp, ReshapeOp, SortOp, SplatOp, SplitOp, TransOp
+
+__all__ = [
+    "FuncOp",
+    "ConstantOp",
+    "ProgramIdOp",
+    "NumProgramsOp",
+    "MakeRangeOp",
+    "SplatOp",
+    "BroadcastOp",
+    "ExpandDimsOp",
+    "ReshapeOp",
+    "TransOp",
+    "JoinOp",
+    "SplitOp",
+    "CatOp",
+    "FlipOp",
+    "SortOp",
+    "AddPtrOp",
+    "LoadOp",
+    "StoreOp",
+    "AtomicRMWOp",
+    "AtomicCASOp",
+    "BinaryOp",
+    "CmpOp",
+    "UnaryOp",
+    "FmaOp",
+    "SelectOp",
+    "CastOp",
+    "BitcastOp",
+    "HintOp",
+    "ReduceOp",
+    "ScanOp",
+    "ReduceReturnOp",
+    "DotOp",
+    "ForOp",
+    "IfOp",
+    "WhileOp",
+    "YieldOp",
+    "ConditionOp",
+    "CallOp",
+    "ReturnOp",
+    "PrintOp",
+    "AssertOp",
+    "BarrierOp",
+    "ConvertLayoutOp",
+    "LocalAllocOp",
+    "LocalStoreOp",
+    "LocalLoadOp",
+    "BINARY_KINDS",
+    "UNARY_KINDS",
+    "CMP_PREDICATES",
+    "ATOMIC_KINDS",
+]

@@ -1,0 +1,41 @@
+"""Debugging ops: device-side printing, assertions and barriers."""
+
+from __future__ import annotations
+
+from ..core import UNKNOWN_LOC, Loc, Op, Value
+
+
+class PrintOp(Op):
+    """``device_print``: prints ``prefix`` and the values, per program."""
+
+    name = "tt.print"
+    pure = False
+
+    def __init__(
+        self,
+        prefix: str,
+        values: list[Value],
+        hex: bool = False,
+        loc: Loc = UNKNOWN_LOC,
+    ):
+        super().__init__(values, [], {"prefix": prefix, "hex": hex}, loc=loc)
+
+
+class AssertOp(Op):
+    """``device_assert``: fails the launch where ``cond`` is false, with ``message``."""
+
+    name = "tt.assert"
+    pure = False
+
+    def __init__(self, cond: Value, message: str, loc: Loc = UNKNOWN_LOC):
+        super().__init__([cond], [], {"message": message}, loc=loc)
+
+
+class BarrierOp(Op):
+    """``debug_barrier``: every thread of the program waits here."""
+
+    name = "gpu.barrier"
+    pure = False
+
+    def __init__(self, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [], loc=loc)

@@ -1,0 +1,161 @@
+"""Elementwise ops: arithmetic, comparisons, math functions, selects and casts."""
+
+from __future__ import annotations
+
+from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..types import Type, i1
+
+#: Binary kinds. Integer ``div`` truncates toward zero and ``rem`` takes the sign of the
+#: dividend (C semantics, as Triton); ``fdiv`` is true division of floats; ``shr`` is
+#: arithmetic for signed and logical for unsigned types; ``min``/``max`` of floats
+#: return the non-NaN operand; ``umulhi`` is the high half of the integer product.
+BINARY_KINDS = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "fdiv",
+    "rem",
+    "and",
+    "or",
+    "xor",
+    "shl",
+    "shr",
+    "min",
+    "max",
+    "umulhi",
+    "pow",
+    "atan2",
+)
+
+
+class BinaryOp(Op):
+    """An elementwise binary op of ``kind`` on two operands of the same type."""
+
+    name = "arith.binary"
+
+    def __init__(self, kind: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
+        super().__init__([lhs, rhs], [lhs.type], {"kind": kind}, loc=loc)
+
+    @property
+    def kind(self) -> str:
+        return self.attrs["kind"]
+
+
+CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+class CmpOp(Op):
+    """Elementwise comparison (signedness from the operand type); gives i1."""
+
+    name = "arith.cmp"
+
+    def __init__(self, predicate: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
+        rtype = lhs.type.with_element(i1) if lhs.type.is_tensor else i1
+        super().__init__([lhs, rhs], [rtype], {"predicate": predicate}, loc=loc)
+
+    @property
+    def predicate(self) -> str:
+        return self.attrs["predicate"]
+
+
+#: Unary kinds: arithmetic (``neg``, ``not`` = bitwise invert, ``abs``) and math
+#: functions (float only). ``*_approx`` kinds are the fast hardware approximations.
+UNARY_KINDS = (
+    "neg",
+    "not",
+    "abs",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "sqrt_rn",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "erf",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "isnan",
+    "isinf",
+    "signbit",
+    "popc",
+    "clz",
+)
+
+
+class UnaryOp(Op):
+    """An elementwise unary op or math function of ``kind``."""
+
+    name = "arith.unary"
+
+    def __init__(self, kind: str, x: Value, type: Type | None = None, loc: Loc = UNKNOWN_LOC):
+        super().__init__([x], [type or x.type], {"kind": kind}, loc=loc)
+
+    @property
+    def kind(self) -> str:
+        return self.attrs["kind"]
+
+
+class FmaOp(Op):
+    """``a * b + c`` with one rounding."""
+
+    name = "math.fma"
+
+    def __init__(self, a: Value, b: Value, c: Value, loc: Loc = UNKNOWN_LOC):
+        super().__init__([a, b, c], [a.type], loc=loc)
+
+
+class SelectOp(Op):
+    """``cond ? a : b`` elementwise."""
+
+    name = "arith.select"
+
+    def __init__(self, cond: Value, a: Value, b: Value, loc: Loc = UNKNOWN_LOC):
+        super().__init__([cond, a, b], [a.type], loc=loc)
+
+
+class CastOp(Op):
+    """A value conversion to ``type``'s element type (int<->float, widths, pointers<->i64).
+
+    Floats to ints truncate toward zero; float narrowing rounds to nearest even unless
+    ``rounding`` is ``"rtz"``. Integer widening sign-extends signed sources.
+    """
+
+    name = "tt.cast"
+
+    def __init__(self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC):
+        super().__init__([x], [type], {"rounding": rounding}, loc=loc)
+
+
+class BitcastOp(Op):
+    """Reinterpret the bits of each element as another type of the same width."""
+
+    name = "tt.bitcast"
+
+    def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
+        super().__init__([x], [type], loc=loc)
+
+
+class HintOp(Op):
+    """Passes ``x`` through, carrying a fact for axis analysis.
+
+    ``kind`` is ``multiple_of`` or ``max_contiguous`` with ``values`` per dimension.
+    """
+
+    name = "tt.hint"
+
+    def __init__(self, x: Value, kind: str, values: tuple, loc: Loc = UNKNOWN_LOC):
+        super().__init__([x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc)

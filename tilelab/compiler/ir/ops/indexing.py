@@ -1,0 +1,46 @@
+"""Indexing ops: constants, the program's position in the launch grid, and index ranges."""
+
+from __future__ import annotations
+
+from ..core import UNKNOWN_LOC, Loc, Op
+from ..types import Type, i32
+
+
+class ConstantOp(Op):
+    """A compile-time constant: a scalar, or a tile with every element ``value``."""
+
+    name = "arith.constant"
+
+    def __init__(self, value, type: Type, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [type], {"value": value}, loc=loc)
+
+    @property
+    def value(self):
+        return self.attrs["value"]
+
+
+class ProgramIdOp(Op):
+    """The index of this program instance along grid ``axis`` (0, 1 or 2): an i32."""
+
+    name = "tt.get_program_id"
+
+    def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [i32], {"axis": axis}, loc=loc)
+
+
+class NumProgramsOp(Op):
+    """The number of program instances along grid ``axis``: an i32."""
+
+    name = "tt.get_num_programs"
+
+    def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [i32], {"axis": axis}, loc=loc)
+
+
+class MakeRangeOp(Op):
+    """``[start, start+1, ..., end-1]`` as a 1-d i32 tile (``end - start`` a power of 2)."""
+
+    name = "tt.make_range"
+
+    def __init__(self, start: int, end: int, type: Type, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [type], {"start": start, "end": end}, loc=loc)
