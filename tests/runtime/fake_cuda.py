@@ -93,8 +93,9 @@ class Tensor:
     __module__ = "torch_fake"
 
     def __init__(self, host: np.ndarray, device: int = 0):
-        import torch
+        import pytest
 
+        torch = pytest.importorskip("torch", reason="the torch-tensor launch path needs torch (an optional dependency)")
         self.host = host
         self.dtype = getattr(torch, str(host.dtype))
         self.is_cuda = True
