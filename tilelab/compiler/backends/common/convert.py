@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..cpu.types import F32, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
+from ..common.types import F32, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
 from .scalars import intrinsic
 
 

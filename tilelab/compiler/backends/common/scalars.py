@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from ..cpu.types import f32_to_soft, is_soft_float, register_type, soft_to_f32
+from ..common.types import f32_to_soft, is_soft_float, register_type, soft_to_f32
 
 
 def intrinsic(lw, name: str, *args: ir.Value) -> ir.Value:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..common.types import UnsupportedType
 from .codegen import (
     InternalCompilerError,
     LoadedObject,
@@ -34,7 +35,6 @@ from .context import (
     LoweringBug,
 )
 from .kernel import UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
-from .types import UnsupportedType
 
 
 @dataclass

@@ -46,7 +46,7 @@ from tilelab.compiler.ir.ops import (
     TransOp,
 )
 
-from .types import I1, I64
+from ..common.types import I1, I64
 
 WIDE = ir.IntType(128)
 #: ops whose result holds the same set of element values as their first operand

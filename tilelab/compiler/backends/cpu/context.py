@@ -30,7 +30,7 @@ from llvmlite import ir
 from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 
-from .types import I1, I8, I64, memory_type, register_type
+from ..common.types import I1, I8, I64, memory_type, register_type
 
 #: op class -> lowering function ``fn(lowering, op)``
 LOWERINGS: dict[type, Callable] = {}

@@ -21,11 +21,11 @@ from llvmlite import ir
 from tilelab.compiler.ir.core import FuncOp, Module
 from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, ForOp, LoadOp, PrintOp, StoreOp
 
+from ..common.types import I32, I64, PTR, register_type
 from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .context import FunctionLowering
 from .debuginfo import LineTable
 from .fusion import lazy_values
-from .types import I32, I64, PTR, register_type
 
 REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp, ForOp)
 

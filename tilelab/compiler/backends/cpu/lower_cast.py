@@ -15,9 +15,9 @@ from __future__ import annotations
 from tilelab.compiler.ir.ops import CastOp
 
 from ..common.convert import convert
+from ..common.types import I1
 from .context import lower
 from .lower_elementwise import map_elements
-from .types import I1
 
 
 @lower(CastOp)

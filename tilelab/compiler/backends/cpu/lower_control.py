@@ -31,8 +31,8 @@ from tilelab.compiler.ir.ops import (
     YieldOp,
 )
 
+from ..common.types import I1, I64
 from .context import REPORT_ASSERT, REPORT_PRINT, REPORT_ZERO_STEP, Tile, i64, lower, report
-from .types import I1, I64
 
 
 def make_slots(lw, values) -> list:

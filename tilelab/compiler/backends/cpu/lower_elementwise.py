@@ -19,8 +19,8 @@ from ..common.scalars import arith_constant, from_arith, intrinsic, to_arith
 from ..common.scalars import float_predicate as _float_predicate
 from ..common.scalars import int_binary as _int_binary
 from ..common.scalars import int_unary as _int_unary
+from ..common.types import F32, arith_type, register_type
 from .context import Tile, lower
-from .types import F32, arith_type, register_type
 from .vector_math import exp_f32
 
 

@@ -22,11 +22,11 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 
+from ..common.types import I1, I8, I64, memory_type, register_type
 from .bounds import Bounds, conjunction
 from .context import Tile, lower
 from .lower_elementwise import map_elements
 from .sanitize import check_address
-from .types import I1, I8, I64, memory_type, register_type
 
 
 @lower(AddPtrOp)

@@ -28,9 +28,9 @@ from tilelab.compiler.ir.ops import (
     TransOp,
 )
 
+from ..common.types import I1, I32
 from .context import Tile, coords, i64, linear, lower
 from .lower_elementwise import arith_constant
-from .types import I1, I32
 
 
 def view(lw, op, index_fn, src=None) -> None:

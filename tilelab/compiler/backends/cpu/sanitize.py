@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..common.types import I1, I64, PTR
 from .context import REPORT_OUT_OF_BOUNDS, report
-from .types import I1, I64, PTR
 
 HELPER = "__tilelab_in_bounds"
 

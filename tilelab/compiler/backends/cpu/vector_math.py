@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .types import F32, I32
+from ..common.types import F32, I32
 
 LOG2E = 1.44269504088896341
 C1, C2 = 0.693359375, -2.12194440e-4

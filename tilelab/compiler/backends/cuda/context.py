@@ -23,7 +23,7 @@ from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
-from ..cpu.types import I1, I8, I32, I64, register_type
+from ..common.types import I1, I8, I32, I64, register_type
 
 LOWERINGS: dict[type, Callable] = {}
 SHARED = ir.PointerType(addrspace=3)

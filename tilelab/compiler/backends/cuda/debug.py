@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..cpu.types import I8, I32, I64
+from ..common.types import I8, I32, I64
 from .context import GTile, const_i32, reg_indices
 
 GENERIC = I8.as_pointer()

@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import const_i32, xor_flat
 from .lower_memory import from_bits
 from .lower_shape import flat_of, hardware_grid

@@ -20,7 +20,7 @@ from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from tilelab.compiler.layouts import contiguous_elements
 
-from ..cpu.types import I1, I16, I32, I64
+from ..common.types import I1, I16, I32, I64
 from .context import GTile, gpu_type, lower, memory_type
 from .lower_elementwise import map_regs
 

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from tilelab.compiler.layouts import dot_operand
 
-from ..cpu.types import F32, I32
+from ..common.types import F32, I32
 from .context import GTile, reg_indices
 from .lower_memory import to_bits
 from .lower_shape import gather

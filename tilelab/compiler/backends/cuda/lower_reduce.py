@@ -23,7 +23,7 @@ from llvmlite import ir
 from tilelab.compiler.ir.ops import ReduceOp, ScanOp
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, slice_layout
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import GTile, LoweringBug, const_i32, lower, reg_indices
 from .lower_control import lower_body
 from .lower_memory import from_bits, memory_bits, to_bits

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_reduce import combine

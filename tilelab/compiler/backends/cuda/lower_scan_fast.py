@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from tilelab.compiler.layouts import LANE, REGISTER, WARP
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_reduce import combine

@@ -31,7 +31,7 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices, xor_flat
 from .lower_memory import from_bits, memory_bits, to_bits
 

@@ -14,7 +14,7 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import SortOp
 
-from ..cpu.types import I32
+from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 

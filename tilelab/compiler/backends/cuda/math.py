@@ -20,7 +20,7 @@ import os
 
 from llvmlite import ir
 
-from ..cpu.types import F32
+from ..common.types import F32
 
 #: unary kinds that are one LLVM intrinsic the NVPTX backend selects natively
 _INTRINSIC = {"sqrt": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}

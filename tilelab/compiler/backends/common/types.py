@@ -1,4 +1,4 @@
-"""How tile IR types are spelled in LLVM on the CPU, and the bf16 bit tricks.
+"""How tile IR types are spelled in LLVM (by the CPU and GPU backends alike), and the bf16 bit tricks.
 
 Every IR scalar has a *register* type (what an LLVM value of it is) and a *memory*
 type (what one element occupies in a buffer or an array):
