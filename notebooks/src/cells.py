@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 import tilelab
-import tilelab.language as tl
-from tilelab.testing import assert_close, do_bench
+import tilelab.language as tl{extra_imports}
+from tilelab.testing import {testing}
 
 # "cpu" runs everywhere; "cuda" on an NVIDIA GPU; "interpret" is the numpy reference interpreter.
 TARGET = os.environ.get("TILELAB_TARGET", "cpu")
@@ -34,9 +34,25 @@ def code(text: str):
     return nbf.new_code_cell(_clean(text))
 
 
-def setup(extra: str = ""):
-    """The first code cell of every notebook: imports, the target, a random generator."""
-    return code(SETUP + ("\n" + _clean(extra) if extra else ""))
+TESTING_HELPERS = ("assert_close", "do_bench")
+
+
+def setup(extra_imports: str = ""):
+    """The first code cell of every notebook: imports, the target, a random generator.
+
+    ``extra_imports`` join the import block; which ``tilelab.testing`` helpers are imported is
+    decided by ``finish_setup`` once the whole notebook is known.
+    """
+    extra = "\n" + _clean(extra_imports) if extra_imports else ""
+    return code(SETUP.replace("{extra_imports}", extra))
+
+
+def finish_setup(nb) -> None:
+    """Imports in the setup cell only the testing helpers the notebook's other cells use."""
+    first, *rest = [c for c in nb.cells if c.cell_type == "code"]
+    used = [h for h in TESTING_HELPERS if any(h in c.source for c in rest)]
+    line = f"from tilelab.testing import {', '.join(used)}\n" if used else ""
+    first.source = first.source.replace("from tilelab.testing import {testing}\n", line)
 
 
 def exercise(prompt: str, stub: str, check: str, solution: str) -> list:
