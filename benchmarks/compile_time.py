@@ -15,48 +15,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tilelab  # noqa: E402
-import tilelab.language as tl  # noqa: E402
+from benchmarks.cpu import add_kernel, matmul_kernel, softmax_kernel  # noqa: E402  (one copy of each kernel)
 from tilelab.runtime import stages  # noqa: E402
 
-
-@tilelab.jit
-def vector_add(x, y, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
-
-
-@tilelab.jit
-def softmax(x, out, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    v = tl.load(x + row * stride + cols, mask=mask, other=-float("inf"))
-    v = v - tl.max(v, axis=0)
-    e = tl.exp(v)
-    tl.store(out + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
-
-
-@tilelab.jit
-def matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        ta = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
-        tb = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
-        acc += tl.dot(ta, tb)
-    tl.store(c + rm[:, None] * N + rn[None, :], acc)
-
-
 KERNELS = {
-    "vector_add": (vector_add, {"x": "*f32", "y": "*f32", "out": "*f32", "n": "i32"}, {"BLOCK": 1024}),
-    "softmax": (softmax, {"x": "*f32", "out": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 1024}),
+    "vector_add": (add_kernel, {"x_ptr": "*f32", "y_ptr": "*f32", "out_ptr": "*f32", "n": "i32"}, {"BLOCK": 1024}),
+    "softmax": (
+        softmax_kernel,
+        {"x_ptr": "*f32", "out_ptr": "*f32", "stride": "i32", "n_cols": "i32"},
+        {"BLOCK": 1024},
+    ),
     "matmul": (
-        matmul,
-        {"a": "*f16", "b": "*f16", "c": "*f32", "M": "i32", "N": "i32", "K": "i32"},
+        matmul_kernel,
+        {"a_ptr": "*f16", "b_ptr": "*f16", "c_ptr": "*f32", "M": "i32", "N": "i32", "K": "i32"},
         {"BM": 64, "BN": 64, "BK": 32},
     ),
 }
