@@ -109,6 +109,17 @@ def test_vector_add_assembles_without_spills():
     assert ck.metadata["registers"] > 0 and ck.metadata["spills"] == 0
 
 
+@pytest.mark.skipif(not HAS_PTXAS or find_tool("nvdisasm") is None, reason="ptxas or nvdisasm not found")
+def test_sass_is_disassembled_on_first_access_and_after_a_cache_reload(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELAB_CACHE_DIR", str(tmp_path))
+    ck = tilelab.compile(add_kernel, signature=ADD_SIG, constants={"BLOCK": 256}, target=ARCH, num_warps=2)
+    assert "sass" in ck.asm and not ck.asm.is_ready("sass")  # a launch never pays for nvdisasm
+    assert "LDG.E" in ck.asm["sass"] and ck.asm.is_ready("sass")
+    again = tilelab.compile(add_kernel, signature=ADD_SIG, constants={"BLOCK": 256}, target=ARCH, num_warps=2)
+    assert again.from_cache
+    assert "LDG.E" in again.asm["sass"]
+
+
 def test_softmax_reduces_with_shuffles_then_shared_memory():
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n_cols": "i32"}
     ck = compile_cuda(softmax_kernel, sig, {"BLOCK": 1024})

@@ -412,3 +412,36 @@ def test_values_are_preserved(rng):
         return [x, np.full(50, np.nan, np.float32), 50]
 
     assert_same_values(canonicalize, KERNEL, args)
+
+
+DOT_LOOP = """
+        %0 = arith.constant {value = 0.0} : tensor<16x16xf32>
+        %1 = arith.constant {value = 0} : i32
+        %2 = arith.constant {value = 1} : i32
+        %3 = scf.for %i = %1 to %n step %2 iter_args(%acc = %0) -> (tensor<16x16xf32>) {
+          %4 = tt.dot %a, %b, %0 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<16x16xf32>
+          %5 = arith.add %acc, %4 : tensor<16x16xf32>
+          scf.yield %5 : tensor<16x16xf32>
+        }
+        tt.print %3 : tensor<16x16xf32>
+"""
+DOT_ARGS = "%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %n: i32"
+
+
+def test_dot_accumulate_moves_the_add_into_the_dot():
+    out = _fold(DOT_LOOP, DOT_ARGS)
+    assert "arith.add" not in out
+    assert 'tt.dot %a, %b, %acc {input_precision = "tf32"' in out
+
+
+def test_dot_accumulate_with_the_dot_first():
+    out = _fold(DOT_LOOP.replace("arith.add %acc, %4", "arith.add %4, %acc"), DOT_ARGS)
+    assert "arith.add" not in out and "tt.dot %a, %b, %acc" in out
+
+
+def test_negative_dot_accumulate_dot_used_twice():
+    _unchanged(DOT_LOOP.replace("scf.yield %5", "tt.print %4 : tensor<16x16xf32>\n          scf.yield %5"), DOT_ARGS)
+
+
+def test_negative_dot_accumulate_nonzero_accumulator():
+    _unchanged(DOT_LOOP.replace("value = 0.0", "value = 1.0"), DOT_ARGS)

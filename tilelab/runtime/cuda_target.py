@@ -28,6 +28,7 @@ from tilelab.compiler.interpreter.errors import KernelRuntimeError
 from . import cuda_driver
 from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor
 from .targets import Artifact
+from .texts import LazyTexts
 
 DEFAULT_ARCH = "sm_90a"
 
@@ -58,7 +59,22 @@ class CudaTarget:
             meta.setdefault("notes", []).append(f"layouts were assigned for num_warps={num_warps}: launched with it")
         meta["param_kinds"] = param_kinds(module.kernel)
         blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
-        return Artifact(asm=compiled.asm, metadata=meta, blobs=blobs)
+        maker = backend.sass_maker(compiled.cubin)
+        asm = LazyTexts(compiled.asm, {"sass": maker} if maker else {})
+        return Artifact(asm=asm, metadata=meta, blobs=blobs)
+
+    def deferred_texts(self, texts) -> dict:
+        """Makers of the texts made on first access: ``sass`` (of a kernel loaded from the disk cache).
+
+        The cache keeps the cubin for launching but not the SASS text: it is assembled again
+        from the stored PTX and disassembled when the inspector asks for it.
+        """
+        from tilelab.compiler.backends import cuda as backend
+
+        if "sass" in texts or "ptx" not in texts or backend.find_tool("ptxas") is None:
+            return {}
+        ptx, arch = texts["ptx"], self.arch
+        return {"sass": lambda: backend.sass_of_cubin(backend.ptx_to_cubin(ptx, arch, sass=False).cubin)}
 
     def load(self, artifact: Artifact, module):
         return CudaLauncher(artifact, module)

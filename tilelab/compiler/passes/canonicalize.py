@@ -43,6 +43,7 @@ from ..ir.ops import (
     CastOp,
     CmpOp,
     ConstantOp,
+    DotOp,
     ExpandDimsOp,
     ForOp,
     FuncOp,
@@ -197,6 +198,34 @@ def bitwise_identity(op: BinaryOp) -> Value | None:
     return None
 
 
+def dot_accumulate(op: BinaryOp) -> Value | None:
+    """``acc + dot(a, b, 0) -> dot(a, b, acc)`` where the dot has no other user.
+
+    ``acc += tl.dot(a, b)`` is written as a dot into zeros, then an add. Accumulating in
+    the dot itself is what the hardware does (mma adds into its accumulator registers):
+    one tile of registers and one add per element fewer per iteration of a matmul loop.
+    The sum is rounded in another order, as with Triton, which makes the same rewrite.
+    """
+    if op.kind != "add" or not op.result.type.is_tensor:
+        return None
+    for dot_value, acc in (op.operands, op.operands[::-1]):
+        dot = dot_value.defining_op
+        if isinstance(dot, DotOp) and _is(dot.operands[2], 0, 0.0) and acc.type == dot_value.type:
+            if _use_count(op, dot_value) == 1:
+                b = Builder(op.parent, op.loc)
+                with b.before(op):
+                    return b.insert(DotOp(dot.operands[0], dot.operands[1], acc, loc=dot.loc, **dot.attrs)).result
+    return None
+
+
+def _use_count(op: Op, value: Value) -> int:
+    """How many operands of the function holding ``op`` are ``value``."""
+    root = op
+    while root.parent is not None and root.parent.parent is not None and root.parent.parent.parent is not None:
+        root = root.parent.parent.parent
+    return sum(v is value for o in root.walk() for v in o.operands)
+
+
 # --------------------------------------------------------------------------- shapes and pointers
 
 
@@ -273,7 +302,7 @@ def for_zero_trips(op: ForOp) -> list[Value] | None:
 
 
 RULES: dict[type, list] = {
-    BinaryOp: [fold_binary, add_zero, sub_zero, mul_one, mul_zero, sub_self, div_one, bitwise_identity],
+    BinaryOp: [fold_binary, add_zero, sub_zero, mul_one, mul_zero, sub_self, div_one, bitwise_identity, dot_accumulate],
     UnaryOp: [fold_unary],
     CmpOp: [fold_cmp],
     CastOp: [cast_to_same_type, fold_cast],

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from .context import LoweringBug
-from .emit import CubinResult, find_tool, llvm_to_ptx, ptx_to_cubin, target_machine
+from .emit import CubinResult, disassembler, find_tool, llvm_to_ptx, ptx_to_cubin, sass_of_cubin, target_machine
 from .kernel import InternalCompilerError, compile_to_ptx
 
 
@@ -40,21 +40,33 @@ def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool
     binary = None
     if cubin:
         t = time.perf_counter()
-        result = ptx_to_cubin(ptx, arch)
+        result = ptx_to_cubin(ptx, arch, sass=False)
         seconds["ptxas"] = time.perf_counter() - t
         binary = result.cubin
-        if result.sass:
-            asm["sass"] = result.sass
         if result.cubin is not None:
             meta.update(registers=result.registers, spills=result.spill_stores + result.spill_loads)
+            if disassembler() is None:
+                result.notes.append("SASS not shown: neither nvdisasm nor cuobjdump was found")
         meta["notes"] = result.notes
     meta["compile_seconds"] = seconds
     return CudaCompiled(module.kernel.sym_name, asm, binary, meta)
 
 
+def sass_maker(cubin: bytes | None):
+    """The maker of the ``sass`` text for a kernel's ``asm`` (run on first access), or ``None``.
+
+    SASS is left out of ``compile_kernel``: ``nvdisasm`` takes longer than the whole rest
+    of a compile, and a launch never needs it.
+    """
+    if cubin is None or disassembler() is None:
+        return None
+    return lambda: sass_of_cubin(cubin)
+
+
 __all__ = [
     "CudaCompiled",
     "compile_kernel",
+    "sass_maker",
     "compile_to_ptx",
     "CubinResult",
     "find_tool",

@@ -112,6 +112,26 @@ def ptx_to_cubin(ptx: str, arch: str, sass: bool = True) -> CubinResult:
     return result
 
 
+def disassembler() -> str | None:
+    """The tool that will give SASS (``nvdisasm`` or ``cuobjdump``), or ``None``."""
+    return find_tool("nvdisasm") or find_tool("cuobjdump")
+
+
+def sass_of_cubin(cubin: bytes) -> str:
+    """SASS text of a cubin; on failure, a line saying why (the inspector shows it in place of SASS).
+
+    Disassembling costs more than assembling (hundreds of ms for a small kernel), and only the
+    inspector and the CLI read SASS, so targets call this on first access, not at compile time.
+    """
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        text = disassemble(path, notes)
+    return text if text is not None else "// SASS not available: " + "; ".join(notes)
+
+
 def _parse_report(result: CubinResult, log: str) -> None:
     if m := _USAGE.search(log):
         result.registers = int(m.group(1))
