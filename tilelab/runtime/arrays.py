@@ -19,12 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dlpack
+from tilelab.compiler.ir.types import ml_dtypes_module
 
-try:
-    import ml_dtypes
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    ml_dtypes = None
+from . import dlpack
 
 
 @dataclass
@@ -137,8 +134,8 @@ def torch_dtype_to_numpy(torch_dtype) -> np.dtype:
     name = str(torch_dtype).removeprefix("torch.")
     if name == "bool":
         return np.dtype(np.bool_)
-    if ml_dtypes is not None and hasattr(ml_dtypes, name):
-        return np.dtype(getattr(ml_dtypes, name))
+    if name.startswith(("bfloat16", "float8")) and hasattr(ml_dtypes_module(), name):
+        return np.dtype(getattr(ml_dtypes_module(), name))
     try:
         return np.dtype(name)
     except TypeError:

@@ -18,10 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-try:
-    import ml_dtypes
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    ml_dtypes = None
+from tilelab.compiler.ir.types import ml_dtypes_module
 
 #: DLPack device types (``DLDeviceType``) by number, as tilelab names them.
 DEVICE_NAMES = {
@@ -128,8 +125,8 @@ def element_dtype(code: int, bits: int, lanes: int = 1) -> np.dtype:
         except TypeError:
             pass
     name = _NAMED.get(code)
-    if lanes == 1 and name and ml_dtypes is not None and hasattr(ml_dtypes, name):
-        dtype = np.dtype(getattr(ml_dtypes, name))
+    if lanes == 1 and name and hasattr(ml_dtypes_module(), name):
+        dtype = np.dtype(getattr(ml_dtypes_module(), name))
         if dtype.itemsize * 8 == bits:
             return dtype
     what = name or _CODE_NAMES.get(code) or f"type code {code}"

@@ -15,14 +15,23 @@ Types are immutable and interned: compare them with ``==`` or ``is``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
-try:  # ml_dtypes gives numpy a home for bf16 and fp8
-    import ml_dtypes
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    ml_dtypes = None
+
+@cache
+def ml_dtypes_module():
+    """The ``ml_dtypes`` package (numpy's bf16 and fp8 types), imported on first use, or ``None``.
+
+    Why lazily: importing it costs more than importing the rest of tilelab (its extension
+    registers dozens of numpy casts and ufuncs), and most kernels never touch those types.
+    """
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        return None
+    return ml_dtypes
 
 
 class Type:
@@ -158,6 +167,7 @@ class TensorType(Type):
 
 def _ml(name: str):
     def get():
+        ml_dtypes = ml_dtypes_module()
         if ml_dtypes is None:
             raise TypeError(f"the {name} dtype needs the ml_dtypes package")
         return getattr(ml_dtypes, name)
@@ -283,7 +293,10 @@ def parse_type(text: str) -> Type:
 def scalar_from_numpy(dtype: np.dtype) -> ScalarType:
     """The IR scalar type of a numpy dtype (bf16 and fp8 through ml_dtypes)."""
     dtype = np.dtype(dtype)
+    from_ml = dtype.type.__module__.startswith("ml_dtypes")
     for t in SCALARS.values():
+        if (_NUMPY[t.name].__qualname__.startswith("_ml")) != from_ml:
+            continue  # numpy's own dtypes never import ml_dtypes
         try:
             if t.np_dtype == dtype:
                 return t
