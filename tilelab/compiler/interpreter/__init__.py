@@ -13,8 +13,20 @@ coalescing views::
         print(record.kind, record.arg_name, record.addresses[:4])
 """
 
+import importlib
+
 from .errors import AccessRecord, KernelRuntimeError
-from .executor import Interpreter, InterpreterResult
-from .run import run_kernel
+
+#: Names this package gives, by the module that defines them: imported when first asked for,
+#: so ``from tilelab.compiler.interpreter.errors import KernelRuntimeError`` (what the compiled
+#: targets' launchers raise) does not load the executor.
+_LAZY = {"Interpreter": ".executor", "InterpreterResult": ".executor", "run_kernel": ".run"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name], __name__), name)
+
 
 __all__ = ["AccessRecord", "Interpreter", "InterpreterResult", "KernelRuntimeError", "run_kernel"]
