@@ -63,6 +63,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
         "assign_layouts",  # every tile gets a layout: which register of which lane/warp holds each element
         "coalesce",  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
         "remove_layout_conversions",  # drop conversions to the same layout, fold chains of them
+        "rematerialize",  # index tiles computed again in the layout a user wants, not moved through shared memory
         "accelerate_dot",  # mma dot operands get their fragment layouts, converted where they are defined
         "convert_through_shared",  # conversions that cross threads become local_alloc/store/load (swizzled)
         "allocate_shared_memory",  # every shared buffer gets its offset; live ranges apart share bytes
