@@ -56,6 +56,59 @@ def test_round_trip_keeps_the_values():
     assert out.count("ttg.local_alloc") == 2 and "ttg.convert_layout" not in out
 
 
+ROW64 = "#blocked<sizePerThread=[1, 4], threadsPerWarp=[2, 16], warpsPerCTA=[4, 1], order=[1, 0]>"
+
+
+def _transpose(result_layout: str) -> str:
+    return func(
+        f"""
+        %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, #slice<dim=0, parent={ROW64}>>
+        %1 = tt.expand_dims %0 {{axis = 0}} : tensor<1x32xi32, {ROW64}>
+        %2 = tt.broadcast %1 : tensor<32x32xi32, {ROW64}>
+        %3 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, #slice<dim=1, parent={ROW64}>>
+        %4 = tt.expand_dims %3 {{axis = 1}} : tensor<32x1xi32, {ROW64}>
+        %5 = arith.constant {{value = 32}} : tensor<32x1xi32, {ROW64}>
+        %6 = arith.mul %4, %5 : tensor<32x1xi32, {ROW64}>
+        %7 = tt.broadcast %6 : tensor<32x32xi32, {ROW64}>
+        %8 = arith.add %7, %2 : tensor<32x32xi32, {ROW64}>
+        %9 = tt.splat %x : tensor<32x32x!ptr<i32>, {ROW64}>
+        %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<i32>, {ROW64}>
+        %11 = tt.load %10 : tensor<32x32xi32, {ROW64}>
+        %12 = tt.trans %11 {{order = [1, 0]}} : tensor<32x32xi32, {result_layout}>
+        %13 = tt.splat %y : tensor<32x32x!ptr<i32>, {ROW64}>
+        %14 = tt.addptr %13, %8 : tensor<32x32x!ptr<i32>, {ROW64}>
+        %15 = ttg.convert_layout %12 : tensor<32x32xi32, {ROW64}>
+        tt.store %14, %15 : tensor<32x32x!ptr<i32>, {ROW64}>
+        """,
+        "%x: !ptr<i32>, %y: !ptr<i32>",
+    )
+
+
+def test_trans_that_moves_data_becomes_a_free_trans_and_a_swizzled_round_trip():
+    text = _transpose(ROW64)  # the trans itself would gather across threads, through a row-major scratch
+    rng = np.random.default_rng()
+    assert_same_values(
+        convert_through_shared,
+        text,
+        lambda: [rng.integers(-99, 99, 1024, dtype=np.int32), np.zeros(1024, np.int32)],
+        grid=(1,),
+    )
+    module = parse_module(run_pass(convert_through_shared, text)[0])
+    (trans,) = [op for op in module.walk() if op.name == "tt.trans"]
+    src = trans.operands[0].type.layout
+    assert trans.result.type.layout == convert_through_shared.permuted(src, [1, 0])
+    (alloc,) = [op for op in module.walk() if isinstance(op, LocalAllocOp)]
+    assert alloc.result.type.layout.params["max_phase"] > 1  # a swizzle, not the plain row-major scratch
+
+
+def test_negative_trans_already_free_stays():
+    free = str(convert_through_shared.permuted(blocked([32, 32], [1, 4], [2, 16], [4, 1], [1, 0]), [1, 0]))
+    out = run_pass(convert_through_shared, _transpose(free))[0]
+    (trans,) = [op for op in parse_module(out).walk() if op.name == "tt.trans"]
+    assert str(trans.result.type.layout) == free
+    assert "ttg.convert_layout" not in out and out.count("ttg.local_alloc") == 1  # only the store's conversion
+
+
 def test_negative_register_permutation_stays_a_conversion():
     text = func(
         f"""

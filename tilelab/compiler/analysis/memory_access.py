@@ -354,4 +354,34 @@ def shared_round_trips(module, num_warps: int = 4) -> list[SharedRoundTrip]:
         stores = _instructions(written, set(range(written.shape[2])), eb)
         loads = _instructions(moved[0], live[op.result], eb)
         trips.append(SharedRoundTrip(op, eb, stores[0], loads[0], stores[1], loads[1]))
+    return trips + buffer_round_trips(module)
+
+
+def buffer_round_trips(module) -> list[SharedRoundTrip]:
+    """The explicit shared buffers (``ttg.local_alloc``) with the traffic of their stores and loads.
+
+    One entry per buffer, its ``op`` the allocation; each ``local_store`` / ``local_load`` adds
+    its warp-wide instructions as ``bank_conflicts`` models them.
+    """
+    from tilelab.compiler.layouts import bank_conflicts
+
+    accesses: dict = {}
+    for op in module.walk():
+        if op.name in ("ttg.local_store", "ttg.local_load") and op.operands[0].defining_op is not None:
+            accesses.setdefault(op.operands[0].defining_op, []).append(op)
+    trips = []
+    for alloc, ops in accesses.items():
+        shared, eb = alloc.result.type.layout, memory_bytes(alloc.result.type.element)
+        parts: dict = {"st": ([], 0), "ld": ([], 0)}
+        for op in ops:
+            reg = (op.operands[1] if op.name == "ttg.local_store" else op.result).type.layout
+            model = bank_conflicts(shared, reg, eb)
+            kind = "st" if op.name == "ttg.local_store" else "ld"
+            arrays, ideal = parts[kind]
+            parts[kind] = (arrays + [model.per_instruction], ideal + model.ideal * model.per_instruction.size)
+        (st, st_ideal), (ld, ld_ideal) = parts["st"], parts["ld"]
+        empty = np.zeros((1, 0), np.int64)
+        stores = np.concatenate(st, axis=1) if st else empty
+        loads = np.concatenate(ld, axis=1) if ld else empty
+        trips.append(SharedRoundTrip(alloc, eb, stores, loads, st_ideal, ld_ideal))
     return trips

@@ -9,6 +9,12 @@ the swizzle (among a few candidates) that takes the fewest bank-conflict wavefro
 this store and this load (``layouts.bank_conflicts``); a plain row-major buffer wins ties.
 Conversions that stay inside each thread (a register permutation) are left alone.
 
+A ``tt.trans`` whose result layout is not its source's layout with the dims permuted
+hides such a conversion: it is split first into a free ``tt.trans`` (to the permuted
+source layout: every thread keeps its elements) and a ``convert_layout``, so its data
+takes the same best-swizzle buffer (a transpose through a plain row-major buffer reads
+columns: 16-way bank conflicts for f32).
+
 before:
     tt.func @k(%x: !ptr<f32>) {
       %0 = arith.constant {value = 1.0} : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
@@ -32,8 +38,8 @@ import os
 
 from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module, replace_uses
-from tilelab.compiler.ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
-from tilelab.compiler.layouts import bank_conflicts, conversion_kind, row_major_shared, swizzled_shared
+from tilelab.compiler.ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
+from tilelab.compiler.layouts import LinearLayout, bank_conflicts, conversion_kind, row_major_shared, swizzled_shared
 
 NAME = "convert-through-shared"
 
@@ -58,10 +64,13 @@ def candidate_layouts(shape, elem_bytes: int) -> list:
     cols, rows = shape[order[0]], shape[order[1]]
     vec = 1
     while vec <= min(cols, max(1, 16 // elem_bytes)):
-        phase = 2
-        while phase <= min(rows, cols // vec):
-            candidates.append(swizzled_shared(shape, vec, 1, phase, order))
-            phase *= 2
+        per_phase = 1
+        while per_phase < rows:
+            phase = 2
+            while phase <= min(rows // per_phase, cols // vec):
+                candidates.append(swizzled_shared(shape, vec, per_phase, phase, order))
+                phase *= 2
+            per_phase *= 2
         vec *= 2
     return candidates
 
@@ -85,7 +94,7 @@ def mma_operand_shared(shape, elem_bytes: int):
 
 
 def choose_shared_layout(src, dst, elem_bytes: int):
-    """The candidate layout with the fewest store + load wavefronts (the first one on ties).
+    """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
 
     A load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
@@ -94,8 +103,9 @@ def choose_shared_layout(src, dst, elem_bytes: int):
         if shared is not None:
             return shared
 
-    def cost(shared):
-        return sum(int(bank_conflicts(shared, reg, elem_bytes).per_instruction.sum()) for reg in (src, dst))
+    def cost(shared):  # wavefronts, then instructions (wider accesses) on a tie
+        models = [bank_conflicts(shared, reg, elem_bytes).per_instruction for reg in (src, dst)]
+        return sum(int(m.sum()) for m in models), sum(m.size for m in models)
 
     return min(candidate_layouts(src.shape, elem_bytes), key=cost)
 
@@ -121,12 +131,38 @@ def _expand(block: Block, index: int, op: ConvertLayoutOp) -> LocalLoadOp:
     return load
 
 
+def permuted(layout: LinearLayout, order) -> LinearLayout:
+    """``layout`` with its tensor dims reordered as ``tt.trans`` does: result dim ``i`` is source dim ``order[i]``."""
+    bases = {d: [[v[o] for o in order] for v in vs] for d, vs in layout.bases}
+    return LinearLayout(bases, [layout.shape[o] for o in order])
+
+
+def _split_trans(block: Block, op: TransOp) -> ConvertLayoutOp | None:
+    """``trans(x) : D`` -> ``convert_layout(trans(x) : permuted(x's layout)) : D`` where that moves data."""
+    src, dst = op.src.type, op.result.type
+    if not src.is_tensor or src.layout is None or dst.layout is None:
+        return None
+    free = permuted(src.layout, op.attrs["order"])
+    if conversion_kind(free, dst.layout) not in ("shuffle", "shared"):
+        return None
+    trans = TransOp(op.src, dst.with_layout(free), loc=op.loc, **op.attrs)
+    conv = ConvertLayoutOp(trans.result, dst, loc=op.loc)
+    index = block.ops.index(op)
+    block.remove(op)
+    block.insert(index, trans)
+    block.insert(index + 1, conv)
+    return conv
+
+
 def _rewrite(block: Block, mapping: dict) -> bool:
     changed = False
     for op in list(block.ops):
         for region in op.regions:
             for inner in region.blocks:
                 changed |= _rewrite(inner, mapping)
+        if isinstance(op, TransOp) and (conv := _split_trans(block, op)) is not None:
+            mapping[op.result] = conv.result
+            op = conv
         if isinstance(op, ConvertLayoutOp) and crosses_threads(op):
             load = _expand(block, block.ops.index(op), op)
             mapping[op.result] = load.result
@@ -140,6 +176,11 @@ def run(module: Module) -> bool:
     for func in module.funcs:
         changed |= _rewrite(func.body, mapping)
     if mapping:
+        final = {}
+        for old, new in mapping.items():
+            while new in mapping:  # a split trans's conversion, itself expanded
+                new = mapping[new]
+            final[old] = new
         for func in module.funcs:
-            replace_uses(func, mapping)
+            replace_uses(func, final)
     return changed
