@@ -4,12 +4,20 @@ Run on a GPU machine: ``python benchmarks/launch_overhead.py``. Prints microseco
 launch (median of batches) of an empty-bodied kernel through ``Function.launch`` and
 through a bare ``cuLaunchKernel`` with a pre-packed parameter buffer, then of a whole
 ``kernel[grid](...)`` with ``tilelab.cuda`` DeviceArrays and (when installed) torch CUDA tensors.
+
+Without a GPU, ``python benchmarks/launch_overhead.py --no-gpu`` measures the Python side
+alone: the driver is replaced by one whose ``cuLaunchKernel`` does nothing, the kernel still
+compiles for real (PTX needs no GPU), and arrays are small stand-ins with ``data_ptr()`` or
+``__cuda_array_interface__``. It prints microseconds per call (best of timeit repeats) of
+each path, and the same minus the no-op driver call: the Python overhead a launch adds.
 """
 
+import argparse
 import ctypes
 import statistics
 import sys
 import time
+import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -64,8 +72,118 @@ def per_launch_us(fn, batches=20, per_batch=2000):
     return statistics.median(samples)
 
 
+class _NoOpDriver:
+    """Answers the driver calls a launch makes with success; ``cuLaunchKernel`` does nothing."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    _ok = (0,)
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        return self._ok
+
+    def cuModuleLoadData(self, image):
+        return 0, "module"
+
+    def cuModuleGetFunction(self, module, name):
+        return 0, name
+
+    def cuCtxSetCurrent(self, ctx):
+        return self._ok
+
+    def cuMemFree(self, ptr):
+        return self._ok
+
+
+class _TorchDtype:
+    def __str__(self):
+        return "torch.float32"
+
+
+class _Device:
+    type = "cuda"
+
+
+class Tensor:
+    """Quacks like a CUDA ``torch.Tensor`` (``is_torch_tensor`` accepts a class named so from a torch module)."""
+
+    __module__ = "torch_stand_in"
+    dtype, device, is_cuda = _TorchDtype(), _Device(), True
+
+    def __init__(self, address):
+        self._address = address
+
+    def data_ptr(self):
+        return self._address
+
+    def get_device(self):
+        return 0
+
+
+class _InterfaceArray:
+    """A CuPy-like array: only ``__cuda_array_interface__``."""
+
+    def __init__(self, address):
+        self.__cuda_array_interface__ = {"shape": (16,), "typestr": "<f4", "data": (address, False), "version": 3}
+
+
+def _stand_in_device_array(address):
+    """A ``tilelab.cuda.DeviceArray`` over a fake address (no allocation)."""
+    import numpy as np
+
+    import tilelab.cuda as tc
+
+    a = object.__new__(tc.DeviceArray)
+    a.shape, a.dtype, a.nbytes, a.ptr = (16,), np.dtype(np.float32), 64, address
+    return a
+
+
+def best_us(fn, number=20000, repeat=7) -> float:
+    """Microseconds per call of ``fn``: the best of ``repeat`` timeit runs of ``number`` calls."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+def no_gpu_rows() -> list[tuple[str, float]]:
+    """Python cost per path with a no-op driver: ``(path, us per call)``; the first row is the driver call."""
+    host = ctypes.create_string_buffer(256)
+    address = (ctypes.addressof(host) + 15) // 16 * 16
+    cuda_driver._state.update(driver=_NoOpDriver(), available=True, context="ctx", device=0)
+    cuda_driver._state["info"] = cuda_driver.DeviceInfo("no-op", (9, 0), 132, 232448, 65536, 2048, 233472)
+    fn = cuda_driver.Module(b"ptx").function("tiny", ["ptr", "i32"], num_warps=4)
+    rows = [("no-op cuLaunchKernel, pre-packed", best_us(lambda: fn.launch_packed((1, 1, 1), fn._buffer.address)))]
+    rows.append(("Function.launch (tilelab)", best_us(lambda: fn.launch((1, 1, 1), [address, 16]))))
+    arrays = [
+        ("torch-like tensor", Tensor(address)),
+        ("DeviceArray", _stand_in_device_array(address)),
+        ("__cuda_array_interface__ array", _InterfaceArray(address)),
+    ]
+    for name, x in arrays:
+        tiny[(1,)](x, 16, BLOCK=16)  # compile, then time warm launches
+        rows.append((f"tiny[(1,)]({name}, 16, BLOCK=16)", best_us(lambda x=x: tiny[(1,)](x, 16, BLOCK=16))))
+    x = arrays[0][1]
+    grid = lambda meta: (1,)  # noqa: E731
+    rows.append(("tiny[lambda](torch-like tensor, 16, BLOCK=16)", best_us(lambda: tiny[grid](x, 16, BLOCK=16))))
+    return rows
+
+
+def main_no_gpu():
+    rows = no_gpu_rows()
+    driver_us = rows[0][1]
+    print("no GPU: the driver is a no-op; 'python' is the time minus the no-op driver call")
+    print("| path | us per call | python us |")
+    print("|---|---|---|")
+    for name, us in rows:
+        print(f"| {name} | {us:.2f} | {us - driver_us:.2f} |")
+
+
 def main():
     import llvmlite.binding as llvm
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-gpu", action="store_true", help="measure the Python side only, with a no-op driver")
+    if parser.parse_args().no_gpu:
+        return main_no_gpu()
 
     if not cuda_driver.is_available():
         print("no CUDA device: nothing to measure")

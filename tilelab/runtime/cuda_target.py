@@ -17,8 +17,6 @@ arguments: one cheap read per array (``data_ptr()``, ``.ptr``) and one ``cuLaunc
 
 from __future__ import annotations
 
-import functools
-import operator
 import threading
 
 import numpy as np
@@ -160,64 +158,89 @@ class CudaLauncher:
             )
         return pointer
 
-    def warm_plan(self, values: list):
-        """A ``WarmCudaLaunch`` for launches whose arguments are of the kinds of ``values``, or ``None``.
+    def warm_plan(self, values: list, positions: tuple | None = None):
+        """A ``warm(grid, given)`` launch for arguments of the kinds of ``values``, or ``None``.
 
+        Parameter ``i`` is read from ``given[positions[i]]`` (``given[i]`` without ``positions``).
         ``None`` when some array is not already on device 0 (host arrays are copied around
         every launch) or a value has no cheap reader: such launches keep taking ``__call__``.
         The caller guarantees that later values have the same kinds (a launch key).
         """
         if len(values) != len(self.kinds):
             return None
-        readers = [_reader(kind, t, value) for kind, t, value in zip(self.kinds, self.scalar_types, values)]
-        if None in readers:
+        positions = tuple(range(len(values))) if positions is None else positions
+        reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, i) for j, i in enumerate(positions)]
+        if None in reads:
             return None
-        return WarmCudaLaunch(self.function or self._load(), readers)
+        return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types)
 
 
-class WarmCudaLaunch:
-    """``warm(grid, values)``: a launch with no per-call allocation, dict or conversion ladder.
+#: The warm launch of one kernel: fill the parameter boxes from the call's arguments, launch, count.
+#: Generated per kernel (a handful of lines) because a loop over per-parameter reader functions
+#: costs several times more than the same reads written out.
+_WARM_LAUNCH = """
+def warm_launch(dims, given):
+    acquire()
+    try:
+{fills}
+        result = cu_launch(handle, dims[0], dims[1], dims[2], block, 1, 1, shared, 0, params, 0)
+    finally:
+        release()
+    if result[0] != success:
+        check(result, "cuLaunchKernel")
+    Launcher.launches += 1
+"""
 
-    Each parameter has a reader (``data_ptr()`` of a tensor, ``.ptr`` of a ``DeviceArray``,
-    ``int``/``float`` of a scalar) whose result goes into that parameter's box in a
-    ``ParamBuffer``; the buffer's address goes to one ``cuLaunchKernel``.
+
+def warm_cuda_launch(function, reads: list[str], scalar_types: list):
+    """``warm(dims, given)``: fills ``function``'s parameter boxes with the expressions ``reads``
+    (one per parameter, over ``given``) and launches on ``dims``, with no per-call allocation::
+
+        warm = warm_cuda_launch(fn, ["given[0].data_ptr()", "given[1]"], types)
+        warm((4, 1, 1), (tensor, 1000))
     """
+    buffer = cuda_driver.ParamBuffer(function.ctypes)
+    fills = "\n".join(f"        box{i}.value = {read}" for i, read in enumerate(reads))
+    lock = threading.Lock()  # the boxes are shared: one launch fills them at a time
+    namespace = {f"box{i}": box for i, box in enumerate(buffer.boxes)}
+    namespace.update(
+        acquire=lock.acquire,
+        release=lock.release,
+        cu_launch=function._launch,
+        handle=function.handle,
+        block=function.block,
+        shared=function.shared,
+        params=buffer.address,
+        success=function._success,
+        check=cuda_driver._check,
+        Launcher=CudaLauncher,
+        buffer=buffer,
+        scalar=_scalar,
+        types=scalar_types,
+    )
+    exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
+    return namespace["warm_launch"]
 
-    def __init__(self, function, readers: list):
-        self.function = function
-        self.buffer = cuda_driver.ParamBuffer(function.ctypes)
-        self.slots = list(zip(self.buffer.boxes, readers))
-        self.lock = threading.Lock()  # the boxes are shared: one launch fills them at a time
 
-    def __call__(self, grid: tuple[int, int, int], values) -> None:
-        with self.lock:
-            for (box, read), value in zip(self.slots, values):
-                box.value = read(value)
-            self.function.launch_packed(grid, self.buffer.address)
-        CudaLauncher.launches += 1
+def _read_source(kind: str, t, value, param: int, index: int) -> str | None:
+    """The expression that reads parameter ``param`` (``value``, of ``kind``) from ``given[index]``.
 
-
-def _reader(kind: str, t, value):
-    """How to read parameter ``value`` (of ``kind``) into its ctypes box each launch; ``None``: no cheap way."""
+    ``None`` when there is no cheap way (the launch then keeps taking ``CudaLauncher.__call__``).
+    """
+    arg = f"given[{index}]"
     if kind != "ptr":
         if t.name in ("f16", "bf16"):
-            return functools.partial(_scalar, t)
-        return float if t.is_float else int
+            return f"scalar(types[{param}], {arg})"
+        if t.is_float:
+            return arg if type(value) is float else f"float({arg})"
+        return arg if type(value) is int else f"int({arg})"
     if is_torch_tensor(value):
-        return _DATA_PTR if value.get_device() == 0 else None
+        return f"{arg}.data_ptr()" if value.get_device() == 0 else None
     if type(value).__name__ == "DeviceArray" and type(value).__module__ == "tilelab.cuda":
-        return _PTR
+        return f"{arg}.ptr"
     if getattr(value, "__cuda_array_interface__", None) is not None:
-        return _interface_address
+        return f'{arg}.__cuda_array_interface__["data"][0]'
     return None
-
-
-_DATA_PTR = operator.methodcaller("data_ptr")
-_PTR = operator.attrgetter("ptr")
-
-
-def _interface_address(value) -> int:
-    return value.__cuda_array_interface__["data"][0]
 
 
 def _scalar(t, value):

@@ -16,6 +16,26 @@ import numbers
 from .errors import LaunchError
 
 
+def grid_dims(grid) -> tuple[int, int, int] | None:
+    """``(n0, n1, n2)`` of a tuple of 1 to 3 positive ints, else ``None`` (then ``normalize_grid`` decides).
+
+    The warm launch path's check: a few ``type(n) is int`` tests, no loop, no generator. An
+    empty grid (a 0) also answers ``None``, so that a ``grid_dims`` result always launches.
+    """
+    if type(grid) is not tuple:
+        return None
+    size = len(grid)
+    if size == 1:
+        (n0,) = grid
+        return (n0, 1, 1) if type(n0) is int and n0 > 0 else None
+    if size == 2:
+        n0, n1 = grid
+        return (n0, n1, 1) if type(n0) is int and type(n1) is int and n0 > 0 and n1 > 0 else None
+    if size == 3 and type(grid[0]) is int and type(grid[1]) is int and type(grid[2]) is int and min(grid) > 0:
+        return grid
+    return None
+
+
 def normalize_grid(grid, meta: dict, kernel: str) -> tuple[int, int, int]:
     """The grid as three non-negative ints; ``LaunchError`` names what is wrong."""
     if type(grid) is tuple and 0 < len(grid) <= 3 and all(type(n) is int and n >= 0 for n in grid):

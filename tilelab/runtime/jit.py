@@ -60,8 +60,11 @@ class JITFunction:
         self.noinline = noinline
         self.cache: dict[tuple, object] = {}
         self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
-        self.warm_launches: dict[tuple, WarmLaunch] = {}  # call_key -> its warm launch
+        self.warm_launches: dict[tuple, object] = {}  # call_key -> ``WarmLaunch.launch`` of calls of that shape
         self.constexpr_flags = tuple(name in self.constexprs for name in self.arg_names)
+        #: launch options and Triton-only options, unless a parameter has the name
+        self.options_named = (set(LAUNCH_OPTIONS) | TRITON_ONLY_OPTIONS) - set(self.arg_names)
+        self.by_value = frozenset(self.constexprs | self.options_named)  # keyword arguments keyed by value
         try:
             self.src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError):
@@ -77,10 +80,21 @@ class JITFunction:
         )
 
     def __getitem__(self, grid):
-        """``kernel[grid]`` -> a launcher taking the kernel's arguments."""
+        """``kernel[grid]`` -> a launcher taking the kernel's arguments.
+
+        A call whose arguments look like an earlier one (same types, dtypes, alignment and integer
+        classes, same constexprs and options: see ``call_key``) finds its warm launch with one
+        dictionary lookup, which skips binding, specialization and marshalling; other calls go
+        the full way (``launch_fully``).
+        """
+        flags, by_value, warm_launches = self.constexpr_flags, self.by_value, self.warm_launches
 
         def launcher(*args, **kwargs):
-            return self.run(*args, grid=grid, **kwargs)
+            call = call_key(args, kwargs, flags, by_value)
+            warm = warm_launches.get(call)
+            if warm is not None:
+                return warm(grid, args, kwargs)
+            return self.launch_fully(grid, args, kwargs, call)
 
         return launcher
 
@@ -88,35 +102,45 @@ class JITFunction:
         """Compile for these arguments without launching; returns the ``CompiledKernel``."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
-    def run(self, *args, grid=None, num_warps=4, num_stages=3, target=None, sanitize=None, warmup=False, **kwargs):
+    def run(self, *args, grid=None, warmup=False, **kwargs):
         """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``.
 
-        A launch whose arguments look like an earlier one (same types, dtypes, alignment and
-        integer classes, same constexprs: see ``launch_key``) skips specialization and finds
-        its kernel with one dictionary lookup.
+        ``kwargs`` holds the keyword arguments and constexprs of the kernel and the launch options
+        (``num_warps=4``, ``num_stages=3``, ``target=None``, ``sanitize=None``).
         """
-        if kwargs and not TRITON_ONLY_OPTIONS.isdisjoint(kwargs):
-            kwargs = {k: v for k, v in kwargs.items() if k not in TRITON_ONLY_OPTIONS or k in self.arg_names}
-        call = None
-        if not warmup and sanitize is None:
-            call = call_key(args, kwargs, self.constexpr_flags, self.constexprs, (target, num_warps, num_stages))
-            warm = self.warm_launches.get(call)
-            if warm is not None:
-                return warm(grid, args, kwargs, num_warps, num_stages)
-        bound = self.bind(args, kwargs)
+        if warmup:
+            return self.launch_fully(grid, args, kwargs, None, warmup=True)
+        return self[grid](*args, **kwargs)
+
+    def launch_fully(self, grid, args: tuple, kwargs: dict, call, warmup=False):
+        """The full launch: bind, specialize, compile if needed, launch, and remember a warm launch for ``call``."""
+        given, options = self.split_options(kwargs)
+        num_warps, num_stages = options.get("num_warps", 4), options.get("num_stages", 3)
+        target, sanitize = options.get("target"), options.get("sanitize")
+        bound = self.bind(args, given)
         fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
         kernel = self.cache.get(self.launch_keys.get(fast)) if fast is not None else None
+        meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
         if kernel is None:
-            options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
+            compile_options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
             if not warmup:  # a bad grid is reported before anything compiles
-                normalize_grid(grid, dict(bound, num_warps=num_warps, num_stages=num_stages), self.__name__)
-            kernel = self.compiled_for(bound, target, options, fast)
-        if not warmup:
-            meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
-            kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
-            if call is not None and os.environ.get("TILELAB_SANITIZE", "") in ("", "0"):
-                self.warm_launches[call] = WarmLaunch.prepare(self, kernel, args, kwargs)
+                normalize_grid(grid, meta, self.__name__)
+            kernel = self.compiled_for(bound, target, compile_options, fast)
+        if warmup:
+            return kernel
+        kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
+        if call is not None and sanitize is None and os.environ.get("TILELAB_SANITIZE", "") in ("", "0"):
+            warm = WarmLaunch.prepare(self, kernel, args, kwargs, {"num_warps": num_warps, "num_stages": num_stages})
+            if warm is not None:
+                self.warm_launches[call] = warm.launch
         return kernel
+
+    def split_options(self, kwargs: dict) -> tuple[dict, dict]:
+        """``(kernel keyword arguments, launch options)``; Triton-only options are dropped."""
+        if not kwargs or self.options_named.isdisjoint(kwargs):
+            return kwargs, {}
+        given = {k: v for k, v in kwargs.items() if k not in self.options_named}
+        return given, {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and k in self.options_named}
 
     def bind(self, args: tuple, kwargs: dict) -> dict:
         """Match arguments to parameters (defaults applied); ``LaunchError`` names the culprit."""

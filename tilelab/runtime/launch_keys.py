@@ -31,6 +31,7 @@ from .arrays import is_torch_tensor
 from .specialize import stable_repr
 
 _PLAIN_CONSTANTS = (int, bool, str, type(None))
+_PLAIN_KINDS = frozenset(_PLAIN_CONSTANTS)
 
 
 def launch_key(bound: dict, constexprs: set, extra: tuple) -> tuple | None:
@@ -38,7 +39,7 @@ def launch_key(bound: dict, constexprs: set, extra: tuple) -> tuple | None:
 
     ``extra`` holds the launch options that choose the kernel (target, num_warps, ...).
     """
-    parts = [tuple(bound), extra, os.environ.get("TILELAB_TARGET")]
+    parts = [tuple(bound), extra, environment()[0]]
     for name, value in bound.items():
         part = constant_part(value) if name in constexprs else argument_part(value)
         if part is None:
@@ -47,26 +48,72 @@ def launch_key(bound: dict, constexprs: set, extra: tuple) -> tuple | None:
     return tuple(parts)
 
 
-def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, constexprs, extra: tuple) -> tuple | None:
+def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tuple | None:
     """The launch key of a call, from its positional ``args`` and ``kwargs`` as given.
 
     ``constexpr_flags[i]`` says whether positional parameter ``i`` is a ``tl.constexpr``;
-    ``constexprs`` holds the constexpr names (for ``kwargs``). ``None``: no shortcut.
+    keyword arguments named in ``by_value`` (constexprs, launch options such as ``num_warps``)
+    take part by value, the others like runtime arguments. ``None``: no shortcut. This runs
+    on every launch, so the common kinds are tested inline (``type(x) is int`` first)::
+
+        call_key((x, 1024), {"BLOCK": 256}, (False, False, True), {"BLOCK"})
+        # (None, None, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (("BLOCK", 256),), (int,))
     """
-    parts = [len(args), tuple(kwargs), extra, os.environ.get("TILELAB_TARGET"), os.environ.get("TILELAB_SANITIZE")]
     if len(args) > len(constexpr_flags):
         return None  # too many arguments: the full path says so
+    parts = [_ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY), len(args)]  # environment(), inlined
     for value, is_constant in zip(args, constexpr_flags):
-        part = constant_part(value) if is_constant else argument_part(value)
-        if part is None:
-            return None
+        kind = type(value)
+        if is_constant:
+            part = (kind, value) if kind in _PLAIN_CONSTANTS else constant_part(value)
+        elif kind is int and -0x80000000 <= value < 0x80000000:
+            part = _I32_ONE if value == 1 else _I32_BY_16 if value & 15 == 0 else _I32
+        else:
+            maker = _PARTS.get(kind)
+            part = maker(value) if maker is not None else argument_part(value)
+            if part is None:
+                return None
         parts.append(part)
-    for name, value in kwargs.items():
-        part = constant_part(value) if name in constexprs else argument_part(value)
-        if part is None:
+    if kwargs:
+        kinds = tuple(map(type, kwargs.values()))
+        if by_value.issuperset(kwargs) and _PLAIN_KINDS.issuperset(kinds):  # constexprs and options only
+            parts.append(tuple(kwargs.items()))
+            parts.append(kinds)
+        elif not _add_keyword_parts(parts, kwargs, by_value):
             return None
-        parts.append(part)
     return tuple(parts)
+
+
+def _add_keyword_parts(parts: list, kwargs: dict, by_value) -> bool:
+    """Append the names, then one part per keyword argument, to ``parts``; ``False``: no shortcut."""
+    parts.append(tuple(kwargs))
+    for name, value in kwargs.items():
+        part = constant_part(value) if name in by_value else argument_part(value)
+        if part is None:
+            return False
+        parts.append(part)
+    return True
+
+
+def environment() -> tuple:
+    """The environment variables that change a launch: ``TILELAB_TARGET`` and ``TILELAB_SANITIZE``.
+
+    Read on every launch, so straight from ``os.environ``'s own dictionary where it has one
+    (``os.environ.get`` encodes the name and raises ``KeyError`` inside for a missing
+    variable: about 0.7 us, twice per launch); ``os.environ[...] = ...`` and
+    ``monkeypatch.setenv`` update that dictionary too.
+    """
+    return _ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY)
+
+
+def _environment_reader():
+    data, encode = getattr(os.environ, "_data", None), getattr(os.environ, "encodekey", None)
+    if isinstance(data, dict) and encode is not None:
+        return data.get, encode("TILELAB_TARGET"), encode("TILELAB_SANITIZE")
+    return os.environ.get, "TILELAB_TARGET", "TILELAB_SANITIZE"
+
+
+_ENV_GET, _TARGET_KEY, _SANITIZE_KEY = _environment_reader()
 
 
 def constant_part(value):
@@ -81,20 +128,43 @@ def constant_part(value):
 def argument_part(value):
     """What specialization reads from a runtime argument, or ``None`` for kinds not covered."""
     kind = type(value)
-    if kind is np.ndarray:
-        return kind, value.dtype, value.__array_interface__["data"][0] % 16 == 0
-    if kind is int:
-        return kind, _int_class(value), value == 1, value % 16 == 0
-    if kind is float or kind is bool or value is None:
-        return (kind,)
+    maker = _PARTS.get(kind)
+    if maker is None:
+        maker = _PARTS[kind] = _part_maker(value)
+    return maker(value)
+
+
+def _part_maker(value):
+    """The key maker for arguments of ``type(value)``, picked once per type."""
+    from tilelab.cuda import DeviceArray  # here: tilelab.cuda imports the runtime
+
     if isinstance(value, np.integer):
-        return kind, value == 1, value % 16 == 0
+        return _numpy_int_part
     if isinstance(value, (np.floating, np.bool_)):
-        return (kind,)
-    array_part = _ARRAY_PARTS.get(kind)
-    if array_part is None:
-        array_part = _ARRAY_PARTS[kind] = _array_part_for(value)
-    return array_part(value)
+        return _kind_part
+    if is_torch_tensor(value):
+        return _torch_part
+    if type(value) is DeviceArray:
+        return _device_array_part
+    if hasattr(value, "__cuda_array_interface__"):
+        return _cuda_interface_part
+    return _no_part
+
+
+def _ndarray_part(a):
+    return np.ndarray, a.dtype, a.__array_interface__["data"][0] % 16 == 0
+
+
+def _int_part(value):
+    return int, _int_class(value), value == 1, value % 16 == 0
+
+
+def _kind_part(value):
+    return (type(value),)
+
+
+def _numpy_int_part(value):
+    return type(value), value == 1, value % 16 == 0
 
 
 def _torch_part(t):
@@ -114,21 +184,10 @@ def _no_part(value):
     return None
 
 
-def _array_part_for(value):
-    """The key maker for GPU arrays of ``type(value)``, picked once per type."""
-    from tilelab.cuda import DeviceArray  # here: tilelab.cuda imports the runtime
-
-    if is_torch_tensor(value):
-        return _torch_part
-    if type(value) is DeviceArray:
-        return _device_array_part
-    if hasattr(value, "__cuda_array_interface__"):
-        return _cuda_interface_part
-    return _no_part
-
-
-#: The key maker of each GPU array type met so far (``_no_part`` for types without a shortcut).
-_ARRAY_PARTS: dict = {}
+#: The key maker of each argument type met so far (``_no_part`` for types without a shortcut).
+_PARTS: dict = {np.ndarray: _ndarray_part, int: _int_part, float: _kind_part, bool: _kind_part, type(None): _kind_part}
+#: ``_int_part`` of the ints that fit 32 bits: 1, a multiple of 16, any other (``call_key`` inlines it).
+_I32_ONE, _I32_BY_16, _I32 = (int, 32, True, False), (int, 32, False, True), (int, 32, False, False)
 
 
 def _int_class(value: int) -> int | None:

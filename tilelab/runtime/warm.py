@@ -2,56 +2,93 @@
 
 Why: binding arguments to names, specializing them and marshalling each one costs tens of
 microseconds, far more than the driver's launch. Once a call has gone the full way,
-``JITFunction`` keeps a ``WarmLaunch`` under the call's launch key (``call_key``: argument
-kinds, dtypes, alignment, integer classes, constexpr values). A later call with an equal key
-is known to bind and specialize the same way, so it only has to pick the kernel's runtime
-arguments out of the call by position and hand them to the launcher::
+``JITFunction`` keeps the ``launch`` of a ``WarmLaunch`` under the call's launch key
+(``call_key``: argument kinds, dtypes, alignment, integer classes, constexpr values, launch
+options). A later call with an equal key is known to bind and specialize the same way, so it
+only has to pick the kernel's runtime arguments out of the call by position and hand them to
+the launcher::
 
     add[(4,)](x, y, out, 1000, BLOCK=256)   # full path: bind, specialize, compile, launch
-    add[(4,)](x, y, out, 2000, BLOCK=256)   # same key: WarmLaunch, no dict, no specialization
+    add[(4,)](x, y, out, 2000, BLOCK=256)   # same key: the warm launch, no dict, no specialization
 
-A target's launcher may offer a ``warm_plan`` (CUDA does: a reusable parameter buffer);
-otherwise the warm launch calls ``CompiledKernel.launch_normalized`` as the full path does.
+A target's launcher may offer a ``warm_plan`` (CUDA does: a reusable parameter buffer filled
+straight from the call's arguments); otherwise the warm launch calls
+``CompiledKernel.launch_normalized`` as the full path does.
 """
 
 from __future__ import annotations
 
-from .grid import normalize_grid
+from .grid import grid_dims, normalize_grid
 
 
 class WarmLaunch:
-    """``warm(grid, args, kwargs, meta_options)``: launches ``kernel`` with this call's runtime arguments."""
+    """Launches ``kernel`` with the runtime arguments of calls of one shape: ``warm.launch(grid, args, kwargs)``.
 
-    def __init__(self, jit, kernel, positions: tuple, direct):
+    ``launch`` is a plain function (a closure made by ``prepare``) where the call shape allows:
+    it runs on every warm launch, and a closure calls faster than a method or ``__call__``.
+    """
+
+    def __init__(self, jit, kernel, positions: tuple, direct, meta: tuple, reads_kwargs: bool):
         self.jit = jit
         self.kernel = kernel
         self.positions = positions  # where each of kernel.arg_names sits in args + kwargs values
         self.direct = direct  # the launcher's warm plan, or None
+        self.meta = meta  # (names of the positional arguments, the rest of a callable grid's meta)
+        self.reads_kwargs = reads_kwargs  # whether a runtime argument comes by keyword
+        if direct is not None and not reads_kwargs:
+            self.launch = self._direct_positional()
 
     @classmethod
-    def prepare(cls, jit, kernel, args: tuple, kwargs: dict):
-        """The ``WarmLaunch`` for calls shaped like ``(args, kwargs)``, or ``None`` (a default fills an argument)."""
+    def prepare(cls, jit, kernel, args: tuple, kwargs: dict, meta_options: dict | None = None):
+        """The ``WarmLaunch`` for calls shaped like ``(args, kwargs)``, or ``None`` (a default fills an argument).
+
+        ``meta_options`` (``num_warps``, ``num_stages``) join the meta-parameters a callable grid sees.
+        """
         given = list(jit.arg_names[: len(args)]) + list(kwargs)
         if any(name not in given for name in kernel.arg_names):
             return None
         positions = tuple(given.index(name) for name in kernel.arg_names)
-        values = _pick(args, kwargs, positions)
         plan = getattr(kernel.launcher, "warm_plan", None)
-        direct = plan(values) if plan is not None else None
-        return cls(jit, kernel, positions, direct)
+        direct = plan(_pick(args, kwargs, positions), positions) if plan is not None else None
+        defaults = {p.name: p.default for p in jit.params if p.name not in given}
+        meta = (tuple(jit.arg_names[: len(args)]), dict(defaults, **(meta_options or {})))
+        return cls(jit, kernel, positions, direct, meta, any(i >= len(args) for i in positions))
 
-    def __call__(self, grid, args: tuple, kwargs: dict, num_warps, num_stages):
-        if type(grid) is not tuple:
-            meta = dict(self.jit.bind(args, kwargs), num_warps=num_warps, num_stages=num_stages)
-            grid = normalize_grid(grid, meta, self.jit.__name__)
-        else:
-            grid = normalize_grid(grid, None, self.jit.__name__)
-        values = _pick(args, kwargs, self.positions)
-        if self.direct is None:
-            return self.kernel.launch_normalized(grid, dict(zip(self.kernel.arg_names, values)))
-        if 0 not in grid:
-            self.direct(grid, values)
-        return self.kernel
+    def launch(self, grid, args: tuple, kwargs: dict):
+        """Launch over ``grid`` with the runtime arguments of ``args`` and ``kwargs``; returns the kernel."""
+        dims = grid_dims(grid) or self.dims(grid, args, kwargs)
+        given = args + tuple(kwargs.values()) if self.reads_kwargs else args
+        if self.direct is not None:
+            if 0 not in dims:
+                self.direct(dims, given)
+            return self.kernel
+        values = [given[i] for i in self.positions]
+        return self.kernel.launch_normalized(dims, dict(zip(self.kernel.arg_names, values)))
+
+    def _direct_positional(self):
+        """``launch`` when every runtime argument is positional and the launcher has a warm plan."""
+        direct, kernel, dims_of = self.direct, self.kernel, self.dims
+
+        def launch(grid, args: tuple, kwargs: dict):
+            dims = grid_dims(grid)
+            if dims is None:
+                dims = dims_of(grid, args, kwargs)
+                if 0 in dims:
+                    return kernel
+            direct(dims, args)
+            return kernel
+
+        return launch
+
+    def dims(self, grid, args: tuple, kwargs: dict) -> tuple[int, int, int]:
+        """``normalize_grid`` of a callable grid (or an unusual tuple), with the meta-parameters of this call."""
+        if not callable(grid):
+            return normalize_grid(grid, None, self.jit.__name__)
+        names, rest = self.meta
+        meta = dict(zip(names, args))
+        meta.update(kwargs)
+        meta.update(rest)
+        return normalize_grid(grid, meta, self.jit.__name__)
 
 
 def _pick(args: tuple, kwargs: dict, positions: tuple) -> list:
