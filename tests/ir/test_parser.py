@@ -9,6 +9,9 @@ from tilelab.compiler.ir import Builder, Loc, Module, print_module, verify
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
     AssertOp,
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
     AtomicCASOp,
     AtomicRMWOp,
     BarrierOp,
@@ -36,6 +39,7 @@ from tilelab.compiler.ir.ops import (
     LocalLoadOp,
     LocalStoreOp,
     MakeRangeOp,
+    MemDescIndexOp,
     NumProgramsOp,
     PrintOp,
     ProgramIdOp,
@@ -80,6 +84,12 @@ def _elementwise(b: Builder, x, pid):
     ptrs = b.insert(AddPtrOp(b.insert(SplatOp(x, T((128,), PointerType(f32)))).result, offs)).result
     other = b.insert(ConstantOp(-0.0, T((128,), f32))).result
     v = b.insert(LoadOp(ptrs, T((128,), f32), mask, other, cache=".ca", volatile=True)).result
+    ring = b.insert(LocalAllocOp(T((128,), f32).with_layout(row_major_shared([128])), stages=2)).result
+    view = b.insert(MemDescIndexOp(ring, b.insert(ConstantOp(1, i32)).result)).result
+    b.insert(AsyncCopyGlobalToLocalOp(view, ptrs, mask))
+    b.insert(AsyncCopyGlobalToLocalOp(view, ptrs))
+    b.insert(AsyncCommitGroupOp())
+    b.insert(AsyncWaitOp(0))
     v = b.insert(UnaryOp("exp", v)).result
     v = b.insert(FmaOp(v, v, v)).result
     v = b.insert(SelectOp(mask, v, other)).result

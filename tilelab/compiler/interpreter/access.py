@@ -73,6 +73,18 @@ def _record(it, op, kind, ptr, active, addrs, itemsize):
     it.trace.append(AccessRecord(it.op_index[op], kind, op.loc, ptr.astype(np.int64).copy(), mask, itemsize, owner))
 
 
+def read_masked(it, op, ptr, mask, dtype) -> np.ndarray:
+    """The elements ``ptr`` points to, zeros where ``mask`` is off (checked and traced as loads)."""
+    shape = np.shape(ptr)
+    addrs, active, region = _active_addresses(it, op, "load", ptr, mask, dtype)
+    values = it.memory.read(addrs, dtype, region)
+    if active is None:
+        return values.reshape(shape)
+    out = np.zeros(active.shape, dtype)
+    out[active] = values
+    return out.reshape(shape)
+
+
 @handles(LoadOp)
 def load(it, op, ptr, *rest):
     mask = rest[0] if op.attrs["has_mask"] else None

@@ -34,19 +34,44 @@ def _register_layout_ops() -> None:
 
     A shared buffer is a plain numpy array of the tile's shape: ``local_store`` copies a
     tile into it, ``local_load`` copies it out (layouts and offsets do not matter here).
+    A ring of ``stages`` buffers is one array more, indexed by ``memdesc_index``; an async
+    copy is a masked load (zeros where masked off) written into its buffer at once.
     """
     import numpy as np
 
-    from ..ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
+    from ..ir.ops import (
+        AsyncCommitGroupOp,
+        AsyncCopyGlobalToLocalOp,
+        AsyncWaitOp,
+        ConvertLayoutOp,
+        LocalAllocOp,
+        LocalLoadOp,
+        LocalStoreOp,
+        MemDescIndexOp,
+    )
     from .numeric import dtype_of
+
+    def local_alloc(it, op):
+        stages = op.attrs.get("stages")  # a ring: one array per stage, stacked
+        shape = op.result.type.shape if stages is None else (stages, *op.result.type.shape)
+        return np.zeros(shape, dtype_of(op.result.type))
 
     def local_store(it, op, buf, value):
         np.copyto(buf, value, casting="unsafe")
 
+    def async_copy(it, op, view, ptrs, *mask):
+        from .access import read_masked  # the load's own checks: bounds, sanitizer, traces
+
+        np.copyto(view, read_masked(it, op, ptrs, mask[0] if mask else None, dtype_of(op.view.type)))
+
     HANDLERS[ConvertLayoutOp] = lambda it, op, x: x
-    HANDLERS[LocalAllocOp] = lambda it, op: np.zeros(op.result.type.shape, dtype_of(op.result.type))
+    HANDLERS[LocalAllocOp] = local_alloc
     HANDLERS[LocalStoreOp] = local_store
     HANDLERS[LocalLoadOp] = lambda it, op, buf: buf.copy()
+    HANDLERS[MemDescIndexOp] = lambda it, op, ring, index: ring[int(index)]  # a view: writes land in the ring
+    HANDLERS[AsyncCopyGlobalToLocalOp] = async_copy  # one program runs alone: the copy can land at once
+    HANDLERS[AsyncCommitGroupOp] = lambda it, op: None
+    HANDLERS[AsyncWaitOp] = lambda it, op: None
 
 
 _register_layout_ops()

@@ -425,7 +425,7 @@ def _restore_hidden(cls: type, operands: list[Value], attrs: dict) -> None:
     if cls is ops_mod.LoadOp:
         attrs.setdefault("has_mask", len(operands) >= 2)
         attrs.setdefault("has_other", len(operands) >= 3)
-    elif cls is ops_mod.StoreOp or cls is ops_mod.AtomicRMWOp:
+    elif cls is ops_mod.StoreOp or cls is ops_mod.AtomicRMWOp or cls is ops_mod.AsyncCopyGlobalToLocalOp:
         attrs.setdefault("has_mask", len(operands) >= 3)
     for key, value in _DEFAULTS.get(cls, {}).items():
         attrs.setdefault(key, value)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from .core import Block, Module, Op, Value
 from .ops import (
     AddPtrOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
     BinaryOp,
     CmpOp,
     ConditionOp,
@@ -18,9 +20,11 @@ from .ops import (
     FuncOp,
     IfOp,
     LoadOp,
+    LocalAllocOp,
     LocalLoadOp,
     LocalStoreOp,
     MakeRangeOp,
+    MemDescIndexOp,
     ReduceOp,
     ReduceReturnOp,
     ReturnOp,
@@ -30,6 +34,7 @@ from .ops import (
     WhileOp,
     YieldOp,
 )
+from .types import i32
 
 
 class VerificationError(Exception):
@@ -67,6 +72,8 @@ def _check_op(op: Op) -> None:
         _check_shapes_equal(op, op.operands)
     elif isinstance(op, (LocalStoreOp, LocalLoadOp)):
         _check_shared_access(op)
+    elif isinstance(op, (MemDescIndexOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp)):
+        _check_async(op)
     elif isinstance(op, MakeRangeOp):
         n = op.attrs["end"] - op.attrs["start"]
         if n <= 0 or n & (n - 1):
@@ -79,6 +86,24 @@ def _check_shared_access(op: Op) -> None:
     tile = op.operands[1].type if isinstance(op, LocalStoreOp) else op.result.type
     if not buf.is_tensor or buf.shape != tile.shape or buf.element != tile.element:
         _fail(op, f"tile {tile} does not match the shared buffer {buf}")
+
+
+def _check_async(op: Op) -> None:
+    """Ring stages index a ring with an i32; async copies fill a buffer of their pointers' shape."""
+    if isinstance(op, AsyncWaitOp):
+        if not isinstance(op.attrs.get("num"), int) or op.attrs["num"] < 0:
+            _fail(op, "num must be a non-negative int")
+    elif isinstance(op, MemDescIndexOp):
+        ring = op.ring.defining_op
+        if not isinstance(ring, LocalAllocOp) or ring.attrs.get("stages") is None:
+            _fail(op, "the indexed buffer is not a ring (ttg.local_alloc with stages)")
+        if op.index.type != i32 or op.result.type != op.ring.type:
+            _fail(op, "needs an i32 index and gives the ring's type")
+    else:
+        view, ptrs = op.view.type, op.ptrs.type
+        if not ptrs.is_tensor or not ptrs.element.is_pointer or ptrs.element.pointee != view.element:
+            _fail(op, f"pointers {ptrs} do not point to elements of the buffer {view}")
+        _check_shapes_equal(op, op.operands)
 
 
 _TERMINATORS = {

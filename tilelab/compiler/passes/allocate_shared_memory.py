@@ -3,9 +3,11 @@
 Why: a program's shared memory is one array; its size limits how many programs fit on an
 SM. Each ``ttg.local_alloc`` is live from its definition to its last use (a use inside a
 loop or branch keeps it live to the end of that op, so a loop never sees its buffer
-reused mid-iteration). Buffers are placed first-fit, in program order, at offsets aligned
-to 16 bytes (the widest ``ld.shared``); ``module.attrs["shared_bytes"]`` gets the total,
-which the backend reports as the kernel's ``shared`` bytes.
+reused mid-iteration; a software-pipelined ring, allocated before its loop and used in it,
+lives across the whole loop and takes ``stages`` times its tile's bytes). Buffers are placed
+first-fit, in program order, at offsets aligned to 16 bytes (the widest ``ld.shared``);
+``module.attrs["shared_bytes"]`` gets the total, which the backend reports as the kernel's
+``shared`` bytes.
 
 before:
     tt.func @k(%x: !ptr<f32>) {

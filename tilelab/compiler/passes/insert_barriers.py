@@ -9,6 +9,13 @@ with the byte ranges read and written since the last barrier; a loop body is wal
 again with what its end leaves pending (the next iteration), until no barrier is added;
 the two arms of an ``if`` each start from the state before it and merge after it.
 
+Rings: an ``async_copy_global_to_local`` writes its buffer (the copy lands before the
+``async_wait`` that precedes the next barrier). Accesses through stages of one ring
+(``ttg.memdesc_index``) stand for the whole ring's bytes but never conflict with each other:
+the software pipeliner copies into one stage while loads read another, and places the one
+barrier per iteration that orders them itself. Against any other buffer (one that reuses
+the ring's bytes after the loop, say) they race as usual.
+
 before:
     tt.func @k(%x: !ptr<f32>) {
       %0 = arith.constant {value = 1.0} : tensor<64xf32>
@@ -43,15 +50,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilelab.compiler.ir.core import Block, Module, Op
-from tilelab.compiler.ir.ops import BarrierOp, ForOp, IfOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, WhileOp
+from tilelab.compiler.ir.ops import (
+    AsyncCopyGlobalToLocalOp,
+    BarrierOp,
+    ForOp,
+    IfOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+    WhileOp,
+)
 
 NAME = "insert-barriers"
-_EVERYTHING = (0, 1 << 62)
+_EVERYTHING = (0, 1 << 62, None)
 
 
 @dataclass
 class Pending:
-    """Byte ranges ``[lo, hi)`` read and written since the last barrier."""
+    """Byte ranges ``(lo, hi, ring)`` (bytes ``[lo, hi)``) read and written since the last barrier."""
 
     reads: set = field(default_factory=set)
     writes: set = field(default_factory=set)
@@ -60,24 +77,30 @@ class Pending:
         return Pending(self.reads | other.reads, self.writes | other.writes)
 
 
-def byte_range(buf) -> tuple[int, int]:
-    """The bytes of the buffer ``buf`` (all of shared memory while it has no offset yet)."""
+def byte_range(buf) -> tuple[int, int, object]:
+    """``(lo, hi, ring)``: the bytes of the buffer ``buf`` (all of shared memory while it has no offset yet).
+
+    ``ring`` is the ring's allocation when ``buf`` is a stage of one (its bytes: the whole ring), else None.
+    """
     alloc = buf.defining_op
+    ring = None
+    if isinstance(alloc, MemDescIndexOp):
+        alloc = ring = alloc.ring.defining_op
     if not isinstance(alloc, LocalAllocOp) or alloc.attrs.get("offset") is None:
         return _EVERYTHING
-    return alloc.attrs["offset"], alloc.attrs["offset"] + alloc.nbytes
+    return alloc.attrs["offset"], alloc.attrs["offset"] + alloc.nbytes, ring
 
 
-def _overlaps(r: tuple[int, int], ranges: set) -> bool:
-    return any(lo < r[1] and r[0] < hi for lo, hi in ranges)
+def _overlaps(r: tuple, ranges: set) -> bool:
+    return any(lo < r[1] and r[0] < hi and (ring is None or ring is not r[2]) for lo, hi, ring in ranges)
 
 
 def _access(op: Op, state: Pending) -> tuple[bool, Pending]:
     """Whether ``op`` needs a barrier before it, and the pending state after it."""
     if isinstance(op, BarrierOp):
         return False, Pending()
-    if isinstance(op, LocalStoreOp):
-        r = byte_range(op.buf)
+    if isinstance(op, (LocalStoreOp, AsyncCopyGlobalToLocalOp)):
+        r = byte_range(op.operands[0])
         hazard = _overlaps(r, state.reads | state.writes)
         state = Pending() if hazard else state
         return hazard, Pending(state.reads, state.writes | {r})

@@ -23,6 +23,7 @@ from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule 
 
 from ..common.debuginfo import LineTable
 from . import (  # noqa: F401  (they fill the lowering table)
+    lower_async,
     lower_control,
     lower_dot,
     lower_elementwise,

@@ -124,17 +124,21 @@ def plan_ldmatrix(dst: LinearLayout, places: np.ndarray, num_warps: int) -> list
     return None if any(g is None for g in groups) else groups
 
 
-def emit_ldmatrix(lw, first: int, groups: list[LdmatrixGroup], elem) -> list:
-    """The registers of the destination tile, loaded by ``groups`` from the buffer at element ``first``."""
+def emit_ldmatrix(lw, first: int | ir.Value, groups: list[LdmatrixGroup], elem) -> list:
+    """The registers of the destination tile, loaded by ``groups`` from the buffer at element ``first``.
+
+    ``first`` is a constant, or an i32 value (a ring stage chosen at run time).
+    """
     b = lw.b
     smem = lw.shared(ir.IntType(16), 0, private=False)
     per_thread: dict[tuple, ir.Value] = {}
     regs: dict[int, ir.Value] = {}
+    first_value = first if isinstance(first, ir.Value) else const_i32(first)
     for g in groups:
         key = (tuple(g.lane_bits), tuple(g.warp_bits))
         if key not in per_thread:
             per_thread[key] = xor_flat(b, [(lw.lane, g.lane_bits), (lw.warp, g.warp_bits)])
-        index = b.add(b.xor(per_thread[key], const_i32(g.base)), const_i32(first))
+        index = b.add(b.xor(per_thread[key], const_i32(g.base)), first_value)
         address = b.ptrtoint(lw.smem_elem(smem, index, ir.IntType(16), private=False), I32)
         for (lo, hi), word in zip(g.pairs, _ldmatrix(b, address, len(g.pairs), g.trans)):
             regs[lo] = from_bits(b, b.trunc(word, ir.IntType(16)), elem)

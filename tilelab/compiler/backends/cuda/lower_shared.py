@@ -7,6 +7,8 @@ index ``i`` to its place in the buffer, ``P(i)``; as the layout is linear over G
 ``P(REG[r] ^ T) = P(REG[r]) ^ P(T)``. Runs of registers that sit side by side in the
 buffer move as one vector (up to 16 bytes). Barriers are not placed here: the
 ``insert-barriers`` pass put ``gpu.barrier`` ops exactly where the accesses race.
+A stage of a ring (``ttg.memdesc_index``, lowered in ``lower_async.py``) is the same
+buffer plus a run-time element offset (``dynamic``), a multiple of the stage size.
 """
 
 from __future__ import annotations
@@ -27,11 +29,22 @@ from .lower_shape import _affine_split, flat_of, vector_run
 
 @dataclass
 class SharedBuffer:
-    """A lowered ``local_alloc``: its first element (in elements of ``bits``) and its index map."""
+    """A lowered ``local_alloc``: its first element (in elements of ``bits``) and its index map.
+
+    A ring stage adds ``dynamic`` (an i32 llvmlite value, a multiple of ``stage_elems``) to ``first``.
+    """
 
     first: int
     bits: int
     places: np.ndarray  # places[row-major index] = element offset in the buffer
+    stage_elems: int = 0  # elements of one stage of a ring
+    dynamic: ir.Value | None = None
+
+
+def first_index(lw, buf: SharedBuffer) -> ir.Value:
+    """The buffer's first element as an i32 (the constant ``first``, plus a ring stage's offset)."""
+    first = const_i32(buf.first)
+    return first if buf.dynamic is None else lw.b.add(buf.dynamic, first)
 
 
 def buffer_places(shared: LinearLayout) -> np.ndarray:
@@ -51,7 +64,8 @@ def lower_local_alloc(lw, op):
         raise LoweringBug(f"{op.name} at {op.loc} has no offset or no shared layout (run allocate-shared-memory)")
     bits = memory_bits(t.element)
     lw.shared(ir.IntType(8), offset + op.nbytes, private=False)
-    lw.set(op.result, SharedBuffer(offset * 8 // bits, bits, buffer_places(t.layout)))
+    stage_elems = op.stage_bytes * 8 // bits
+    lw.set(op.result, SharedBuffer(offset * 8 // bits, bits, buffer_places(t.layout), stage_elems))
 
 
 def _pointer(lw, index, it, v):
@@ -66,8 +80,9 @@ def lower_local_store(lw, op):
     b, it = lw.b, ir.IntType(buf.bits)
     consts, per_thread, flats = _affine_split(lw, tile.layout, lambda i: buf.places[i])
     v = vector_run(consts, flats, buf.bits)
+    first = first_index(lw, buf)
     for r in range(0, len(consts), v):
-        index = b.add(b.xor(per_thread, const_i32(consts[r])), const_i32(buf.first))
+        index = b.add(b.xor(per_thread, const_i32(consts[r])), first)
         values = [to_bits(b, x, tile.elem) for x in tile.regs[r : r + v]]
         if v == 1:
             b.store(values[0], _pointer(lw, index, it, 1))
@@ -83,14 +98,15 @@ def lower_local_load(lw, op):
     buf, t = lw.get(op.buf), op.result.type
     groups = _ldmatrix_plan(lw, buf, t.layout)
     if groups is not None:
-        lw.set(op.result, GTile(t.layout, t.element, emit_ldmatrix(lw, buf.first, groups, t.element)))
+        lw.set(op.result, GTile(t.layout, t.element, emit_ldmatrix(lw, first_index(lw, buf), groups, t.element)))
         return
     b, it = lw.b, ir.IntType(buf.bits)
     consts, per_thread, flats = _affine_split(lw, t.layout, lambda i: buf.places[i])
     v = vector_run(consts, flats, buf.bits)
+    first = first_index(lw, buf)
     regs = []
     for r in range(0, len(consts), v):
-        index = b.add(b.xor(per_thread, const_i32(consts[r])), const_i32(buf.first))
+        index = b.add(b.xor(per_thread, const_i32(consts[r])), first)
         if v == 1:
             regs.append(from_bits(b, b.load(_pointer(lw, index, it, 1)), t.element))
             continue
@@ -103,6 +119,6 @@ def _ldmatrix_plan(lw, buf: SharedBuffer, layout: LinearLayout):
     """``ldmatrix`` groups for a 16-bit load into an mma operand layout, or None (plain loads)."""
     if not ldmatrix_enabled() or buf.bits != 16 or layout.params.get("kind") != "dot_operand":
         return None
-    if buf.first % 8:
+    if buf.first % 8 or (buf.dynamic is not None and buf.stage_elems % 8):
         return None
     return plan_ldmatrix(layout, buf.places, lw.num_warps)

@@ -21,7 +21,8 @@ between families never breaks a caller::
 | control flow | ``control_flow`` | ForOp, IfOp, WhileOp, YieldOp, ConditionOp, CallOp, ReturnOp |
 | debugging | ``debugging`` | PrintOp, AssertOp, BarrierOp |
 | GPU layouts | ``gpu`` | ConvertLayoutOp |
-| shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp |
+| shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp |
+| async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
 
 ``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
 """
@@ -46,7 +47,16 @@ from .elementwise import (
     SelectOp,
     UnaryOp,
 )
-from .gpu import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp
+from .gpu import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    ConvertLayoutOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+)
 from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
@@ -99,6 +109,10 @@ __all__ = [
     "LocalAllocOp",
     "LocalStoreOp",
     "LocalLoadOp",
+    "MemDescIndexOp",
+    "AsyncCopyGlobalToLocalOp",
+    "AsyncCommitGroupOp",
+    "AsyncWaitOp",
     "BINARY_KINDS",
     "UNARY_KINDS",
     "CMP_PREDICATES",

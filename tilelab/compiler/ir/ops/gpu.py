@@ -1,9 +1,9 @@
-"""GPU ops: layout conversions and shared-memory buffers, placed by the GPU passes."""
+"""GPU ops: layout conversions, shared-memory buffers and asynchronous copies, placed by the GPU passes."""
 
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
-from ..types import Type
+from ..types import Type, i32
 
 # --------------------------------------------------------------------------- GPU layouts
 
@@ -34,22 +34,40 @@ class LocalAllocOp(Op):
 
     The shared layout (``#swizzled_shared<...>``) says at which offset each element sits.
     attrs: ``offset``, the buffer's first byte in the program's shared memory, filled in by
-    the ``allocate-shared-memory`` pass (absent before). Not pure: two allocations are two buffers.
+    the ``allocate-shared-memory`` pass (absent before); ``stages`` (absent for a plain buffer):
+    the buffer is a *ring* of that many copies of the tile, one after the other, each reached
+    through ``ttg.memdesc_index`` (the software pipeliner's stages). Not pure: two allocations
+    are two buffers.
 
         %buf = ttg.local_alloc {offset = 0} : tensor<64x64xf32, #swizzled_shared<...>>
+        %ring = ttg.local_alloc {stages = 3} : tensor<128x32xf16, #swizzled_shared<...>>
+
+    A ring keeps the type of one stage (not ``[stages, *tile]``): shared layouts are linear
+    maps over power-of-two dims, and three stages (the default) is not one.
     """
 
     name = "ttg.local_alloc"
     pure = False
 
-    def __init__(self, type: Type, offset: int | None = None, loc: Loc = UNKNOWN_LOC):
-        super().__init__([], [type], {"offset": offset}, loc=loc)
+    def __init__(self, type: Type, offset: int | None = None, stages: int | None = None, loc: Loc = UNKNOWN_LOC):
+        attrs = {"offset": offset} if stages is None else {"offset": offset, "stages": stages}
+        super().__init__([], [type], attrs, loc=loc)
+
+    @property
+    def stages(self) -> int:
+        """Copies of the tile the buffer holds (1 unless it is a ring)."""
+        return self.attrs.get("stages") or 1
+
+    @property
+    def stage_bytes(self) -> int:
+        """Bytes one copy of the tile takes (bools take one byte each)."""
+        t = self.result.type
+        return t.numel * max(1, t.element.itemsize)
 
     @property
     def nbytes(self) -> int:
-        """Bytes the buffer takes (bools take one byte each)."""
-        t = self.result.type
-        return t.numel * max(1, t.element.itemsize)
+        """Bytes the buffer takes: every stage of a ring."""
+        return self.stage_bytes * self.stages
 
 
 class LocalStoreOp(Op):
@@ -82,3 +100,102 @@ class LocalLoadOp(Op):
     @property
     def buf(self) -> Value:
         return self.operands[0]
+
+
+class MemDescIndexOp(Op):
+    """One stage of a ring buffer: ``ring`` (a ``local_alloc`` with ``stages``) at the i32 ``index``.
+
+    The view has the ring's type (one stage's tile and swizzle); its bytes start
+    ``index * stage_bytes`` after the ring's. Pure: it only names bytes, it moves none.
+
+        %view = ttg.memdesc_index %ring, %slot : tensor<128x32xf16, #swizzled_shared<...>>
+    """
+
+    name = "ttg.memdesc_index"
+
+    def __init__(self, ring: Value, index: Value, loc: Loc = UNKNOWN_LOC):
+        super().__init__([ring, index], [ring.type], loc=loc)
+
+    @property
+    def ring(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def index(self) -> Value:
+        return self.operands[1]
+
+
+# --------------------------------------------------------------------------- asynchronous copies
+
+
+class AsyncCopyGlobalToLocalOp(Op):
+    """Start copying the elements ``ptrs`` point to into the shared buffer ``view``, without waiting.
+
+    Operands: view (a shared buffer or ring stage), ptrs (a pointer tile of the view's
+    shape, in a register layout: which thread copies which elements), then ``mask`` when
+    present (attr ``has_mask``). Masked-off elements are written as zeros. The copy lands
+    some time before the ``ttg.async_wait`` that lets its group finish; the bytes are
+    visible to other threads only after a barrier that follows that wait. Lowered to
+    ``cp.async`` on CUDA.
+
+        ttg.async_copy_global_to_local %view, %ptrs, %mask : tensor<128x32xf16, #swizzled_shared<...>>
+    """
+
+    name = "ttg.async_copy_global_to_local"
+    pure = False
+
+    def __init__(self, view: Value, ptrs: Value, mask: Value | None = None, loc: Loc = UNKNOWN_LOC):
+        operands = [view, ptrs] + ([mask] if mask is not None else [])
+        super().__init__(operands, [], {"has_mask": mask is not None}, loc=loc)
+
+    @property
+    def view(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def ptrs(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def mask(self) -> Value | None:
+        return self.operands[2] if self.attrs["has_mask"] else None
+
+
+class AsyncCommitGroupOp(Op):
+    """Close the group of asynchronous copies this thread started since the last commit.
+
+    ttg.async_commit_group
+    """
+
+    name = "ttg.async_commit_group"
+    pure = False
+
+    def __init__(self, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [], loc=loc)
+
+
+class AsyncWaitOp(Op):
+    """Wait until at most ``num`` of this thread's committed copy groups are still in flight.
+
+    Groups finish in commit order, so ``num = 1`` waits for all but the newest one.
+    Other threads' copies are visible only after a barrier that follows the wait.
+
+        ttg.async_wait {num = 1}
+    """
+
+    name = "ttg.async_wait"
+    pure = False
+
+    def __init__(self, num: int, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [], {"num": int(num)}, loc=loc)
+
+    @property
+    def num(self) -> int:
+        return self.attrs["num"]
+
+
+#: the type of a ring stage index
+STAGE_INDEX = i32
+
+
+# --------------------------------------------------------------------------- Hopper tensor cores

@@ -1,0 +1,270 @@
+"""Golden tests of software-pipeline, and of how allocate-shared-memory and insert-barriers treat its rings."""
+
+from __future__ import annotations
+
+import pytest
+
+from tilelab.compiler.ir import print_module, verify
+from tilelab.compiler.ir.ops import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    BarrierOp,
+    ForOp,
+    LocalAllocOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+)
+from tilelab.compiler.ir.parser import parse_module
+from tilelab.compiler.ir.verifier import VerificationError
+from tilelab.compiler.passes import allocate_shared_memory, insert_barriers, software_pipeline
+
+from .support import assert_docstring_example, assert_same_values, canonical, run_pass
+
+B = "#blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>"
+R = "#blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>"
+S = "#swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>"
+TS = f"tensor<256xf16, {S}>"
+
+
+def loop_kernel(body: str, stages: int | None = 3, after: str = "", carried: bool = False) -> str:
+    """A kernel with ``scf.for %i = 0 to %n step 256`` around ``body`` (lines), ``%p`` a pointer tile outside.
+
+    With ``carried`` the loop carries ``%q`` (starting at ``%p``) and yields ``%next``.
+    """
+    hint = f" {{num_stages = {stages}}}" if stages else ""
+    head = f"scf.for %i = %c0 to %n step %c256{hint} {{"
+    tail = "scf.yield"
+    if carried:
+        head = f"%r = scf.for %i = %c0 to %n step %c256 iter_args(%q = %p) -> (tensor<256x!ptr<f16>, {B}>){hint} {{"
+        tail = f"scf.yield %next : tensor<256x!ptr<f16>, {B}>"
+    lines = "\n".join("    " + line.strip() for line in body.strip().splitlines())
+    return f"""tt.func @k(%x: !ptr<f16>, %y: !ptr<f16>, %n: i32) {{
+  %c0 = arith.constant {{value = 0}} : i32
+  %c256 = arith.constant {{value = 256}} : i32
+  %p = tt.splat %x : tensor<256x!ptr<f16>, {B}>
+  %range = tt.make_range {{start = 0, end = 256}} : tensor<256xi32, {B}>
+  {head}
+{lines}
+    {tail}
+  }}
+  {after}
+  tt.return
+}}
+"""
+
+
+LOAD_AT_I = f"""
+%s = tt.splat %i : tensor<256xi32, {B}>
+%o = arith.add %s, %range : tensor<256xi32, {B}>
+%a = tt.addptr %p, %o : tensor<256x!ptr<f16>, {B}>
+%v = tt.load %a : tensor<256xf16, {B}>
+%buf = ttg.local_alloc : {TS}
+ttg.local_store %buf, %v : {TS}
+%w = ttg.local_load %buf : tensor<256xf16, {R}>
+"""
+
+
+def ops_of(text: str, cls) -> list:
+    return [op for op in parse_module(text).walk() if isinstance(op, cls)]
+
+
+def test_docstring_example():
+    assert_docstring_example(software_pipeline)
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_ring_prologue_wait_and_slots(stages):
+    out, changed = run_pass(software_pipeline, loop_kernel(LOAD_AT_I, stages))
+    assert changed
+    module = parse_module(out)
+    (ring,) = [op for op in module.walk() if isinstance(op, LocalAllocOp)]
+    assert ring.stages == stages and ring.parent is module.kernel.body
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    before = module.kernel.body.ops[: module.kernel.body.ops.index(loop)]
+    assert sum(isinstance(op, AsyncCommitGroupOp) for op in before) == stages - 1
+    assert sum(isinstance(op, AsyncCopyGlobalToLocalOp) for op in before) == stages - 1
+    assert isinstance(loop.body.ops[0], AsyncWaitOp) and loop.body.ops[0].num == stages - 2
+    assert isinstance(loop.body.ops[1], BarrierOp)
+    assert len(loop.results) == 2  # the read and write slots
+    after = module.kernel.body.ops[module.kernel.body.ops.index(loop) + 1]
+    assert isinstance(after, AsyncWaitOp) and after.num == 0
+    assert "tt.load" not in out and "ttg.local_store" not in out
+
+
+def test_mask_is_kept_and_anded_with_the_bound():
+    body = LOAD_AT_I.replace(
+        "%v = tt.load %a :",
+        f"%lim = tt.splat %n : tensor<256xi32, {B}>\n%m = arith.cmp lt %o, %lim : tensor<256xi1, {B}>\n"
+        f"%zero = arith.constant {{value = 0.0}} : tensor<256xf16, {B}>\n%v = tt.load %a, %m, %zero :",
+    )
+    out, changed = run_pass(software_pipeline, loop_kernel(body, 2))
+    assert changed and out.count("arith.and") == 2  # prologue copy and in-loop copy
+    copies = ops_of(out, AsyncCopyGlobalToLocalOp)
+    assert all(c.mask is not None for c in copies)
+
+
+def test_num_stages_one_changes_nothing():
+    text = loop_kernel(LOAD_AT_I, 1)
+    out, changed = run_pass(software_pipeline, text)
+    assert not changed and out == canonical(text)
+
+
+def test_module_default_applies_without_a_loop_hint():
+    module = parse_module(loop_kernel(LOAD_AT_I, None))
+    module.attrs["num_stages"] = 1
+    assert not software_pipeline.run(module)
+    module.attrs["num_stages"] = 4
+    assert software_pipeline.run(module)
+    verify(module)
+    assert [op.stages for op in module.walk() if isinstance(op, LocalAllocOp)] == [4]
+
+
+def test_pointer_advanced_by_an_invariant_step_is_pipelined():
+    body = f"""
+    %v = tt.load %q : tensor<256xf16, {B}>
+    %buf = ttg.local_alloc : {TS}
+    ttg.local_store %buf, %v : {TS}
+    %w = ttg.local_load %buf : tensor<256xf16, {R}>
+    %next = tt.addptr %q, %range : tensor<256x!ptr<f16>, {B}>
+    """
+    out, changed = run_pass(software_pipeline, loop_kernel(body, 3, carried=True))
+    assert changed and "tt.load" not in out
+    # stage 1 of the prologue and the in-loop copy read q + k * step: step times 1, then times 2
+    assert out.count("arith.mul") == 2 and out.count("tt.addptr") == 3
+    assert len(ops_of(out, AsyncCopyGlobalToLocalOp)) == 3
+
+
+def test_negative_loop_carried_pointer_is_left_alone():
+    """The pointer advances by a step computed in the loop: its later values are not cloned."""
+    body = f"""
+    %v = tt.load %q : tensor<256xf16, {B}>
+    %buf = ttg.local_alloc : {TS}
+    ttg.local_store %buf, %v : {TS}
+    %w = ttg.local_load %buf : tensor<256xf16, {R}>
+    %step = tt.splat %c256 : tensor<256xi32, {B}>
+    %next = tt.addptr %q, %step : tensor<256x!ptr<f16>, {B}>
+    """
+    text = loop_kernel(body, 3, carried=True)
+    out, changed = run_pass(software_pipeline, text)
+    assert not changed and out == canonical(text)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # the loaded tile is also used in registers
+        ("%w = ttg.local_load %buf", f"tt.store %a, %v : tensor<256x!ptr<f16>, {B}>\n%w = ttg.local_load %buf"),
+        # masked-off lanes must read 1.0, which a zero-filling copy cannot give
+        (
+            "%v = tt.load %a :",
+            f"%t = arith.constant {{value = true}} : tensor<256xi1, {B}>\n"
+            f"%one = arith.constant {{value = 1.0}} : tensor<256xf16, {B}>\n%v = tt.load %a, %t, %one :",
+        ),
+        # the buffer is read before the store: the previous iteration's tile
+        ("ttg.local_store %buf, %v", f"%u = ttg.local_load %buf : tensor<256xf16, {R}>\nttg.local_store %buf, %v"),
+    ],
+)
+def test_negative_loads_that_do_not_match(edit):
+    text = loop_kernel(LOAD_AT_I.replace(*edit), 3)
+    out, changed = run_pass(software_pipeline, text)
+    assert not changed and out == canonical(text)
+
+
+def test_negative_loop_with_runtime_step():
+    text = loop_kernel(LOAD_AT_I, 3).replace("step %c256", "step %n")
+    assert not run_pass(software_pipeline, text)[1]
+
+
+def _lowered_shape(text: str):
+    module = parse_module(text)
+    for p in (software_pipeline, allocate_shared_memory, insert_barriers):
+        p.run(module)
+    verify(module)
+    return module
+
+
+def test_ring_gets_all_its_stages_and_outlives_the_loop():
+    epilogue = f"%e = ttg.local_alloc : {TS}\n  ttg.local_store %e, %z : {TS}"
+    text = loop_kernel(LOAD_AT_I, 3, after=f"%z = arith.constant {{value = 0.0}} : tensor<256xf16, {B}>\n  {epilogue}")
+    module = _lowered_shape(text)
+    ring, epi = [op for op in module.walk() if isinstance(op, LocalAllocOp)]
+    assert ring.nbytes == 3 * 512 and ring.attrs["offset"] == 0
+    assert epi.attrs["offset"] == 0 and module.attrs["shared_bytes"] == 3 * 512  # reuses the ring's bytes
+
+
+def test_barriers_one_per_iteration_and_one_before_reusing_the_ring():
+    epilogue = f"%e = ttg.local_alloc : {TS}\n  ttg.local_store %e, %z : {TS}"
+    text = loop_kernel(LOAD_AT_I, 3, after=f"%z = arith.constant {{value = 0.0}} : tensor<256xf16, {B}>\n  {epilogue}")
+    module = _lowered_shape(text)
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    assert sum(isinstance(op, BarrierOp) for op in loop.walk()) == 1
+    body = module.kernel.body.ops
+    store = next(op for op in body if isinstance(op, LocalStoreOp))
+    assert isinstance(body[body.index(store) - 1], BarrierOp)  # the epilogue writes over the ring's bytes
+    assert body.index(store) > body.index(loop) + 1
+
+
+def test_nested_loop_waits_for_the_previous_pass_over_the_ring():
+    inner = loop_kernel(LOAD_AT_I, 3).split("\n")
+    start = next(i for i, line in enumerate(inner) if "scf.for" in line)
+    end = max(i for i, line in enumerate(inner) if line == "  }")
+    nested = inner[:start] + ["  scf.for %j = %c0 to %n step %c256 {"]
+    nested += ["  " + line for line in inner[start : end + 1]] + ["    scf.yield", "  }"] + inner[end + 1 :]
+    out, changed = run_pass(software_pipeline, "\n".join(nested))
+    assert changed
+    outer = next(op for op in parse_module(out).walk() if isinstance(op, ForOp))
+    ring = next(op for op in outer.body.ops if isinstance(op, LocalAllocOp))
+    assert isinstance(outer.body.ops[outer.body.ops.index(ring) + 1], BarrierOp)
+
+
+def test_new_ops_round_trip_and_verify():
+    out, _ = run_pass(software_pipeline, loop_kernel(LOAD_AT_I, 3))
+    assert print_module(parse_module(out), locs=False) == out
+    assert len(ops_of(out, MemDescIndexOp)) == 2 + 2  # prologue stages, then read and write views
+
+
+def test_verifier_rejects_indexing_a_plain_buffer():
+    text = f"""tt.func @k() {{
+  %0 = ttg.local_alloc : {TS}
+  %1 = arith.constant {{value = 0}} : i32
+  %2 = ttg.memdesc_index %0, %1 : {TS}
+  tt.return
+}}
+"""
+    with pytest.raises(VerificationError, match="not a ring"):
+        verify(parse_module(text))
+
+
+def test_verifier_rejects_copying_other_elements():
+    text = f"""tt.func @k(%x: !ptr<f32>) {{
+  %0 = ttg.local_alloc : {TS}
+  %1 = tt.splat %x : tensor<256x!ptr<f32>, {B}>
+  ttg.async_copy_global_to_local %0, %1 : {TS}
+  tt.return
+}}
+"""
+    with pytest.raises(VerificationError, match="do not point"):
+        verify(parse_module(text))
+
+
+@pytest.mark.parametrize("stages, n", [(2, 1024), (3, 1280), (4, 512), (3, 256)])
+def test_values_are_preserved_on_the_interpreter(stages, n):
+    """A pipelined copy loop (rings, slots, masked prologue and tail) writes what the plain loop writes."""
+    import numpy as np
+
+    store = f"""
+    %yo = tt.splat %y : tensor<256x!ptr<f16>, {R}>
+    %so = tt.splat %i : tensor<256xi32, {R}>
+    %ro = tt.make_range {{start = 0, end = 256}} : tensor<256xi32, {R}>
+    %oo = arith.add %so, %ro : tensor<256xi32, {R}>
+    %yp = tt.addptr %yo, %oo : tensor<256x!ptr<f16>, {R}>
+    tt.store %yp, %w : tensor<256x!ptr<f16>, {R}>
+    """
+    rng = np.random.default_rng()
+
+    def args():
+        x = rng.standard_normal(n).astype(np.float16)
+        return [x, np.full(n, np.nan, np.float16), n]
+
+    assert_same_values(software_pipeline, loop_kernel(LOAD_AT_I + store, stages), args, grid=(1,))

@@ -1,0 +1,109 @@
+"""GPU lowering of the software pipeliner's ops: ring stages and ``cp.async`` copies.
+
+``ttg.memdesc_index`` names stage ``i`` of a ring: the ring's ``SharedBuffer`` with a
+run-time element offset ``i * stage_elems`` (the swizzle of one stage is unchanged, and
+every stage starts 16-byte aligned, so ``ldmatrix`` still applies).
+
+``ttg.async_copy_global_to_local`` copies, per thread, runs of registers that are
+adjacent both in global memory (axis info of the pointers, as for ``tt.load``) and in the
+buffer (its shared layout) with one ``cp.async`` each: 16 bytes with ``.cg`` (bypassing
+L1), 4 or 8 bytes with ``.ca``. A masked-off run gets ``src-size`` 0: nothing is read and
+the bytes are zero-filled::
+
+    cp.async.cg.shared.global [%r1], [%rd2], 16, %r3;     // %r3 = mask ? 16 : 0
+
+Runs under 4 bytes (2-byte elements without vector alignment) fall back to a predicated
+``ld.global`` and ``st.shared`` in the same place, which the wait and barrier order the
+same way. ``ttg.async_commit_group`` and ``ttg.async_wait {num}`` become
+``cp.async.commit_group`` and ``cp.async.wait_group num``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilelab.compiler.analysis.memory_access import vector_width
+from tilelab.compiler.ir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, MemDescIndexOp
+from tilelab.compiler.layouts import contiguous_elements
+
+from ..common.types import I32
+from .context import const_i32, lower
+from .lower_memory import _load_group, from_bits, memory_bits, to_bits
+from .lower_shape import _affine_split, vector_run
+from .lower_shared import SharedBuffer, first_index
+
+
+@lower(MemDescIndexOp)
+def lower_memdesc_index(lw, op):
+    ring, index = lw.get(op.ring), lw.get(op.index)
+    offset = lw.b.mul(index, const_i32(ring.stage_elems))
+    if ring.dynamic is not None:
+        offset = lw.b.add(offset, ring.dynamic)
+    lw.set(op.result, SharedBuffer(ring.first, ring.bits, ring.places, ring.stage_elems, offset))
+
+
+def _global_width(lw, op, elem_bytes: int) -> int:
+    """Elements a thread may read at once from the pointers of ``op`` (contiguity, alignment, mask)."""
+    layout = op.ptrs.type.layout
+    order = layout.params.get("order")
+    dim = order[0] if order else layout.rank - 1
+    mask = lw.axis[op.mask] if op.mask is not None and op.mask in lw.axis else None
+    by_address = vector_width(lw.axis[op.ptrs], elem_bytes, dim, mask) if op.ptrs in lw.axis else 1
+    return max(1, min(by_address, contiguous_elements(layout, dim)))
+
+
+def _cp_async(lw, dst, src, nbytes: int, pred) -> None:
+    """One ``cp.async`` of ``nbytes`` (4, 8 or 16) from global ``src`` to the shared address ``dst``."""
+    kind = "cg" if nbytes == 16 else "ca"
+    args, cons = [dst, src], "r,l"
+    text = f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}"
+    if pred is not None:
+        args.append(lw.b.select(pred, const_i32(nbytes), const_i32(0)))
+        text, cons = text + ", $2", cons + ",r"
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text + ";", cons + ",~{memory}", True)
+    lw.b.call(asm, args)
+
+
+def _sync_copy(lw, elem, smem_ptr, src, pred, v: int) -> None:
+    """The fallback for runs under 4 bytes: a predicated load (zeros when masked off) stored to shared memory."""
+    b = lw.b
+    zero = from_bits(b, ir.Constant(ir.IntType(memory_bits(elem)), 0), elem)
+    values = _load_group(lw, elem, src, pred, [zero] * v if pred is not None else None, v, False)
+    for j, x in enumerate(values):
+        b.store(to_bits(b, x, elem), b.gep(smem_ptr, [const_i32(j)]))
+
+
+@lower(AsyncCopyGlobalToLocalOp)
+def lower_async_copy(lw, op):
+    buf, ptrs = lw.get(op.view), lw.get(op.ptrs)
+    mask = lw.get(op.mask) if op.mask is not None else None
+    elem = op.view.type.element
+    bits = memory_bits(elem)
+    it = ir.IntType(bits)
+    consts, per_thread, flats = _affine_split(lw, op.ptrs.type.layout, lambda i: buf.places[i])
+    v = min(vector_run(consts, flats, bits), _global_width(lw, op, bits // 8))
+    first = first_index(lw, buf)
+    smem = lw.shared(it, 0, private=False)
+    for r in range(0, len(consts), v):
+        index = lw.b.add(lw.b.xor(per_thread, const_i32(consts[r])), first)
+        ptr = lw.smem_elem(smem, index, it, private=False)
+        pred = mask.regs[r] if mask is not None else None
+        if v * bits >= 32:
+            _cp_async(lw, lw.b.ptrtoint(ptr, I32), ptrs.regs[r], v * bits // 8, pred)
+        else:
+            _sync_copy(lw, elem, ptr, ptrs.regs[r], pred, v)
+
+
+def _asm(lw, text: str) -> None:
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", True)
+    lw.b.call(asm, [])
+
+
+@lower(AsyncCommitGroupOp)
+def lower_commit(lw, op):
+    _asm(lw, "cp.async.commit_group;")
+
+
+@lower(AsyncWaitOp)
+def lower_wait(lw, op):
+    _asm(lw, f"cp.async.wait_group {op.num};")

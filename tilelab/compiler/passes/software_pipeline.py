@@ -1,0 +1,407 @@
+# ruff: noqa: E501  (the docstring example spells whole types)
+"""Software-pipeline the shared-memory operand loads of a loop: copy iteration i+S-1 while computing iteration i.
+
+Why: in ``for k: a = load(ptrs(k)); store a to shared; ldmatrix; mma`` every iteration
+waits for its own global loads, so the tensor cores idle for the whole memory latency.
+With ``S = num_stages`` (module attr, or the loop's own ``num_stages``; >= 2 turns the pass
+on, 3 by default), each such tile gets a *ring* of ``S`` shared buffers. The prologue
+starts asynchronous copies (``cp.async``) for the first ``S - 1`` iterations, one commit
+group each; every iteration then waits until its own group has landed
+(``ttg.async_wait {num = S - 2}``), passes one barrier (which also makes the slot read by
+the previous iteration free again), reads its stage, and starts the copy for iteration
+``i + S - 1`` into that free slot. Slots are i32 loop-carried values wrapped with a
+select. Copies past the loop's end are masked off (``iv < ub``), so the tail needs no
+special case; after the loop ``async_wait {num = 0}`` drains them.
+
+A load is pipelined when it is a tile load directly in an ``scf.for`` body whose only
+user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read only by
+``ttg.local_load``s after the store (convert-through-shared made these for dot
+operands), with ``other`` absent or zero (the copy zero-fills), and when its pointers and
+mask depend, inside the loop, only on the induction variable and on values from outside
+(the slice is cloned for other iterations). The step must be a positive constant. Loads
+that do not match (a pointer carried from iteration to iteration, a load used in
+registers too, a volatile load) are left as they are.
+
+before:
+    tt.func @k(%x: !ptr<f16>, %n: i32) {
+      %0 = arith.constant {value = 0} : i32
+      %1 = arith.constant {value = 8} : i32
+      %2 = tt.splat %x : tensor<8x!ptr<f16>, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      scf.for %i = %0 to %n step %1 {num_stages = 2} {
+        %3 = tt.splat %i : tensor<8xi32, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %4 = tt.addptr %2, %3 : tensor<8x!ptr<f16>, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %5 = tt.load %4 : tensor<8xf16, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %6 = ttg.local_alloc : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+        ttg.local_store %6, %5 : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+        %7 = ttg.local_load %6 : tensor<8xf16, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        scf.yield
+      }
+      tt.return
+    }
+
+after:
+    tt.func @k(%x: !ptr<f16>, %n: i32) {
+      %0 = arith.constant {value = 0} : i32
+      %1 = arith.constant {value = 8} : i32
+      %2 = tt.splat %x : tensor<8x!ptr<f16>, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = ttg.local_alloc {stages = 2} : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+      %4 = arith.cmp lt %0, %n : i1
+      %5 = arith.constant {value = 0} : i32
+      %6 = tt.splat %0 : tensor<8xi32, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %7 = tt.addptr %2, %6 : tensor<8x!ptr<f16>, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %8 = tt.splat %4 : tensor<8xi1, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %9 = ttg.memdesc_index %3, %5 : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+      ttg.async_copy_global_to_local %9, %7, %8 : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+      ttg.async_commit_group
+      %10 = arith.constant {value = 1} : i32
+      %11, %12 = scf.for %i = %0 to %n step %1 iter_args(%arg = %5, %arg_1 = %10) -> (i32, i32) {num_stages = 2} {
+        ttg.async_wait {num = 0}
+        gpu.barrier
+        %13 = ttg.memdesc_index %3, %arg : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+        %14 = arith.constant {value = 8} : i32
+        %15 = arith.add %i, %14 : i32
+        %16 = arith.cmp lt %15, %n : i1
+        %17 = tt.splat %15 : tensor<8xi32, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %18 = tt.addptr %2, %17 : tensor<8x!ptr<f16>, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %19 = tt.splat %16 : tensor<8xi1, #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %20 = ttg.memdesc_index %3, %arg_1 : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+        ttg.async_copy_global_to_local %20, %18, %19 : tensor<8xf16, #swizzled_shared<vec=1, perPhase=1, maxPhase=1, order=[0]>>
+        ttg.async_commit_group
+        %21 = ttg.local_load %13 : tensor<8xf16, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+        %22 = arith.constant {value = 1} : i32
+        %23 = arith.constant {value = 2} : i32
+        %24 = arith.add %arg, %22 : i32
+        %25 = arith.cmp eq %24, %23 : i1
+        %26 = arith.select %25, %5, %24 : i32
+        %27 = arith.add %arg_1, %22 : i32
+        %28 = arith.cmp eq %27, %23 : i1
+        %29 = arith.select %28, %5, %27 : i32
+        scf.yield %26, %29 : i32
+      }
+      ttg.async_wait {num = 0}
+      tt.return
+    }
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value, users
+from tilelab.compiler.ir.ops import (
+    AddPtrOp,
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    BarrierOp,
+    BinaryOp,
+    CmpOp,
+    ConstantOp,
+    ForOp,
+    LoadOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+    SelectOp,
+    SplatOp,
+    i1,
+    i32,
+)
+
+NAME = "software-pipeline"
+DEFAULT_STAGES = 3
+
+
+@dataclass
+class Candidate:
+    """A pipelinable load: the load, its store into ``alloc``, and the pure ops of the loop its address needs."""
+
+    load: LoadOp
+    store: LocalStoreOp
+    alloc: LocalAllocOp
+    slice: list[Op]
+
+
+class _Inserter:
+    """Inserts ops one after the other into ``block`` from ``index`` on."""
+
+    def __init__(self, block: Block, index: int):
+        self.block, self.index = block, index
+
+    def add(self, op: Op) -> Value | None:
+        self.block.insert(self.index, op)
+        self.index += 1
+        return op.results[0] if op.results else None
+
+    def const(self, value: int, type=i32, loc: Loc = UNKNOWN_LOC) -> Value:
+        return self.add(ConstantOp(value, type, loc=loc))
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def carried_steps(loop: ForOp) -> dict[Value, Op | None]:
+    """Loop-carried values whose later values are known: body argument -> its ``addptr``/``add``, or None.
+
+    ``a_ptrs += BK * stride`` (``tt.addptr %a_ptrs, %step`` yielded as the next ``%a_ptrs``,
+    ``%step`` defined outside the loop) is worth ``init + i * step`` at iteration ``i``; a value
+    yielded unchanged (None) is worth ``init`` throughout.
+    """
+    body = loop.body
+    found: dict[Value, Op | None] = {}
+    for arg, nxt in zip(body.args[1:], body.terminator.operands):
+        op = nxt.defining_op
+        is_add = isinstance(op, AddPtrOp) or (isinstance(op, BinaryOp) and op.kind == "add")
+        if nxt is arg:
+            found[arg] = None
+        elif is_add and op.operands[0] is arg and op.parent is body and not _inside(op.operands[1], loop):
+            found[arg] = op
+    return found
+
+
+def _address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
+    """The ops of ``loop``'s body that ``roots`` depend on, in body order; None if one is not clonable.
+
+    Clonable: pure, without regions, fed only by the induction variable, by values
+    advancing by a loop-invariant step (``carried_steps``), by values defined outside
+    the loop, or by other ops of the slice.
+    """
+    body = loop.body
+    in_body = {op: i for i, op in enumerate(body.ops)}
+    carried = carried_steps(loop)
+    found: set[Op] = set()
+    stack = list(roots)
+    while stack:
+        v = stack.pop()
+        if v is loop.induction_var or v in carried:
+            continue
+        if v.owner is body:
+            return None  # a loop-carried value whose next values are unknown here
+        op = v.defining_op
+        if op is None or op not in in_body:
+            if _inside(v, loop):
+                return None
+            continue
+        if op in found:
+            continue
+        if not op.pure or op.regions:
+            return None
+        found.add(op)
+        stack.extend(op.operands)
+    return sorted(found, key=in_body.__getitem__)
+
+
+def _inside(v: Value, loop: ForOp) -> bool:
+    """Whether ``v`` is defined somewhere within ``loop``'s regions."""
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    while block is not None:
+        if block is loop.body:
+            return True
+        parent = block.parent.parent if block.parent is not None else None
+        block = parent.parent if parent is not None else None
+    return False
+
+
+def _is_zero(v: Value | None) -> bool:
+    """Whether ``v`` is absent or a zero constant (what a masked-off async copy writes)."""
+    op = v.defining_op if v is not None else None
+    return v is None or (isinstance(op, ConstantOp) and op.value == 0)
+
+
+def _candidate(loop: ForOp, load: LoadOp, uses: dict) -> Candidate | None:
+    """The ``Candidate`` for ``load`` if it matches the pattern the module docstring states."""
+    t = load.result.type
+    if not t.is_tensor or t.layout is None or load.attrs.get("volatile") or not _is_zero(load.other):
+        return None
+    stores = uses.get(load.result, [])
+    if len(stores) != 1 or not isinstance(stores[0], LocalStoreOp) or stores[0].value is not load.result:
+        return None
+    store = stores[0]
+    alloc = store.buf.defining_op
+    if not isinstance(alloc, LocalAllocOp) or alloc.parent is not loop.body or alloc.attrs.get("stages"):
+        return None
+    if alloc.stage_bytes % 16 or (load.mask is not None and load.mask.type != load.ptr.type.with_element(i1)):
+        return None
+    order = {op: i for i, op in enumerate(loop.body.ops)}
+    for user in uses.get(alloc.result, []):
+        if user is store:
+            continue
+        if not isinstance(user, LocalLoadOp) or order.get(_top(user, loop.body), -1) <= order[store]:
+            return None
+    roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
+    slice_ = _address_slice(loop, roots)
+    return None if slice_ is None else Candidate(load, store, alloc, slice_)
+
+
+def _top(op: Op, block: Block) -> Op | None:
+    """The op of ``block`` that contains ``op`` (``op`` itself when it is in ``block``)."""
+    while op is not None and op.parent is not block:
+        op = op.parent.parent.parent if op.parent is not None and op.parent.parent is not None else None
+    return op
+
+
+def candidates(loop: ForOp) -> list[Candidate]:
+    """The loads of ``loop``'s body that the pass pipelines."""
+    step = loop.operands[2].defining_op
+    if loop.attrs.get("static") or not isinstance(step, ConstantOp) or not step.value > 0:
+        return []
+    uses = users(_func_of(loop))
+    found = [_candidate(loop, op, uses) for op in loop.body.ops if isinstance(op, LoadOp)]
+    return [c for c in found if c is not None]
+
+
+def _func_of(op: Op) -> Op:
+    while op.parent is not None and op.parent.parent is not None:
+        op = op.parent.parent.parent
+    return op
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def _advance(ins: _Inserter, loop: ForOp, start: dict[Value, Value], ahead: int) -> dict[Value, Value]:
+    """The induction variable and the stepping carried values ``ahead`` iterations after ``start``.
+
+    ``start`` maps the induction variable and each value of ``carried_steps`` to its value
+    at the iteration counted from; the result maps them to their values ``ahead`` later.
+    """
+    out = {}
+    carried = carried_steps(loop)
+    for leaf, base in start.items():
+        if not ahead or (leaf in carried and carried[leaf] is None):
+            out[leaf] = base
+            continue
+        step_op = carried.get(leaf)
+        step = loop.operands[2] if step_op is None else step_op.operands[1]
+        if step_op is None:
+            out[leaf] = ins.add(
+                BinaryOp("add", base, ins.const(ahead * step.defining_op.value, base.type, loop.loc), loop.loc)
+            )
+            continue
+        times = ins.add(BinaryOp("mul", step, ins.const(ahead, step.type, step_op.loc), loc=step_op.loc))
+        out[leaf] = ins.add(type(step_op).create([base, times], [base.type], step_op.clone_attrs(), loc=step_op.loc))
+    return out
+
+
+def _leaves(loop: ForOp, cands: list[Candidate]) -> list[Value]:
+    """The induction variable, then the stepping carried values the candidates' addresses use."""
+    carried = carried_steps(loop)
+    used = {v for c in cands for v in (c.load.ptr, c.load.mask)} | {
+        v for c in cands for op in c.slice for v in op.operands
+    }
+    return [loop.induction_var] + [arg for arg in carried if arg in used]
+
+
+def _issue_copy(ins: _Inserter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value) -> None:
+    """Clone ``c``'s address slice with its leaves ``at`` (old -> new) and copy its tile into ring stage ``slot``."""
+    mapping: dict[Value, Value] = dict(at)
+    for op in c.slice:
+        clone = type(op).create(
+            [mapping.get(v, v) for v in op.operands], [r.type for r in op.results], op.clone_attrs(), loc=op.loc
+        )
+        ins.add(clone)
+        mapping.update(zip(op.results, clone.results))
+    ptrs = mapping.get(c.load.ptr, c.load.ptr)
+    mask = ins.add(SplatOp(pred, ptrs.type.with_element(i1), loc=c.load.loc))
+    if c.load.mask is not None:
+        mask = ins.add(BinaryOp("and", mapping.get(c.load.mask, c.load.mask), mask, loc=c.load.loc))
+    view = ins.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
+    ins.add(AsyncCopyGlobalToLocalOp(view, ptrs, mask, loc=c.load.loc))
+
+
+def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value]:
+    """Allocate the rings before ``loop``, start the copies of its first ``stages - 1`` iterations.
+
+    Returns the rings and the i32 constant 0 (the first slot read).
+    """
+    block = loop.parent
+    ins = _Inserter(block, block.ops.index(loop))
+    rings = [ins.add(LocalAllocOp(c.alloc.result.type, stages=stages, loc=c.alloc.loc)) for c in cands]
+    if not isinstance(block.parent.parent, FuncOp):
+        ins.add(BarrierOp(loc=loop.loc))  # an enclosing loop's last reads of the rings must be over
+    lb, ub = loop.operands[:2]
+    inits = dict(zip(loop.body.args[1:], loop.init_args))
+    start = {leaf: lb if leaf is loop.induction_var else inits[leaf] for leaf in _leaves(loop, cands)}
+    slots = []
+    for s in range(stages - 1):
+        at = _advance(ins, loop, start, s)
+        pred = ins.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
+        slots.append(ins.const(s, loc=loop.loc))
+        for c, ring in zip(cands, rings):
+            _issue_copy(ins, c, at, ring, slots[s], pred)
+        ins.add(AsyncCommitGroupOp(loc=loop.loc))
+    return rings, slots[0]
+
+
+def _add_carried(loop: ForOp, init: Value) -> Value:
+    """Append a loop-carried i32 starting at ``init``; the body's new argument."""
+    loop.operands.append(init)
+    loop.results.append(Value(init.type, loop, len(loop.results)))
+    return loop.body.add_arg(init.type)
+
+
+def _wrap_next(ins: _Inserter, slot: Value, one: Value, count: Value, zero: Value, loc) -> Value:
+    """``slot + 1``, wrapped to 0 at ``count`` (no division)."""
+    nxt = ins.add(BinaryOp("add", slot, one, loc=loc))
+    wrap = ins.add(CmpOp("eq", nxt, count, loc=loc))
+    return ins.add(SelectOp(wrap, zero, nxt, loc=loc))
+
+
+def _rewrite_body(loop: ForOp, cands: list[Candidate], rings: list[Value], stages: int, zero: Value, last: Value):
+    """Wait, barrier, read this iteration's stage, prefetch iteration ``i + S - 1``, advance the slots."""
+    body, loc = loop.body, loop.loc
+    read, write = _add_carried(loop, zero), _add_carried(loop, last)
+    ins = _Inserter(body, 0)
+    ins.add(AsyncWaitOp(stages - 2, loc=loc))
+    ins.add(BarrierOp(loc=loc))
+    views = [ins.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
+    at = _advance(ins, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
+    pred = ins.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
+    for c, ring in zip(cands, rings):
+        _issue_copy(ins, c, at, ring, write, pred)
+    ins.add(AsyncCommitGroupOp(loc=loc))
+    for c, view in zip(cands, views):
+        loop.replace_all_uses(c.alloc.result, view)
+        for op in (c.store, c.load, c.alloc):
+            body.remove(op)
+    _drop_dead(loop, [op for c in cands for op in c.slice])
+    yield_op = body.terminator
+    ins = _Inserter(body, body.ops.index(yield_op))
+    one, count = ins.const(1, loc=loc), ins.const(stages, loc=loc)
+    yield_op.operands += [_wrap_next(ins, s, one, count, zero, loc) for s in (read, write)]
+
+
+def _drop_dead(loop: ForOp, ops: list[Op]) -> None:
+    """Remove the original address ops that nothing in the loop uses any more (latest first)."""
+    count = Counter(v for op in loop.walk() for v in op.operands)
+    for op in sorted(set(ops), key=loop.body.ops.index, reverse=True):
+        if not any(count[r] for r in op.results):
+            loop.body.remove(op)
+            count.subtract(op.operands)
+
+
+def pipeline_loop(loop: ForOp, stages: int) -> bool:
+    """Pipeline the matching loads of ``loop`` over ``stages`` ring stages; whether any matched."""
+    cands = candidates(loop)
+    if not cands:
+        return False
+    rings, zero = _prologue(loop, cands, stages)
+    block = loop.parent
+    last = _Inserter(block, block.ops.index(loop)).const(stages - 1, loc=loop.loc)
+    _rewrite_body(loop, cands, rings, stages, zero, last)
+    block.insert(block.ops.index(loop) + 1, AsyncWaitOp(0, loc=loop.loc))
+    return True
+
+
+def run(module: Module) -> bool:
+    default = module.attrs.get("num_stages", DEFAULT_STAGES)
+    changed = False
+    for func in module.funcs:
+        loops = [op for op in func.walk() if isinstance(op, ForOp)]
+        for loop in loops:
+            stages = loop.attrs.get("num_stages") or default
+            if stages >= 2:
+                changed |= pipeline_loop(loop, int(stages))
+    return changed
