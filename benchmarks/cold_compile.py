@@ -1,6 +1,6 @@
-"""Cold compile latency and warm launch overhead of the CPU target, each in a fresh process.
+"""Cold compile latency and warm launch overhead of the CPU (or CUDA) target, each in a fresh process.
 
-Run ``python benchmarks/cold_compile.py [--runs 5]``. Every run starts a new Python process
+Run ``python benchmarks/cold_compile.py [--runs 5] [--target cuda]``. Every run starts a new Python process
 with an empty ``TILELAB_CACHE_DIR`` and measures, for one kernel:
 
 * cold compile = first launch - warm launch (the first launch builds, optimizes, emits and
@@ -9,6 +9,9 @@ with an empty ``TILELAB_CACHE_DIR`` and measures, for one kernel:
   target initialized) before the first launch: what the compiler itself costs, without the
   ~60 ms of module loading a process pays once;
 * warm launch overhead = the median time of a launch of a 16-element kernel (one program).
+
+With ``--target cuda`` (a GPU and torch needed) the same add kernel runs on torch CUDA tensors of 2^20
+elements, torch's context and tensors made before the clock starts, each launch followed by a synchronize.
 
 Python's own bytecode compilation is not counted: a priming process writes the ``.pyc``
 files to a private ``PYTHONPYCACHEPREFIX`` first, as an installed package would have them.
@@ -49,6 +52,22 @@ def cold(launch):
 
 rng = np.random.default_rng()
 case = sys.argv[1]
+if case.endswith("(cuda)"):  # torch made its context and tensors first: only tilelab's work is timed
+    import torch
+    n = 1 << 20 if case.startswith("vector add") else 16
+    x, y, out = (torch.randn(n, device="cuda") for _ in range(3))
+    torch.cuda.synchronize()
+    block = 1024 if case.startswith("vector add") else 16
+    def launch():
+        add_kernel[(n // block,)](x, y, out, n, BLOCK=block)
+        torch.cuda.synchronize()
+    if case.startswith("vector add"):
+        print(cold(launch))
+    else:
+        launch = lambda: add_kernel[(1,)](x, y, out, n, BLOCK=16)
+        launch()
+        print(min(launch_time(launch, 1000) for _ in range(5)))
+    sys.exit(0)
 if case.endswith(", llvmlite imported"):
     import llvmlite.binding, llvmlite.ir
     llvmlite.binding.initialize_native_target()
@@ -69,7 +88,10 @@ else:
     print(min(launch_time(launch, 1000) for _ in range(5)))
 """
 
-CASES = ("vector add", "vector add, llvmlite imported", "f16 matmul", "warm launch")
+CASES = {
+    "cpu": ("vector add", "vector add, llvmlite imported", "f16 matmul", "warm launch"),
+    "cuda": ("vector add (cuda)", "warm launch (cuda)"),
+}
 
 
 def run_child(case: str, pycache: str) -> float:
@@ -86,13 +108,16 @@ def run_child(case: str, pycache: str) -> float:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per measurement (median shown)")
+    parser.add_argument("--target", choices=sorted(CASES), default="cpu", help="cuda: on a GPU, with torch tensors")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as pycache:
-        run_child("warm launch", pycache)  # primes the bytecode cache
-        for case in CASES:
+        for case in CASES[args.target]:
+            run_child(case, pycache)  # primes the bytecode cache (and the first time anything is loaded)
+        for case in CASES[args.target]:
             seconds = statistics.median(run_child(case, pycache) for _ in range(args.runs))
-            label = "warm launch overhead (16 elements)" if case == "warm launch" else f"cold compile, {case}"
-            value = f"{seconds * 1e6:.1f} us" if case == "warm launch" else f"{seconds * 1e3:.1f} ms"
+            warm = case.startswith("warm launch")
+            label = f"{case} overhead (16 elements)" if warm else f"cold compile, {case}"
+            value = f"{seconds * 1e6:.1f} us" if warm else f"{seconds * 1e3:.1f} ms"
             print(f"{label:<50}{value:>12}")
 
 
