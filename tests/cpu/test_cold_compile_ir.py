@@ -3,6 +3,7 @@
 Cold compile latency depends on both; the values a kernel computes must not change.
 """
 
+import re
 import subprocess
 import sys
 
@@ -62,3 +63,37 @@ def test_vector_add_with_i32_and_i64_offsets_matches_numpy_on_partial_blocks():
 
 def triton_cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def lowered_ir(monkeypatch, kernel, sig, constants) -> str:
+    """The LLVM IR the CPU backend hands to LLVM for ``kernel`` (before optimization)."""
+    import tilelab.compiler.backends.cpu as backend
+
+    lowered = []
+    build = backend.build_llvm_module
+    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: lowered.append(build(*a)) or lowered[-1])
+    tilelab.compile(kernel, signature=sig, constants=constants, target="cpu", snapshots=False, cache=False)
+    return str(lowered[0][0])
+
+
+def test_vector_add_guard_is_one_flat_chain_of_distinct_conditions(monkeypatch):
+    text = lowered_ir(monkeypatch, add, SIG, {"BLOCK": 256})
+    ands = re.findall(r'(%"[^"]+") = and i1 (%"[^"]+"|\S+), (%"[^"]+"|\S+)', text)
+    results = {r for r, _, _ in ands}
+    operands = [o for _, x, y in ands for o in (x, y)]
+    assert len(ands) >= 5, "the guard checks addresses, index overflow, the mask and disjointness"
+    assert all(sum(o in results for o in (x, y)) <= 1 for _, x, y in ands), "a tree of and, not a chain"
+    assert len(operands) == len(set(operands)), "a condition joined twice"
+
+
+def test_vector_add_slow_path_buffers_the_stored_value_once(monkeypatch):
+    text = lowered_ir(monkeypatch, add, SIG, {"BLOCK": 256})
+    assert text.count("= alloca") == 1  # both masked loads fused into one loop, not one buffer each
+
+
+def test_elementwise_pipeline_skips_the_slp_vectorizer_and_unrolling():
+    from tilelab.compiler.backends.cpu.codegen import pipeline_options
+
+    cheap, full = pipeline_options(3, unroll=False), pipeline_options(3, unroll=True)
+    assert cheap.loop_vectorization and not cheap.slp_vectorization and not cheap.loop_unrolling
+    assert full.loop_vectorization and full.slp_vectorization and full.loop_unrolling

@@ -48,6 +48,18 @@ def store_between(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @tilelab.jit
+def shifted_copy(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + (offs - shift), mask=offs >= shift, other=-1.0), mask=offs < n)
+
+
+@tilelab.jit
+def shift_where(x_ptr, m_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs + 1, tl.load(x_ptr + offs) * 2, mask=tl.load(m_ptr + offs) > 0)
+
+
+@tilelab.jit
 def grid_ids(out_ptr):
     x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     lin = (z * tl.num_programs(1) + y) * tl.num_programs(0) + x
@@ -91,6 +103,38 @@ def test_overlapping_arguments_match_the_interpreter(rng, shift):
         copy_scaled[(1,)](b[300 : 300 + n], b[300 + shift : 300 + shift + n], n, BLOCK=n, target=target)
     np.testing.assert_array_equal(cpu_buf, ref_buf)
     assert src.shape == dst.shape
+
+
+@pytest.mark.parametrize("shift", [-3, 0, 5])
+@pytest.mark.parametrize("n", [300, 512])
+def test_overlapping_sum_of_two_loads_reads_all_before_writing(rng, shift, n):
+    buf = rng.standard_normal(700).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    cpu_buf, ref_buf = buf.copy(), buf.copy()
+    for b, target in ((cpu_buf, "cpu"), (ref_buf, "interpret")):
+        # one program per call: between programs the order of reads and writes is a race
+        add[(1,)](b[100 : 100 + n], y, b[100 + shift : 100 + shift + n], n, BLOCK=512, target=target)
+    np.testing.assert_array_equal(cpu_buf, ref_buf)
+    np.testing.assert_array_equal(cpu_buf[100 + shift : 100 + shift + n], buf[100 : 100 + n] + y)
+
+
+def test_overlapping_store_with_a_loaded_mask_reads_all_before_writing(rng):
+    x = rng.standard_normal(129).astype(np.float32)
+    m = rng.integers(-1, 2, 128).astype(np.int32)
+    (cpu, _), (ref, _) = both(shift_where, (1,), [x, m], BLOCK=128)
+    np.testing.assert_array_equal(cpu, ref)
+    on = np.flatnonzero(m > 0)
+    np.testing.assert_array_equal(cpu[on + 1], x[on] * 2)
+
+
+@pytest.mark.parametrize("shift", [0, 3, 300])
+def test_negative_offsets_from_an_argument_pointer_take_the_right_path(rng, shift):
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    shifted_copy[(tilelab.cdiv(n, 128),)](x, out, n, shift, BLOCK=128, target="cpu")
+    expected = np.concatenate([np.full(shift, -1.0, np.float32), x[: n - shift]])
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_a_store_between_a_load_and_its_use_does_not_change_what_was_read(rng):

@@ -5,12 +5,19 @@ every element of every program but the last. ``Bounds`` follows such an expressi
 back through the tile IR and emits a few scalar instructions that compute, once per
 program, the smallest and largest element of the index tile (a ``Range``), so that
 
-* ``all_true(mask)`` -- an ``i1`` that holds when every lane of ``mask`` is on: the
+* ``all_true(mask)`` -- facts that hold when every lane of ``mask`` is on: the
   access loop then runs without masks (plain full-width vector loads and stores);
-* ``disjoint(store_ptr, load_ptr)`` -- an ``i1`` that holds when the bytes a store
+* ``disjoint(store_ptr, load_ptr)`` -- facts that hold when the bytes a store
   writes cannot overlap the bytes a load reads: the load may then be fused into the
   store's loop (element ``i`` read just before element ``i`` is written) without
   changing what the tile semantics say it reads.
+
+Facts are tuples of ``i1`` values that must all hold, each emitted once; ``conjunction``
+joins them in one flat chain of ``and``. Why flat: LLVM's instruction combiner spends
+time exponential in the depth of a tree of ``and`` whose leaves are shared (each
+pointer's ``ok`` appears in several facts): vector add's guard as such a tree cost
+~2.5 ms per combiner run (it runs eight times), as a flat chain of its distinct
+conditions ~0.5 ms.
 
 Ranges are exact mathematical bounds in an integer wide enough that no step overflows:
 ``i64`` where a compile-time bound on their magnitude allows (pointers count only below
@@ -57,18 +64,25 @@ ADDRESS_LIMIT = 1 << 60
 NARROW_LIMIT = 1 << 62
 
 
+#: conditions (``i1`` values) that must all hold; ``()`` is "always"
+Facts = tuple
+
+
 @dataclass
 class Range:
-    """``lo <= every element <= hi``, trustworthy only where ``ok`` (an ``i1``) holds.
+    """``lo <= every element <= hi``, trustworthy only where the ``ok`` facts hold.
 
     ``bound`` is a compile-time fact: ``|lo|, |hi| <= bound`` always, so it picks the width
     (``i64`` below ``NARROW_LIMIT``, else ``i128``) in which no step can overflow.
+    ``address``: a scalar pointer's raw address, not yet checked below ``ADDRESS_LIMIT``
+    (``Bounds.checked`` adds that fact; ``_addptr`` checks the offset address instead).
     """
 
     lo: ir.Value
     hi: ir.Value
-    ok: ir.Value
+    ok: Facts
     bound: int
+    address: bool = False
 
 
 def _width(bound: int) -> ir.IntType:
@@ -89,7 +103,6 @@ class Bounds:
     def __init__(self, lw):
         self.lw = lw
         self.b = lw.b
-        self.true = ir.Constant(I1, 1)
         self.cache: dict[Value, Range | None] = {}
         self.emitted: dict[tuple, ir.Value] = {}
 
@@ -108,10 +121,15 @@ class Bounds:
             self.emitted[key] = getattr(self.b, op)(x, y)
         return self.emitted[key]
 
-    def _and(self, x: ir.Value, y: ir.Value) -> ir.Value:
-        if _folded(x) == 1 or x is self.true:
-            return y
-        return x if _folded(y) == 1 else self.b.and_(x, y)
+    @staticmethod
+    def _and(*parts) -> Facts:
+        """The facts of all ``parts`` (fact tuples or single ``i1`` values): each once, constant truths left out."""
+        out = []
+        for part in parts:
+            for fact in part if isinstance(part, tuple) else (part,):
+                if _folded(fact) != 1 and not any(fact is seen for seen in out):
+                    out.append(fact)
+        return tuple(out)
 
     def _less(self, pred: str, x: ir.Value, y: ir.Value) -> ir.Value:
         cx, cy = _folded(x), _folded(y)
@@ -133,7 +151,7 @@ class Bounds:
     def _constant(self, lo: int, hi: int) -> Range:
         bound = max(abs(lo), abs(hi))
         ty = _width(bound)
-        return Range(ir.Constant(ty, lo), ir.Constant(ty, hi), self.true, bound)
+        return Range(ir.Constant(ty, lo), ir.Constant(ty, hi), (), bound)
 
     # ----------------------------------------------------------------- ranges
     def range(self, v: Value) -> Range | None:
@@ -170,8 +188,7 @@ class Bounds:
         """A scalar's one-value range; an address is trusted only below ``ADDRESS_LIMIT``."""
         if t.is_pointer:
             addr = self.b.ptrtoint(x, I64)
-            below = self.b.icmp_unsigned("<", addr, ir.Constant(I64, ADDRESS_LIMIT))
-            return Range(addr, addr, below, ADDRESS_LIMIT)
+            return Range(addr, addr, (), ADDRESS_LIMIT, address=True)
         if isinstance(x, ir.Constant) and isinstance(x.constant, int):
             value = x.constant if t.is_signed or x.constant >= 0 else x.constant + (1 << t.bits)
             return self._constant(value, value)
@@ -180,23 +197,39 @@ class Bounds:
         ty = _width(bound)
         if x.type != ty:
             x = self.b.sext(x, ty) if signed else self.b.zext(x, ty)
-        return Range(x, x, self.true, bound)
+        return Range(x, x, (), bound)
+
+    def checked(self, r: Range) -> Range:
+        """``r`` with its address checked below ``ADDRESS_LIMIT`` where it is a raw address."""
+        if not r.address:
+            return r
+        below = self.b.icmp_unsigned("<", r.lo, ir.Constant(r.lo.type, ADDRESS_LIMIT))
+        return Range(r.lo, r.hi, self._and(r.ok, below), r.bound)
 
     def _addptr(self, op) -> Range | None:
+        """``p + off * size``: trusted where the lowest address is in ``[0, ADDRESS_LIMIT)``.
+
+        For a raw address ``p`` that one unsigned compare replaces ``p < ADDRESS_LIMIT`` and
+        ``lo >= 0``: a sum that wrapped lands far outside the interval, and one inside it puts
+        ``p`` within ``ADDRESS_LIMIT + |off| * size`` of 0 (hence the larger ``bound``).
+        """
         p, off = self.range(op.operands[0]), self.range(op.operands[1])
         if p is None or off is None:
             return None
         size = op.result.type.element.pointee.itemsize
-        bound = p.bound + off.bound * size
+        bound = p.bound + off.bound * size * (2 if p.address else 1)
         ty = _width(bound)
         plo, phi, olo, ohi = (self._to(v, ty) for v in (p.lo, p.hi, off.lo, off.hi))
         scale = ir.Constant(ty, size)
         lo = self._int("add", plo, self._int("mul", olo, scale))
         hi = self._int("add", phi, self._int("mul", ohi, scale))
-        in_memory = self._less(">=", lo, ir.Constant(lo.type, 0))
+        if p.address:
+            in_memory = self.b.icmp_unsigned("<", lo, ir.Constant(ty, ADDRESS_LIMIT))
+        else:
+            in_memory = self._less(">=", lo, ir.Constant(lo.type, 0))
         if bound >= 1 << 64:  # an i128 sum may pass the top of the address space
             in_memory = self._and(in_memory, self._less("<", hi, ir.Constant(hi.type, 1 << 64)))
-        return Range(lo, hi, self._and(self._and(p.ok, off.ok), in_memory), bound)
+        return Range(lo, hi, self._and(p.ok, off.ok, in_memory), bound)
 
     def _binary(self, op, t) -> Range | None:
         x, y = self.range(op.operands[0]), self.range(op.operands[1])
@@ -243,15 +276,15 @@ class Bounds:
         return Range(r.lo, r.hi, ok, r.bound)
 
     # ----------------------------------------------------------------- facts
-    def all_true(self, mask: Value) -> ir.Value | None:
-        """An ``i1`` that holds when every element of the bool tile ``mask`` is true, or ``None``."""
+    def all_true(self, mask: Value) -> Facts | None:
+        """Facts that hold when every element of the bool tile ``mask`` is true, or ``None``."""
         if not mask.type.is_tensor:
-            return self.lw.get(mask)
+            return self._and(self.lw.get(mask))
         op = mask.defining_op
         if isinstance(op, SAME_VALUES):
             return self.all_true(op.operands[0])
         if isinstance(op, ConstantOp):
-            return self.true if op.value is True or op.value == 1 else None
+            return () if op.value is True or op.value == 1 else None
         if isinstance(op, BinaryOp) and op.kind == "and":
             x, y = self.all_true(op.operands[0]), self.all_true(op.operands[1])
             return None if x is None or y is None else self._and(x, y)
@@ -259,10 +292,11 @@ class Bounds:
             return self._cmp(op)
         return None
 
-    def _cmp(self, op) -> ir.Value | None:
+    def _cmp(self, op) -> Facts | None:
         x, y = self.range(op.operands[0]), self.range(op.operands[1])
         if x is None or y is None:
             return None
+        x, y = self.checked(x), self.checked(y)
         (xlo, xhi), (ylo, yhi) = self._common(x, y)
         holds = {
             "lt": lambda: self._less("<", xhi, ylo),
@@ -271,19 +305,20 @@ class Bounds:
             "ge": lambda: self._less(">=", xlo, yhi),
             "ne": lambda: self.b.or_(self._less("<", xhi, ylo), self._less(">", xlo, yhi)),
         }.get(op.predicate)
-        return None if holds is None else self._and(self._and(x.ok, y.ok), holds())
+        return None if holds is None else self._and(x.ok, y.ok, holds())
 
-    def disjoint(self, ptr_a: Value, ptr_b: Value) -> ir.Value | None:
-        """An ``i1`` that holds when no element of pointer tile ``ptr_a`` overlaps one of ``ptr_b``."""
+    def disjoint(self, ptr_a: Value, ptr_b: Value) -> Facts | None:
+        """Facts that hold when no element of pointer tile ``ptr_a`` overlaps one of ``ptr_b``."""
         a, b_ = self.range(ptr_a), self.range(ptr_b)
         if a is None or b_ is None:
             return None
+        a, b_ = self.checked(a), self.checked(b_)
         ends = (Range(a.lo, a.hi, a.ok, a.bound + 16), Range(b_.lo, b_.hi, b_.ok, b_.bound + 16))
         (alo, ahi), (blo, bhi) = self._common(*ends)
         end_a = self._int("add", ahi, ir.Constant(ahi.type, _itemsize(ptr_a)))
         end_b = self._int("add", bhi, ir.Constant(bhi.type, _itemsize(ptr_b)))
         apart = self.b.or_(self._less("<=", end_a, blo), self._less("<=", end_b, alo))
-        return self._and(self._and(a.ok, b_.ok), apart)
+        return self._and(a.ok, b_.ok, apart)
 
 
 def _is_int(v: Value) -> bool:
@@ -296,9 +331,14 @@ def _itemsize(ptr: Value) -> int:
     return t.pointee.itemsize
 
 
-def conjunction(b: ir.IRBuilder, facts) -> ir.Value | None:
-    """The ``and`` of the ``i1`` facts (``None`` when there are none)."""
+def conjunction(b: ir.IRBuilder, facts: list[Facts]) -> ir.Value | None:
+    """One ``i1``: the ``and`` of every fact in ``facts`` (``None`` when the list is empty).
+
+    A flat chain, each distinct condition once (see the module docstring for why).
+    """
+    if not facts:
+        return None
     out = None
-    for f in facts:
+    for f in Bounds._and(*facts):
         out = f if out is None else b.and_(out, f)
-    return out
+    return ir.Constant(I1, 1) if out is None else out

@@ -2,10 +2,11 @@
 
 ``compile_llvm`` optimizes at O3 with llvmlite's new pass manager for the host CPU
 (its name and features, so loops vectorize with AVX2/AVX-512 where present) and emits
-an object file. The pipeline is sized to the kernel: loop unrolling and interleaving,
-which double LLVM's time, run only for kernels whose loops carry an accumulator
-(``tt.dot``, ``tt.reduce``, ``tt.scan``) or that have 2-D tiles, where they pay at run
-time; a 1-D elementwise kernel's loops are memory bound and as fast without them.
+an object file. The pipeline is sized to the kernel: loop unrolling, interleaving and
+straight-line (SLP) vectorization, which double LLVM's time, run only for kernels whose
+loops carry an accumulator (``tt.dot``, ``tt.reduce``, ``tt.scan``) or that have 2-D
+tiles, where they pay at run time; a 1-D elementwise kernel's loops are memory bound
+and as fast without them.
 
 ``load_object`` maps such an object file into the process with MCJIT -- no optimization
 or code generation: a warm process loads cached objects in a few milliseconds. Math
@@ -61,14 +62,16 @@ def needs_unrolling(module) -> bool:
 
 
 def pipeline_options(opt_level: int, unroll: bool) -> llvm.PipelineTuningOptions:
-    """LLVM's tuning options: vectorize always; unroll and interleave loops only when ``unroll``.
+    """LLVM's tuning options: vectorize loops always; unroll, interleave and SLP only when ``unroll``.
 
     Why: on an elementwise kernel unrolling and interleaving cost about half of the
     optimize and codegen time (vector add: ~65 ms -> ~40 ms) and gain nothing measurable.
+    The straight-line (SLP) vectorizer finds nothing there either (vector add's object
+    code is byte-identical without it) but costs ~4 ms trying on the fast paths' guards.
     """
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto.slp_vectorization = unroll
     pto.loop_unrolling = unroll
     pto.loop_interleaving = unroll
     return pto

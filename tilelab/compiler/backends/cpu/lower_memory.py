@@ -144,7 +144,7 @@ def lower_store(lw, op):
 
     def unfused():
         saved = dict(lw.substitutes)
-        _materialize(lw, loads)
+        _compute_before_writing(lw, [op.value, op.ptr, op.mask])
         loop()
         lw.substitutes = saved
 
@@ -181,6 +181,20 @@ def fused_loads(lw, values) -> list:
             found.append(op)
         stack.extend(op.operands)
     return found
+
+
+def _compute_before_writing(lw, values) -> None:
+    """Compute each lazy tile among ``values`` that reads memory into a buffer now: one loop each.
+
+    Why: the store's slow path must read everything before it writes (its arrays may
+    overlap). Buffering the whole stored value, its loads fused into one loop, takes
+    fewer loops than buffering each load (vector add: two loops, not three), and
+    LLVM's time grows with every loop it vectorizes.
+    """
+    for v in dict.fromkeys(values):
+        tile = lw.get(v) if v is not None else None
+        if isinstance(tile, Tile) and tile.buf is None and fused_loads(lw, [v]):
+            lw.substitutes[id(tile)] = lw.materialize(tile)
 
 
 def _materialize(lw, loads) -> None:
