@@ -32,3 +32,18 @@ def test_repeated_launches_read_each_calls_arguments(rng, kind):
         axpy_warm[(tilelab.cdiv(n, 256),)](wrap(x), wrap(y), out, alpha, n, BLOCK=256)
         np.testing.assert_allclose(back(out), np.float32(alpha) * x + y, rtol=1e-5, atol=1e-6)
     assert axpy_warm.warm_launches
+
+
+def test_a_failed_warm_launch_names_the_driver_call(rng):
+    import tilelab.cuda as tc
+    from tilelab.runtime.cuda_driver import CudaError
+
+    n = 1000
+    x = tc.to_device(rng.standard_normal(n).astype(np.float32))
+    out = tc.to_device(np.full(n, np.nan, np.float32))
+    axpy_warm[(4,)](x, x, out, 2.0, n, BLOCK=256)
+    axpy_warm[(4,)](x, x, out, 2.0, n, BLOCK=256)  # warm now
+    with pytest.raises(CudaError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+        axpy_warm[(4, 1 << 17)](x, x, out, 2.0, n, BLOCK=256)  # grid y is limited to 65535
+    axpy_warm[(4,)](x, x, out, 3.0, n, BLOCK=256)  # the kernel still launches afterwards
+    np.testing.assert_allclose(out.numpy(), 3 * x.numpy() + x.numpy(), rtol=1e-6)
