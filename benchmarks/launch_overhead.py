@@ -198,15 +198,11 @@ def main():
     params = (ctypes.c_void_p * 2)(ctypes.addressof(a), ctypes.addressof(b))
     addr = ctypes.addressof(params)
     raw = per_launch_us(lambda: drv.cuLaunchKernel(fn.handle, 1, 1, 1, 128, 1, 1, 0, 0, addr, 0))
-    native, handle = cuda_driver.native_launch(), int(fn.handle)
-    direct = per_launch_us(lambda: native(handle, 1, 1, 1, 128, 1, 1, 0, None, addr, None)) if native else None
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs)")
     print("| path | us per launch |")
     print("|---|---|")
     print(f"| Function.launch (tilelab) | {wrapped:.2f} |")
     print(f"| raw cuLaunchKernel, pre-packed | {raw:.2f} |")
-    if direct is not None:
-        print(f"| the driver library's cuLaunchKernel through ctypes, pre-packed | {direct:.2f} |")
     for name, us in jit_launches():
         print(f"| {name} | {us:.2f} |")
 

@@ -13,7 +13,6 @@ a GPU import tilelab normally; ``is_available()`` says whether a device is usabl
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from dataclasses import dataclass
 
@@ -50,37 +49,6 @@ def _check(result, call: str):
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
-
-
-def native_launch():
-    """The driver library's own ``cuLaunchKernel`` as a ctypes function, or ``None``.
-
-    Why: the launch is the one call made per kernel launch, and cuda-python's wrapper
-    converts and checks its eleven arguments each time, at a cost of the same order as
-    the driver's own work. The ctypes function takes plain ints (the function handle, the
-    parameter buffer's address) and returns the ``CUresult`` as an int. It is the same
-    library and so the same context as cuda-python's calls. Used only with the real
-    driver module (tests may substitute a fake one), and only where the library loads.
-    """
-    if "native" not in _state:
-        fn = None
-        if getattr(_driver(), "__name__", "") == "cuda.bindings.driver":
-            try:
-                fn = ctypes.CDLL("nvcuda.dll" if os.name == "nt" else "libcuda.so.1").cuLaunchKernel
-            except (OSError, AttributeError):
-                fn = None
-        if fn is not None:
-            u = ctypes.c_uint
-            fn.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-            fn.restype = ctypes.c_int
-        _state["native"] = fn
-    return _state["native"]
-
-
-def check_code(code: int, call: str) -> None:
-    """Raise ``CudaError`` for a failed driver call that returned the int ``code``."""
-    if code:
-        _check((_driver().CUresult(code),), call)
 
 
 def is_available() -> bool:

@@ -183,10 +183,10 @@ def warm_launch(dims, given):
     acquire()
     try:
 {fills}
-        result = cu_launch(handle, dims[0], dims[1], dims[2], block, 1, 1, shared, {stream}, params, {none})
+        result = cu_launch(handle, dims[0], dims[1], dims[2], block, 1, 1, shared, 0, params, 0)
     finally:
         release()
-    if {failed}:
+    if result[0] != success:
         check(result, "cuLaunchKernel")
     Launcher.launches += 1
 """
@@ -218,13 +218,7 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list):
         scalar=_scalar,
         types=scalar_types,
     )
-    native = cuda_driver.native_launch()
-    if native is not None:  # the driver's own function: ints in, an int CUresult out
-        namespace.update(cu_launch=native, handle=int(function.handle), check=cuda_driver.check_code)
-        code = _WARM_LAUNCH.format(fills=fills or "        pass", stream="None", none="None", failed="result")
-    else:
-        code = _WARM_LAUNCH.format(fills=fills or "        pass", stream="0", none="0", failed="result[0] != success")
-    exec(code, namespace)
+    exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
     return namespace["warm_launch"]
 
 
