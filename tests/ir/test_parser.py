@@ -27,6 +27,7 @@ from tilelab.compiler.ir.ops import (
     ConvertLayoutOp,
     DotOp,
     ExpandDimsOp,
+    FenceAsyncSharedOp,
     FlipOp,
     FmaOp,
     ForOp,
@@ -55,6 +56,7 @@ from tilelab.compiler.ir.ops import (
     StoreOp,
     TransOp,
     UnaryOp,
+    WarpGroupDotOp,
     WhileOp,
     YieldOp,
 )
@@ -121,6 +123,10 @@ def _shapes(b: Builder, v):
     b.insert(LocalLoadOp(buf, T((128,), f32)))
     acc = b.insert(ConstantOp(0.0, T((128, 128), f32))).result
     d = b.insert(DotOp(m, t, acc, input_precision="tf32")).result
+    sa = b.insert(LocalAllocOp(T((128, 64), f32).with_layout(row_major_shared([128, 64])))).result
+    sb = b.insert(LocalAllocOp(T((64, 128), f32).with_layout(row_major_shared([64, 128])))).result
+    b.insert(FenceAsyncSharedOp())
+    d = b.insert(WarpGroupDotOp(sa, sb, d)).result
     red = b.insert(ReduceOp([d], 1, [T((128,), f32)]))
     with b.at_end(red.combine):
         b.insert(ReduceReturnOp([b.insert(BinaryOp("max", *red.combine.args)).result]))

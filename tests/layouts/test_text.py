@@ -13,8 +13,10 @@ from tilelab.compiler.layouts import (
     slice_layout,
     swizzled_shared,
 )
+from tilelab.compiler.layouts.distributed import wgmma_accumulator
 
 ACC = mma_m16n8k16_accumulator([64, 32], [2, 2])
+WGMMA = wgmma_accumulator([128, 128], [8, 1], 128)
 PARENT = blocked([32, 64], [1, 4], [4, 8], [4, 1], [1, 0])
 CASES = [
     blocked([64, 64], [1, 4], [4, 8], [2, 2], [1, 0]),
@@ -25,6 +27,9 @@ CASES = [
     slice_layout(PARENT, 0),
     slice_layout(PARENT, 1),
     slice_layout(ACC, 1),
+    WGMMA,
+    slice_layout(WGMMA, 1),
+    slice_layout(WGMMA, 0),
     swizzled_shared([64, 64], 8, 1, 8, [1, 0]),
     nvmma_shared([32, 64], 2),
     LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 1]]}, [4, 2]),
@@ -47,5 +52,5 @@ def test_layout_in_a_tensor_type():
 def test_parse_errors():
     with pytest.raises(ValueError, match="not a layout"):
         parse_layout("blocked", [4])
-    with pytest.raises(ValueError, match="unknown layout #wgmma"):
-        parse_layout("#wgmma<>", [4])
+    with pytest.raises(ValueError, match="unknown layout #mfma"):
+        parse_layout("#mfma<>", [4])

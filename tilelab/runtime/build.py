@@ -46,6 +46,8 @@ def _compile_fresh(fn, signature, constants, divisibility, target_name, options,
     module = stages.build(fn, signature, constants, divisibility)
     module.attrs["num_warps"] = int(options.get("num_warps", 4))  # GPU layouts spread tiles over these warps
     module.attrs["num_stages"] = int(options.get("num_stages", 3))
+    if getattr(target, "arch", None):
+        module.attrs["arch"] = target.arch  # the GPU passes pick instructions by architecture
     records = stages.run_passes(module, target.pipeline, snapshots)
     artifact = target.compile(module, dict(options))
     metadata = {"shared": 0, "registers": None, "spills": None, **options, **artifact.metadata}

@@ -106,5 +106,11 @@ def cache_key(fn, signature: dict, constants: dict, divisibility: dict, target: 
         "divisibility": divisibility,
         "target": target,
         "options": options,
+        "switches": {name: os.environ.get(name) for name in COMPILER_SWITCHES},
     }
     return hashlib.sha256(to_json(parts).encode()).hexdigest()
+
+
+#: Environment variables that change what the compiler emits: part of every cache key, so a
+#: kernel compiled with a switch set is never reused with it unset (and the other way round).
+COMPILER_SWITCHES = ("TILELAB_CUDA_LDMATRIX", "TILELAB_CUDA_WGMMA")

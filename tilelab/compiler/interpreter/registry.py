@@ -35,7 +35,8 @@ def _register_layout_ops() -> None:
     A shared buffer is a plain numpy array of the tile's shape: ``local_store`` copies a
     tile into it, ``local_load`` copies it out (layouts and offsets do not matter here).
     A ring of ``stages`` buffers is one array more, indexed by ``memdesc_index``; an async
-    copy is a masked load (zeros where masked off) written into its buffer at once.
+    copy is a masked load (zeros where masked off) written into its buffer at once; a
+    ``warp_group_dot`` multiplies the two buffers it reads.
     """
     import numpy as np
 
@@ -44,10 +45,13 @@ def _register_layout_ops() -> None:
         AsyncCopyGlobalToLocalOp,
         AsyncWaitOp,
         ConvertLayoutOp,
+        DotOp,
+        FenceAsyncSharedOp,
         LocalAllocOp,
         LocalLoadOp,
         LocalStoreOp,
         MemDescIndexOp,
+        WarpGroupDotOp,
     )
     from .numeric import dtype_of
 
@@ -72,6 +76,9 @@ def _register_layout_ops() -> None:
     HANDLERS[AsyncCopyGlobalToLocalOp] = async_copy  # one program runs alone: the copy can land at once
     HANDLERS[AsyncCommitGroupOp] = lambda it, op: None
     HANDLERS[AsyncWaitOp] = lambda it, op: None
+    HANDLERS[FenceAsyncSharedOp] = lambda it, op: None
+    # a Hopper dot reads its operands from shared buffers: the same product as tt.dot's
+    HANDLERS[WarpGroupDotOp] = lambda it, op, a, b, acc: HANDLERS[DotOp](it, op, a, b, acc)
 
 
 _register_layout_ops()

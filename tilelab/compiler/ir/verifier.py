@@ -31,6 +31,7 @@ from .ops import (
     ScanOp,
     SelectOp,
     StoreOp,
+    WarpGroupDotOp,
     WhileOp,
     YieldOp,
 )
@@ -74,6 +75,8 @@ def _check_op(op: Op) -> None:
         _check_shared_access(op)
     elif isinstance(op, (MemDescIndexOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp)):
         _check_async(op)
+    elif isinstance(op, WarpGroupDotOp):
+        _check_warp_group_dot(op)
     elif isinstance(op, MakeRangeOp):
         n = op.attrs["end"] - op.attrs["start"]
         if n <= 0 or n & (n - 1):
@@ -104,6 +107,15 @@ def _check_async(op: Op) -> None:
         if not ptrs.is_tensor or not ptrs.element.is_pointer or ptrs.element.pointee != view.element:
             _fail(op, f"pointers {ptrs} do not point to elements of the buffer {view}")
         _check_shapes_equal(op, op.operands)
+
+
+def _check_warp_group_dot(op: WarpGroupDotOp) -> None:
+    """A (M x K) and B (K x N) buffers of one element type; the result has the accumulator's type."""
+    a, b, acc = (v.type for v in op.operands)
+    if a.shape[-1] != b.shape[0] or (a.shape[0], b.shape[-1]) != tuple(acc.shape) or a.element != b.element:
+        _fail(op, f"operands {a} x {b} do not make {acc}")
+    if op.result.type != acc:
+        _fail(op, "the result must have the accumulator's type")
 
 
 _TERMINATORS = {

@@ -8,7 +8,8 @@ Each constructor builds a ``LinearLayout`` with input dims ``register``, ``lane`
 * ``slice_layout`` -- a parent layout with one dimension removed (what a reduction
   along that dimension leaves);
 * ``mma_m16n8k16_accumulator`` -- the C/D fragment of ``mma.sync.m16n8k16``;
-* ``dot_operand`` -- the A and B fragments that feed that instruction.
+* ``dot_operand`` -- the A and B fragments that feed that instruction;
+* ``wgmma_accumulator`` -- the D fragment of Hopper's ``wgmma.mma_async`` (four warps per 64 rows).
 
 When the tile is smaller than what the threads cover, extra lanes and warps get
 zero basis vectors (they hold copies); when it is larger, the pattern repeats in
@@ -190,3 +191,38 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
 
 def _ls(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def wgmma_accumulator(shape, warps_per_cta, instr_n: int) -> LinearLayout:
+    """The D fragment of Hopper's ``wgmma.mma_async.m64nNk16`` (N = ``instr_n``), tiled over warpgroups.
+
+    A *warpgroup* is four consecutive warps; together they hold one 64 x N tile, warp
+    ``w % 4`` rows ``16 * (w % 4)`` to ``16 * (w % 4) + 15`` (PTX ISA, "Register Fragments
+    for wgmma ... D"). Inside a warp it is the ``mma.sync m16n8`` C pattern repeated N/8
+    times along N: lane ``t`` holds rows ``t//4`` and ``t//4 + 8``, columns ``8j + 2*(t%4)``
+    and ``8j + 2*(t%4) + 1``. ``warps_per_cta = (wm, wn)``: ``wm`` warps along M (a multiple
+    of 4: ``wm // 4`` warpgroups stacked along M), then ``wn`` warpgroups side by side along N,
+    each ``instr_n`` columns wide. Larger tiles repeat in registers, N first.
+
+        >>> L = wgmma_accumulator([64, 16], [4, 1], 16)
+        >>> L.apply(register=[0, 1, 2, 4], lane=5, warp=2).tolist()
+        [[33, 2], [33, 3], [41, 2], [33, 10]]
+    """
+    m, n = (int(s) for s in shape)
+    wm, wn = (int(w) for w in warps_per_cta)
+    if wm % 4 or instr_n % 8 or not 8 <= instr_n <= 256:
+        raise ValueError(f"wgmma needs warps along M in fours and N in 8..256, got warps {wm}x{wn}, N={instr_n}")
+    if m % (16 * wm) or n % (instr_n * wn):
+        raise ValueError(f"a {m}x{n} tile does not split into m64n{instr_n} tiles over {wm}x{wn} warps")
+    bases = {
+        REGISTER: [[0, 1], [8, 0]] + [[0, 8 << b] for b in range(log2_exact(instr_n // 8, "N / 8"))],
+        LANE: [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
+        WARP: [[16, 0], [32, 0]]
+        + [[64 << b, 0] for b in range(log2_exact(wm // 4, "warpgroups"))]
+        + [[0, instr_n << b] for b in range(log2_exact(wn, "warpgroups"))],
+    }
+    bases = _fit_to_shape(bases, [m, n], order=[1, 0])
+    name = f"#wgmma<warpsPerCTA={_ls([wm, wn])}, instrShape={_ls([64, instr_n, 16])}>"
+    return LinearLayout(bases, [m, n]).named(
+        name, kind="mma", version=3, shape=(m, n), warps_per_cta=(wm, wn), instr_shape=(64, instr_n, 16)
+    )

@@ -53,19 +53,37 @@ def nvmma_shared(shape, elem_bytes: int, swizzle_bytes: int = 128, order=None) -
     """The 32/64/128-byte swizzle of TMA and wgmma, as a ``swizzled_shared`` layout.
 
     16-byte chunks of a ``swizzle_bytes``-wide row are XORed with the row index
-    (modulo ``swizzle_bytes / 16``); the fastest dim must span exactly
-    ``swizzle_bytes`` (one swizzle atom).
+    (modulo ``swizzle_bytes / 16``, every ``128 / swizzle_bytes`` rows): the pattern the
+    hardware applies to address bits 4-6 from bits 7-9, so a buffer must start at a
+    multiple of the pattern's repeat (1024, 512 or 256 bytes) for the two to agree.
+    The fastest dim spans ``swizzle_bytes`` (one *swizzle atom* per row), or a multiple
+    of it: then the tile is stored as column blocks one atom wide, each block all rows
+    deep, one after the other (how wgmma reads a 128-column f16 operand stored N-major):
+
+        >>> L = nvmma_shared([16, 128], elem_bytes=2, swizzle_bytes=128)
+        >>> L.apply(offset=[0, 64, 16 * 64]).tolist()   # row 1 chunk 0 holds chunk 1; block 1
+        [[0, 0], [1, 8], [0, 64]]
     """
     order = list(order) if order is not None else list(range(len(shape)))[::-1]
     if swizzle_bytes not in (32, 64, 128):
         raise ValueError(f"swizzle_bytes must be 32, 64 or 128, got {swizzle_bytes}")
     row_bytes = shape[order[0]] * elem_bytes
-    if row_bytes != swizzle_bytes:
-        raise ValueError(f"the fastest dim spans {row_bytes} bytes; a {swizzle_bytes}B swizzle needs exactly that")
+    if row_bytes % swizzle_bytes or (row_bytes != swizzle_bytes and len(shape) < 2):
+        raise ValueError(f"the fastest dim spans {row_bytes} bytes, not a multiple of the {swizzle_bytes}B swizzle")
     vec = max(1, 16 // elem_bytes)
     max_phase = swizzle_bytes // 16
     per_phase = 128 // swizzle_bytes
-    return swizzled_shared(shape, vec, per_phase, max_phase, order).named(
+    width = swizzle_bytes // elem_bytes
+    atom_shape = list(shape)
+    atom_shape[order[0]] = width
+    atom = swizzled_shared(atom_shape, vec, per_phase, max_phase, order)
+    vectors = [list(v) for v in atom.in_bases(OFFSET)]
+    rows = log2_exact(width, "atom width") + log2_exact(shape[order[1]], "tile dim") if len(shape) > 1 else 0
+    for b in range(log2_exact(row_bytes // swizzle_bytes, "atoms per row")):
+        v = [0] * len(shape)
+        v[order[0]] = width << b
+        vectors.insert(rows + b, v)
+    return LinearLayout({OFFSET: vectors}, [int(s) for s in shape]).named(
         f"#nvmma_shared<swizzle={swizzle_bytes}B, elemBytes={elem_bytes}, order={list(order)}>",
         kind="nvmma_shared",
         swizzle_bytes=swizzle_bytes,

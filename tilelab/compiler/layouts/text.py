@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from .distributed import blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout
+from .distributed import blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout, wgmma_accumulator
 from .linear import LinearLayout
 from .shared import nvmma_shared, swizzled_shared
 
@@ -69,6 +69,8 @@ def parse_layout(text: str, shape) -> LinearLayout:
         return slice_layout(parse_layout(f["parent"], parent_shape), dim)
     if name == "mma":
         return mma_m16n8k16_accumulator(shape, _ints(f["warpsPerCTA"]))
+    if name == "wgmma":
+        return wgmma_accumulator(shape, _ints(f["warpsPerCTA"]), _ints(f["instrShape"])[1])
     if name == "dot_op":
         op_idx, k_width = int(f["opIdx"]), int(f["kWidth"])
         wm, wn = _ints(_fields(f["parent"])[2]["warpsPerCTA"])
@@ -91,4 +93,7 @@ def _parent_dim(parent_text: str, shape, dim: int) -> int:
         return _ints(f["sizePerThread"])[dim] * _ints(f["threadsPerWarp"])[dim] * _ints(f["warpsPerCTA"])[dim]
     if name == "mma":
         return (16, 8)[dim] * _ints(f["warpsPerCTA"])[dim]
+    if name == "wgmma":
+        wm, wn = _ints(f["warpsPerCTA"])
+        return (16 * wm, _ints(f["instrShape"])[1] * wn)[dim]
     return 1

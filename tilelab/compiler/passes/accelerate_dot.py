@@ -1,4 +1,4 @@
-"""Give the operands of every tensor-core dot the ``mma.sync m16n8k16`` fragment layouts.
+"""Put every tensor-core dot on its instruction: ``mma.sync m16n8k16`` operands, or Hopper's ``wgmma``.
 
 Why: ``mma.sync`` reads its A and B operands from registers in a fixed pattern (the
 *dot-operand* layouts of the accumulator's mma layout: lane ``t`` holds rows ``t//4``
@@ -30,13 +30,44 @@ after::
       %b1 = ttg.convert_layout %b : tensor<32x64xf16, #dot_op<1, #mma>>
       %d = tt.dot %a1, %b1, %c : ... -> tensor<64x64xf32, #mma>
     }
+
+Hopper (``module.attrs["arch"] == "sm_90a"``, the ``a`` unlocks wgmma; and, for now, only with
+``TILELAB_CUDA_WGMMA=1``: see ``wgmma_enabled``): a warpgroup of four
+warps multiplies a 64 x N tile by reading A and B *straight from shared memory*, through
+64-bit matrix descriptors, at about twice mma.sync's rate. So for f16/bf16 dots with
+``num_warps`` a multiple of 4, M a multiple of 64 and N split into warpgroup tiles of 16
+to 256 columns (at least 128 when warpgroups stack along M), the accumulator's layout (and
+every value that shares it: the loop-carried accumulator, its ``tl.zeros``, the epilogue;
+slices of it) becomes ``#wgmma``; A is stored
+K-major and B N-major into ``#nvmma_shared`` buffers (the swizzled layouts the descriptors
+can address); a ``ttng.fence_async_shared`` makes those ordinary stores visible to the
+tensor cores' async proxy, and the dot becomes ``ttng.warp_group_dot``. On other
+architectures (sm_80, sm_86, sm_89, plain sm_90) or shapes, the mma.sync path above stays.
+
+before (sm_90a, 4 warps)::
+
+    %d = tt.dot %a, %b, %c : tensor<64x64xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+
+after::
+
+    %1 = ttg.local_alloc : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
+    ttg.local_store %1, %a : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
+    %2 = ttg.local_alloc : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+    ttg.local_store %2, %b : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+    ttng.fence_async_shared
+    %d = ttng.warp_group_dot %1, %2, %c : tensor<64x64xf32, #wgmma<warpsPerCTA=[4, 1], instrShape=[64, 64, 16]>>
 """
 
 from __future__ import annotations
 
-from tilelab.compiler.ir.core import Module
-from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp
-from tilelab.compiler.layouts import LinearLayout, dot_operand
+import os
+
+from tilelab.compiler.ir.core import FuncOp, Module, Value
+from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, LocalAllocOp, LocalStoreOp
+from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
+from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
+from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.passes.assign_layouts import collapse
 
 NAME = "accelerate-dot"
 
@@ -44,7 +75,7 @@ NAME = "accelerate-dot"
 def operand_layouts(op: DotOp) -> tuple[LinearLayout, LinearLayout] | None:
     """The A and B fragment layouts ``op`` needs, or None when its accumulator is not an mma layout."""
     acc = op.operands[2].type.layout
-    if acc is None or acc.params.get("kind") != "mma":
+    if acc is None or acc.params.get("kind") != "mma" or acc.params.get("version") == 3:
         return None
     k = op.operands[0].type.shape[-1]
     return dot_operand(acc, 0, k=k), dot_operand(acc, 1, k=k)
@@ -57,9 +88,125 @@ def insert_conversion(dot: DotOp, v, layout: LinearLayout):
     return conv.result
 
 
-def run(module: Module) -> bool:
-    """Convert each mma dot's A and B operands to their fragment layouts."""
+#: architectures with ``wgmma.mma_async`` (PTX requires the arch-specific ``sm_90a`` target)
+WGMMA_ARCHS = ("sm_90a",)
+
+
+def operands_fit(op: DotOp) -> bool:
+    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit float type."""
+    a, b = op.operands[0].type, op.operands[1].type
+    return a.element == b.element and a.element.name in ("f16", "bf16") and len(op.operands[2].type.shape) == 2
+
+
+def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
+    """The ``#wgmma`` accumulator for ``op`` on ``arch``, or None where mma.sync stays.
+
+    Warpgroups stack along M while M splits into 64-row tiles for each, the rest go along N;
+    one instruction covers up to 256 columns (wider tiles repeat it). Stacked warpgroups need
+    instructions at least 128 columns wide (see the comment in the body).
+    """
+    acc = op.operands[2].type.layout
+    if arch not in WGMMA_ARCHS or acc is None or acc.params.get("kind") != "mma" or not operands_fit(op):
+        return None
+    if acc.params.get("version") == 3:
+        return acc  # another dot with the same accumulator layout was converted first
+    (m, n), k = acc.shape, op.operands[0].type.shape[-1]
+    num_warps = 1 << len(acc.in_bases(WARP))
+    if num_warps % 4 or m % 64 or k % 16:
+        return None
+    groups_m = num_warps // 4
+    while groups_m > 1 and m % (64 * groups_m):
+        groups_m //= 2
+    groups_n = num_warps // 4 // groups_m
+    instr_n = min(256, n // groups_n)
+    if instr_n < 16 or (groups_m > 1 and instr_n < 128):
+        # two warpgroups stacked along M with n64 instructions gave wrong products on an H200
+        # (128x64 tile, K = 64, 8 warps) although every descriptor checks out: mma.sync stays there
+        return None
+    return wgmma_accumulator([m, n], [4 * groups_m, groups_n], instr_n)
+
+
+def operand_shared(t, instr_n: int | None = None) -> LinearLayout:
+    """The ``#nvmma_shared`` buffer of a wgmma operand, stored row-major (A K-major, B N-major).
+
+    The swizzle is the widest (up to 128 bytes) whose atom fits the row; for B it must also
+    fit one instruction's N (``instr_n``), so that every instruction starts on an atom.
+    """
+    elem_bytes = t.element.itemsize
+    width = t.shape[1] if instr_n is None else min(t.shape[1], instr_n)
+    return nvmma_shared(t.shape, elem_bytes, min(128, width * elem_bytes), [1, 0])
+
+
+def retype(func: FuncOp, old: LinearLayout, new: LinearLayout) -> None:
+    """Give every value of ``func`` laid out as ``old`` the layout ``new``; likewise for their slices and broadcasts.
+
+    Layouts compare as maps: a row statistic of the accumulator (``tl.max(s, 1)``) has the
+    slice of ``old``, and its ``[:, None]`` the collapse of ``old`` along N, whatever their names.
+    """
+    pairs = [(old, new)]
+    for dim in range(old.rank):
+        pairs += [(slice_layout(old, dim), slice_layout(new, dim)), (collapse(old, [dim]), collapse(new, [dim]))]
+
+    def mapped(layout):
+        return next((n for o, n in pairs if layout is not None and layout == o), None)
+
+    for op in func.walk():
+        values = list(op.results) + [a for r in op.regions for blk in r.blocks for a in blk.args]
+        for v in values:
+            layout = mapped(v.type.layout) if v.type.is_tensor else None
+            if layout is not None:
+                v.type = v.type.with_layout(layout)
+
+
+def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
+    """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``."""
+    block, loc = dot.parent, dot.loc
+    instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
+    buffers: list[Value] = []
+    new_ops = []
+    for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n)):
+        alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
+        new_ops += [alloc, LocalStoreOp(alloc.result, v, loc=loc)]
+        buffers.append(alloc.result)
+    wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
+    new_ops += [FenceAsyncSharedOp(loc=loc), wgd]
+    index = block.ops.index(dot)
+    block.remove(dot)
+    for i, new in enumerate(new_ops):
+        block.insert(index + i, new)
+    func.replace_all_uses(dot.result, wgd.result)
+    return wgd
+
+
+def wgmma_enabled() -> bool:
+    """Whether the wgmma path is switched on: ``TILELAB_CUDA_WGMMA=1`` (off by default).
+
+    Off until it is validated on a GPU together with software pipelining: one configuration
+    (two warpgroups stacked along M with 64-wide instructions) computed wrong values, and
+    ``wgmma_layout`` keeps such dots on mma.sync, but the root cause is not known yet.
+    """
+    return os.environ.get("TILELAB_CUDA_WGMMA", "0") == "1"
+
+
+def use_wgmma(module: Module) -> bool:
+    """Turn every dot that fits into a ``ttng.warp_group_dot`` (Hopper; see the module docstring)."""
     changed = False
+    arch = module.attrs.get("arch") if wgmma_enabled() else None
+    for func in module.funcs:
+        for op in [op for op in func.walk() if isinstance(op, DotOp)]:
+            layout = wgmma_layout(op, arch)
+            if layout is None:
+                continue
+            if op.operands[2].type.layout.params.get("version") != 3:
+                retype(func, op.operands[2].type.layout, layout)
+            to_warp_group_dot(func, op)
+            changed = True
+    return changed
+
+
+def run(module: Module) -> bool:
+    """Hopper dots become ``warp_group_dot``; the other mma dots get their A and B fragment layouts."""
+    changed = use_wgmma(module)
     for op in [op for op in module.walk() if isinstance(op, DotOp)]:
         wanted = operand_layouts(op)
         if wanted is None:

@@ -14,6 +14,7 @@ llvmlite values. ``lower(OpClass)`` registers the per-op functions of ``lower_*.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,36 @@ from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 from ..common.types import I1, I8, I32, I64, register_type
 
 LOWERINGS: dict[type, Callable] = {}
+
+#: Ops whose lowering module is imported the first time one is met (``kernel.py`` imports the
+#: others at once): a vector add's first compile never loads the dot, reduction, sort or
+#: shared-memory lowerings.
+LAZY_LOWERINGS = {
+    "tt.dot": "lower_dot",
+    "tt.reduce": "lower_reduce",
+    "tt.scan": "lower_reduce",
+    "tt.sort": "lower_sort",
+    "ttg.local_alloc": "lower_shared",
+    "ttg.local_store": "lower_shared",
+    "ttg.local_load": "lower_shared",
+    "ttg.memdesc_index": "lower_async",
+    "ttg.async_copy_global_to_local": "lower_async",
+    "ttg.async_commit_group": "lower_async",
+    "ttg.async_wait": "lower_async",
+    "ttng.warp_group_dot": "lower_wgmma",
+    "ttng.fence_async_shared": "lower_wgmma",
+}
+
+
+def lowering_of(op: Op) -> Callable | None:
+    """The registered lowering of ``op``'s class, importing its module first where it is lazy."""
+    fn = LOWERINGS.get(type(op))
+    if fn is None and op.name in LAZY_LOWERINGS:
+        importlib.import_module(f"{__package__}.{LAZY_LOWERINGS[op.name]}")
+        fn = LOWERINGS.get(type(op))
+    return fn
+
+
 SHARED = ir.PointerType(addrspace=3)
 GLOBAL = ir.PointerType(addrspace=1)
 
@@ -178,7 +209,7 @@ class CudaLowering:
             self.lower_op(op)
 
     def lower_op(self, op: Op) -> None:
-        fn = LOWERINGS.get(type(op))
+        fn = lowering_of(op)
         if fn is None:
             raise LoweringBug(f"the CUDA backend cannot lower {op.name} yet (at {op.loc})")
         fn(self, op)

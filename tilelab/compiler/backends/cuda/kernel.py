@@ -22,16 +22,11 @@ from tilelab.compiler.ir.ops import ReturnOp
 from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule of convert_layout)
 
 from ..common.debuginfo import LineTable
-from . import (  # noqa: F401  (they fill the lowering table)
-    lower_async,
+from . import (  # noqa: F401  (they fill the lowering table; the others load on first use, context.LAZY_LOWERINGS)
     lower_control,
-    lower_dot,
     lower_elementwise,
     lower_memory,
-    lower_reduce,
     lower_shape,
-    lower_shared,
-    lower_sort,
 )
 from .context import CudaLowering, LoweringBug, gpu_type, lower
 from .emit import DATALAYOUT, TRIPLE, target_machine

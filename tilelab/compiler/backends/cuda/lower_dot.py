@@ -53,7 +53,7 @@ def _suffix(t) -> str:
 @lower(DotOp)
 def lower_dot(lw, op):
     acc_layout = op.operands[2].type.layout
-    if acc_layout.params.get("kind") == "mma":
+    if acc_layout.params.get("kind") == "mma" and acc_layout.params.get("version") != 3:
         from .lower_mma import lower_mma
 
         lower_mma(lw, op)

@@ -23,6 +23,7 @@ between families never breaks a caller::
 | GPU layouts | ``gpu`` | ConvertLayoutOp |
 | shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp |
 | async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
+| Hopper tensor cores | ``gpu`` | WarpGroupDotOp, FenceAsyncSharedOp |
 
 ``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
 """
@@ -52,10 +53,12 @@ from .gpu import (
     AsyncCopyGlobalToLocalOp,
     AsyncWaitOp,
     ConvertLayoutOp,
+    FenceAsyncSharedOp,
     LocalAllocOp,
     LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
+    WarpGroupDotOp,
 )
 from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
@@ -113,6 +116,8 @@ __all__ = [
     "AsyncCopyGlobalToLocalOp",
     "AsyncCommitGroupOp",
     "AsyncWaitOp",
+    "WarpGroupDotOp",
+    "FenceAsyncSharedOp",
     "BINARY_KINDS",
     "UNARY_KINDS",
     "CMP_PREDICATES",

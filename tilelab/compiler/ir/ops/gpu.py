@@ -199,3 +199,66 @@ STAGE_INDEX = i32
 
 
 # --------------------------------------------------------------------------- Hopper tensor cores
+
+
+class WarpGroupDotOp(Op):
+    """``acc + a @ b`` on Hopper tensor cores, reading A and B straight from shared buffers.
+
+    Operands: ``a`` (an M x K shared buffer), ``b`` (K x N), ``acc`` (M x N in registers, a
+    ``#wgmma`` layout); the result has the accumulator's type; attrs are those of the
+    ``tt.dot`` it replaces. Placed by ``accelerate-dot`` on sm_90a and lowered to
+    ``wgmma.mma_async`` (the interpreter never sees it). Not pure: it reads shared memory.
+
+        %d = ttng.warp_group_dot %a_smem, %b_smem, %acc : tensor<128x128xf32, #wgmma<...>>
+    """
+
+    name = "ttng.warp_group_dot"
+    pure = False
+
+    def __init__(self, a: Value, b: Value, acc: Value, attrs: dict | None = None, loc: Loc = UNKNOWN_LOC):
+        super().__init__([a, b, acc], [acc.type], dict(attrs or {}), loc=loc)
+
+    @property
+    def a(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def b(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def acc(self) -> Value:
+        return self.operands[2]
+
+
+class FenceAsyncSharedOp(Op):
+    """Order this thread's earlier ordinary shared-memory writes before later *async-proxy* reads.
+
+    ``wgmma`` (and TMA) read shared memory through the async proxy, which does not see
+    ``st.shared`` or ``cp.async`` writes until the writing thread runs this fence
+    (``fence.proxy.async.shared::cta``); a barrier after it then lets every thread's
+    wgmma read every thread's bytes.
+
+        ttng.fence_async_shared
+    """
+
+    name = "ttng.fence_async_shared"
+    pure = False
+
+    def __init__(self, loc: Loc = UNKNOWN_LOC):
+        super().__init__([], [], loc=loc)
+
+
+def shared_reads(op: Op) -> list[Value]:
+    """The shared buffers (or ring stages) ``op`` reads: what a barrier pass must order it after.
+
+    ``ttg.local_load`` reads its buffer; ``ttng.warp_group_dot`` reads both operand buffers.
+
+        >>> shared_reads(FenceAsyncSharedOp())
+        []
+    """
+    if isinstance(op, LocalLoadOp):
+        return [op.buf]
+    if isinstance(op, WarpGroupDotOp):
+        return [op.a, op.b]
+    return []

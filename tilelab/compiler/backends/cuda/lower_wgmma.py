@@ -1,0 +1,284 @@
+"""GPU lowering of ``ttng.warp_group_dot``: Hopper's ``wgmma.mma_async`` reading A and B from shared memory.
+
+A *warpgroup* (four consecutive warps) multiplies a 64 x K16 slice of A by a K16 x N slice
+of B into its 64 x N accumulator registers with one asynchronous instruction. The operands
+are not in registers: each is named by a 64-bit *matrix descriptor* (PTX ISA, "Matrix
+Descriptor Format"):
+
+    bits  0-13  start address >> 4 (the first byte of the slice, in the shared window)
+    bits 16-29  leading-dimension byte offset >> 4 (LBO)
+    bits 32-45  stride-dimension byte offset >> 4 (SBO)
+    bits 62-63  swizzle mode: 1 = 128B, 2 = 64B, 3 = 32B (0 = none)
+
+and the hardware finds every element from those numbers and the *canonical layouts*:
+rows of ``S`` bytes (``S`` the swizzle width) grouped by 8 (the next 8 rows ``SBO`` further),
+whose 16-byte chunks are XORed with address bits 7.. (``operand_address`` below spells
+it out). A is stored K-major (a row of A holds K), B N-major (``imm-trans-b = 1``); a row
+wider than ``S`` is stored as column blocks of one atom each, ``LBO`` apart
+(``layouts.shared.nvmma_shared``). The tests check, element by element, that these
+descriptors address exactly where ``nvmma_shared`` put each operand element.
+
+The sequence for one dot (the accumulator registers pass through every instruction, and
+through the wait, so nothing reads them before the tensor cores are done)::
+
+    wgmma.fence.sync.aligned;
+    wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {d0..d63}, descA, descB, p, 1, 1, 0, 1;  // per k16
+    wgmma.commit_group.sync.aligned;
+    wgmma.wait_group.sync.aligned 0;
+
+``ttng.fence_async_shared`` becomes ``fence.proxy.async.shared::cta``: the operands were
+written by ordinary stores (or ``cp.async``), which the tensor cores' async proxy sees only
+after that fence; a barrier follows (the one ``insert-barriers`` placed right before the dot,
+else one emitted here) so that every thread's bytes are there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp
+from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
+
+from ..common.types import F32, I32, I64
+from .context import GTile, LoweringBug, const_i32, lower, xor_flat
+from .lower_shared import first_index
+
+SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
+
+
+# --------------------------------------------------------------------------- descriptors (pure Python)
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """The fields of a wgmma matrix descriptor, in bytes (``encode`` packs them as the hardware reads them)."""
+
+    start: int
+    lbo: int
+    sbo: int
+    swizzle: int  # 128, 64, 32 (bytes), or 0
+
+    def encode(self) -> int:
+        """The 64-bit descriptor.
+
+        >>> hex(Descriptor(start=0x400, lbo=16, sbo=1024, swizzle=128).encode())
+        '0x4000004000010040'
+        """
+        fields = ((self.start & 0x3FFFF) >> 4) | ((self.lbo >> 4) & 0x3FFF) << 16 | ((self.sbo >> 4) & 0x3FFF) << 32
+        return fields | SWIZZLE_MODE[self.swizzle] << 62
+
+    @classmethod
+    def decode(cls, value: int) -> Descriptor:
+        """The fields of a 64-bit descriptor (the inverse of ``encode`` on 16-byte aligned fields)."""
+        mode = {v: k for k, v in SWIZZLE_MODE.items()}[value >> 62 & 3]
+        return cls((value & 0x3FFF) << 4, (value >> 16 & 0x3FFF) << 4, (value >> 32 & 0x3FFF) << 4, mode)
+
+
+def swizzle_address(address: int, swizzle: int) -> int:
+    """Where the hardware really goes for a canonical ``address``: 16-byte chunk bits XOR bits 7...
+
+    128B swizzle XORs address bits 4-6 with bits 7-9, 64B bits 4-5 with 7-8, 32B bit 4 with 7.
+
+        >>> swizzle_address(128 + 16, 128)   # row 1, chunk 1 -> chunk 0
+        128
+    """
+    if swizzle == 0:
+        return address
+    mask = swizzle // 16 - 1
+    return address ^ ((address >> 7) & mask) << 4
+
+
+def operand_address(desc: Descriptor, mn_major: bool, elem_bytes: int, mn: int, k: int) -> int:
+    """The shared byte a wgmma reads for element ``(mn, k)`` of the operand ``desc`` names (the reference).
+
+    ``mn`` indexes M (for A) or N (for B), ``k`` the instruction's K. K-major: rows of ``S``
+    bytes along K, row ``mn`` at ``(mn % 8) * S + (mn // 8) * SBO``. MN-major: rows of ``S``
+    bytes along MN, row ``k`` at ``(k % 8) * S + (k // 8) * SBO``, the next ``S / elem_bytes``
+    MN elements ``LBO`` further. Then the swizzle (PTX ISA, "Shared Memory Matrix Layout").
+    """
+    s = desc.swizzle
+    if s == 0:
+        raise ValueError("only the swizzled canonical layouts are modelled")
+    if mn_major:
+        width = s // elem_bytes
+        canonical = (mn % width) * elem_bytes + (mn // width) * desc.lbo + (k % 8) * s + (k // 8) * desc.sbo
+    else:
+        canonical = (mn % 8) * s + (mn // 8) * desc.sbo + k * elem_bytes
+    return swizzle_address(desc.start + canonical, s)
+
+
+# --------------------------------------------------------------------------- the plan of one dot
+
+
+@dataclass
+class Operand:
+    """A wgmma operand buffer as the descriptors see it: ``rows x cols`` elements stored row-major in atoms."""
+
+    rows: int
+    cols: int
+    elem_bytes: int
+    swizzle: int
+
+    @property
+    def width(self) -> int:
+        """Elements of a row inside one swizzle atom."""
+        return self.swizzle // self.elem_bytes
+
+    def byte_of(self, row: int, col: int) -> int:
+        """The canonical (unswizzled) byte offset of element ``(row, col)``: column block, then row, then column."""
+        block, within = divmod(col, self.width)
+        return block * self.rows * self.swizzle + row * self.swizzle + within * self.elem_bytes
+
+    def descriptor(self, start: int, mn_major: bool) -> Descriptor:
+        """Descriptor fields for a slice starting at byte ``start`` (relative to the buffer)."""
+        lbo = self.rows * self.swizzle if mn_major else 16  # K-major swizzled: unused, 1 by convention
+        return Descriptor(start, lbo, 8 * self.swizzle, self.swizzle)
+
+
+def operand_of(layout: LinearLayout, shape, elem_bytes: int) -> Operand:
+    """The ``Operand`` of a buffer with an ``#nvmma_shared`` row-major layout (else a ``LoweringBug``)."""
+    p = layout.params
+    if p.get("kind") != "nvmma_shared" or tuple(p.get("order", ())) != (1, 0):
+        raise LoweringBug(f"a wgmma operand needs a row-major #nvmma_shared buffer, not {layout}")
+    return Operand(int(shape[0]), int(shape[1]), elem_bytes, int(p["swizzle_bytes"]))
+
+
+@dataclass
+class Instruction:
+    """One ``wgmma.mma_async``: its accumulator registers and its A and B slices (byte offsets in warpgroup 0)."""
+
+    regs: list[int]
+    a_offset: int
+    b_offset: int
+    origin: tuple[int, int]  # (row, col) of its accumulator tile, in warpgroup 0
+    k0: int  # its first K
+
+
+def fragment(instr_n: int) -> list[tuple[int, int]]:
+    """``(row, col)`` of accumulator register ``i`` of one instruction, for lane 0 of the first warp.
+
+    >>> fragment(16)
+    [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)]
+    """
+    return [(8 * (i >> 1 & 1), 8 * (i >> 2) + (i & 1)) for i in range(instr_n // 2)]
+
+
+def plan(acc: LinearLayout, a: Operand, b: Operand) -> list[Instruction]:
+    """Every instruction of one dot, K steps outermost (see ``fragment`` for the register order)."""
+    instr_n = acc.params["instr_shape"][1]
+    coords = acc.apply(register=list(range(acc.in_size(REGISTER))), lane=0, warp=0)
+    by_coords = {(int(r), int(c)): i for i, (r, c) in enumerate(coords)}
+    origins = sorted((r, c) for r, c in by_coords if r % 64 == 0 and c % instr_n == 0)
+    out = []
+    for k0 in range(0, a.cols, 16):
+        for r0, c0 in origins:
+            regs = [by_coords[(r0 + dr, c0 + dc)] for dr, dc in fragment(instr_n)]
+            out.append(Instruction(regs, a.byte_of(r0, k0), b.byte_of(k0, c0), (r0, c0), k0))
+    return out
+
+
+def warpgroup_offsets(acc: LinearLayout, a: Operand, b: Operand) -> tuple[list[int], list[int]]:
+    """Per warp bit, the bytes its warpgroup's slices of A and of B move (0 for the 4 warps of a group)."""
+    a_bits, b_bits = [], []
+    for bit, (row, col) in enumerate(acc.in_bases(WARP)):
+        inside = bit < 2  # warps of one warpgroup share the instruction's operands
+        a_bits.append(0 if inside or row == 0 else a.byte_of(row, 0))
+        b_bits.append(0 if inside or col == 0 else b.byte_of(0, col))
+    return a_bits, b_bits
+
+
+# --------------------------------------------------------------------------- lowering
+
+
+def _descriptor_base(lw, buf, operand: Operand, mn_major: bool) -> ir.Value:
+    """The i64 descriptor of the buffer's first byte (plus this warp's warpgroup offset, added later)."""
+    b = lw.b
+    nbytes = buf.bits // 8
+    repeat = 8 * operand.swizzle
+    if (buf.first * nbytes) % repeat or (buf.dynamic is not None and (buf.stage_elems * nbytes) % repeat):
+        raise LoweringBug(f"a wgmma operand buffer must start at a multiple of {repeat} bytes (its swizzle repeat)")
+    smem = lw.shared(ir.IntType(8), 0, private=False)
+    address = b.ptrtoint(lw.smem_elem(smem, first_index(lw, buf), ir.IntType(buf.bits), private=False), I32)
+    start = b.zext(b.and_(b.lshr(address, const_i32(4)), const_i32(0x3FFF)), I64)
+    return b.or_(start, ir.Constant(I64, operand.descriptor(0, mn_major).encode()))
+
+
+def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b) -> list:
+    n_out = len(acc_regs)
+    outs = ", ".join(f"${i}" for i in range(n_out))
+    da, db, scale = 2 * n_out, 2 * n_out + 1, 2 * n_out + 2
+    text = (
+        f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k16.f32.{kind}.{kind} {{{outs}}}, ${da}, ${db}, p, 1, 1, 0, 1; }}"
+    )
+    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + ["l", "l", "r"])
+    args = [*acc_regs, desc_a, desc_b, const_i32(1)]
+    ftype = ir.FunctionType(ir.LiteralStructType([F32] * n_out), [a.type for a in args])
+    res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), args)
+    return [lw.b.extract_value(res, i) for i in range(n_out)]
+
+
+def _fence(lw, regs: list) -> list:
+    """``wgmma.fence``, the accumulator registers tied through it.
+
+    PTX requires the fence *after* every write of the accumulator registers by other
+    instructions; passing them through it keeps the compiler from materializing them
+    (the moves of a zero accumulator, say) between the fence and the first wgmma.
+    """
+    return _tied(lw, "wgmma.fence.sync.aligned;", regs)
+
+
+def _wait(lw, regs: list) -> list:
+    """``wgmma.commit_group`` + ``wait_group 0``, the accumulator registers tied through it."""
+    return _tied(lw, "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", regs)
+
+
+def _tied(lw, text: str, regs: list) -> list:
+    """Run ``text`` with ``regs`` as in-out f32 operands (each output in its input's register)."""
+    n = len(regs)
+    cons = ",".join(["=f"] * n + [str(i) for i in range(n)]) + ",~{memory}"
+    ftype = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n)
+    res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), regs)
+    return [lw.b.extract_value(res, i) for i in range(n)]
+
+
+def _asm(lw, text: str) -> None:
+    lw.b.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", True), [])
+
+
+def _after_barrier(op) -> bool:
+    ops = op.parent.ops
+    i = ops.index(op)
+    return i > 0 and isinstance(ops[i - 1], BarrierOp)
+
+
+@lower(FenceAsyncSharedOp)
+def lower_fence_async_shared(lw, op):
+    _asm(lw, "fence.proxy.async.shared::cta;")
+
+
+@lower(WarpGroupDotOp)
+def lower_warp_group_dot(lw, op):
+    b = lw.b
+    a_type, b_type, c_type = (v.type for v in op.operands)
+    acc = lw.get(op.acc)
+    eb = a_type.element.itemsize
+    a_op = operand_of(a_type.layout, a_type.shape, eb)
+    b_op = operand_of(b_type.layout, b_type.shape, eb)
+    instr_n = acc.layout.params["instr_shape"][1]
+    if not _after_barrier(op):
+        lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
+    a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
+    base_a = _descriptor_base(lw, lw.get(op.a), a_op, False)
+    base_b = _descriptor_base(lw, lw.get(op.b), b_op, True)
+    base_a = b.add(base_a, b.zext(xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]), I64))
+    base_b = b.add(base_b, b.zext(xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]), I64))
+    out = _fence(lw, list(acc.regs))
+    for ins in plan(acc.layout, a_op, b_op):
+        desc_a = b.add(base_a, ir.Constant(I64, ins.a_offset >> 4))
+        desc_b = b.add(base_b, ir.Constant(I64, ins.b_offset >> 4))
+        for i, v in zip(ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b)):
+            out[i] = v
+    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out)))
