@@ -203,3 +203,28 @@ def test_bank_conflicts_agree_with_a_hand_count_on_random_swizzles():
         assert result.wavefronts == wavefronts_by_hand(reg, offsets, 2, result.vector_elems)
         swizzled = max_phase > 1 and per_phase < 64
         assert result.vector_elems == (min(spt_col, vec) if swizzled else spt_col)
+
+
+def _reference_wavefronts(byte_addresses: np.ndarray, access_bytes: int) -> int:
+    """One warp instruction, phase by phase: the most distinct words in one bank, summed."""
+    lanes_per_phase = min(32, max(1, 128 // access_bytes))
+    total = 0
+    for start in range(0, byte_addresses.shape[0], lanes_per_phase):
+        words = np.unique(byte_addresses[start : start + lanes_per_phase].ravel() // 4)
+        total += int(np.unique(words % 32, return_counts=True)[1].max())
+    return total
+
+
+def test_all_wavefronts_match_the_instruction_by_instruction_count():
+    from tilelab.compiler.layouts.queries import _all_wavefronts
+
+    rng = np.random.default_rng()
+    for _ in range(100):
+        warps, regs = int(rng.choice([1, 2, 4])), int(rng.choice([4, 8, 16, 32]))
+        elem_bytes = int(rng.choice([1, 2, 4, 8]))
+        v = int(rng.choice([x for x in (1, 2, 4, 8) if regs % x == 0 and x * elem_bytes <= 16]))
+        addr = rng.integers(0, int(rng.choice([64, 4096])), size=(warps, 32, regs)) * elem_bytes
+        got = _all_wavefronts(addr, v, v * elem_bytes)
+        for w in range(warps):
+            for i in range(regs // v):
+                assert got[w, i] == _reference_wavefronts(addr[w, :, i * v : (i + 1) * v], v * elem_bytes)

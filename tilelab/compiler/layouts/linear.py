@@ -239,9 +239,18 @@ class LinearLayout:
         """
         if self.out_dims != tuple((d, outer.in_size(d)) for d, _ in self.out_dims):
             raise ValueError(f"cannot compose: outputs {self.out_dims} are not the inputs of {outer.in_dims}")
+        # over GF(2) in plain ints: each coordinate bit of ``v`` selects one of outer's flat bases
+        outer_flat = {d: [outer.flatten(u) for u in vs] for d, vs in outer.bases}
         new_bases = {}
         for d, vs in self.bases:
-            rows = [outer.apply(**dict(zip(self.out_names, v))).tolist() for v in vs]
+            rows = []
+            for v in vs:
+                flat = 0
+                for name, c in zip(self.out_names, v):
+                    for bit, basis in enumerate(outer_flat.get(name, ())):
+                        if (c >> bit) & 1:
+                            flat ^= basis
+                rows.append(list(outer.unflatten(flat)))
             new_bases[d] = rows
         return LinearLayout(new_bases, dict(outer.out_dims))
 

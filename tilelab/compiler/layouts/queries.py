@@ -127,21 +127,14 @@ def shared_vector_width(shared: LinearLayout, reg: LinearLayout, elem_bytes: int
     Registers ``0 .. v-1`` must land on offsets ``+0 .. +v-1`` of an aligned block:
     a swizzle finer than the vector breaks it.
     """
-    to_offset = reg.invert_and_compose(shared)
+    return _vector_width(reg.invert_and_compose(shared), elem_bytes)
+
+
+def _vector_width(to_offset: LinearLayout, elem_bytes: int) -> int:
+    """``shared_vector_width`` from the map (register, lane, warp) -> buffer offset."""
     regs = [v[0] for v in to_offset.in_bases(REGISTER)]
     others = [v[0] for d in (LANE, WARP) for v in to_offset.in_bases(d)]
     return _aligned_run(regs, others, max(1, MAX_ACCESS_BYTES // elem_bytes))
-
-
-def _wavefronts(byte_addresses: np.ndarray, access_bytes: int) -> int:
-    """Wavefronts of one warp instruction: per phase, the most distinct words in one bank."""
-    lanes_per_phase = min(32, max(1, 128 // access_bytes))
-    total = 0
-    for start in range(0, byte_addresses.shape[0], lanes_per_phase):
-        words = np.unique((byte_addresses[start : start + lanes_per_phase].ravel()) // BANK_BYTES)
-        _, per_bank = np.unique(words % BANKS, return_counts=True)
-        total += int(per_bank.max())
-    return total
 
 
 def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> BankConflicts:
@@ -157,15 +150,32 @@ def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> 
     """
     if shared.in_dims != (OFFSET,):
         raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
-    v = shared_vector_width(shared, reg, elem_bytes)
-    offsets = reg.invert_and_compose(shared).coords()[..., 0]  # [warp, lane, register]
-    warps, lanes, regs = offsets.shape
-    byte_addr = offsets * elem_bytes
+    to_offset = reg.invert_and_compose(shared)
+    v = _vector_width(to_offset, elem_bytes)
+    offsets = to_offset.coords()[..., 0]  # [warp, lane, register]
+    lanes = offsets.shape[1]
     access = v * elem_bytes
-    per = np.zeros((warps, regs // v), dtype=np.int64)
-    for w in range(warps):
-        for i in range(regs // v):
-            chunk = byte_addr[w, :, i * v : (i + 1) * v]
-            per[w, i] = _wavefronts(chunk, access)
+    per = _all_wavefronts(offsets * elem_bytes, v, access)
     ideal = max(1, -(-lanes * access // (BANKS * BANK_BYTES)))
     return BankConflicts(int(per.max()), ideal, v, access, per)
+
+
+def _all_wavefronts(byte_addr: np.ndarray, v: int, access_bytes: int) -> np.ndarray:
+    """Wavefronts of every instruction of every warp: ``[warp, instruction]``.
+
+    ``byte_addr[w, lane, r]``: the address of register ``r`` of a lane; instruction ``i``
+    moves registers ``i*v .. i*v+v-1``. An instruction runs in phases of ``128 // access_bytes``
+    lanes (at most 32); a phase takes as many wavefronts as the most distinct 4-byte words any
+    one bank holds. All phases of all instructions are counted at once: one sort, one ``bincount``.
+    """
+    warps, lanes, regs = byte_addr.shape
+    n = regs // v
+    lanes_per_phase = min(lanes, max(1, 128 // access_bytes))
+    phases = lanes // lanes_per_phase
+    chunks = byte_addr[:, :, : n * v].reshape(warps, lanes, n, v).transpose(0, 2, 1, 3)  # [warp, instr, lane, v]
+    words = np.sort((chunks // BANK_BYTES).reshape(warps * n * phases, lanes_per_phase * v), axis=-1)
+    first = np.ones(words.shape, dtype=bool)
+    first[:, 1:] = words[:, 1:] != words[:, :-1]  # a word several lanes read is served once
+    slot = np.arange(words.shape[0])[:, None] * BANKS + words % BANKS
+    counts = np.bincount(slot[first], minlength=words.shape[0] * BANKS).reshape(-1, BANKS)
+    return counts.max(axis=1).reshape(warps, n, phases).sum(axis=2)

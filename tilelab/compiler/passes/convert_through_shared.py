@@ -65,9 +65,9 @@ def candidate_layouts(shape, elem_bytes: int) -> list:
     vec = 1
     while vec <= min(cols, max(1, 16 // elem_bytes)):
         per_phase = 1
-        while per_phase < rows:
-            phase = 2
-            while phase <= min(rows // per_phase, cols // vec):
+        while per_phase < rows and per_phase <= 8:
+            phase = 2  # XOR values past one 128-byte row of banks move no access to another bank
+            while phase <= min(rows // per_phase, cols // vec, max(1, 128 // (vec * elem_bytes))):
                 candidates.append(swizzled_shared(shape, vec, per_phase, phase, order))
                 phase *= 2
             per_phase *= 2
