@@ -75,6 +75,81 @@ def notebook():
         print("\\n".join(llir.splitlines()[:25]))
         """),
             md("""
+        ## The GPU passes, on any machine
+
+        Compiling for `target="cuda:sm_90"` needs no GPU: the passes, the LLVM IR and the PTX are all made
+        here (SASS too when `ptxas` is installed). The CUDA pipeline adds the passes that place every tile
+        on threads (`assign-layouts`, `coalesce`), compute index tiles again in each layout instead of moving
+        them between threads (`rematerialize`), stage the dot's operands in swizzled shared memory for the
+        tensor cores (`accelerate-dot`, `convert-through-shared`) and overlap the loop's loads with its math
+        (`software-pipeline`), then place the shared buffers and the barriers.
+        """),
+            code("""
+        @tilelab.jit
+        def small_matmul(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+            rm = tl.arange(0, BM)
+            rn = tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k in range(0, K, BK):
+                x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+                y = tl.load(b + (k + rk)[:, None] * BN + rn[None, :])
+                acc += tl.dot(x, y)
+            tl.store(c + rm[:, None] * BN + rn[None, :], acc)
+
+
+        MATMUL_SIG = {"a": "*fp16", "b": "*fp16", "c": "*fp32", "K": "i32"}
+        MATMUL_TILES = {"BM": 64, "BN": 64, "BK": 32}
+        gpu = tilelab.compile(small_matmul, signature=MATMUL_SIG, constants=MATMUL_TILES, target="cuda:sm_90",
+                              num_stages=3, snapshots=True)
+        for record in gpu.passes:
+            print(f"{record.name:26} changed={record.changed!s:5} {record.seconds * 1e3:6.2f} ms")
+        """),
+            md("""
+        ## Software pipelining
+
+        Without it, every iteration waits for its tiles to arrive from memory before the tensor cores can
+        start. `software-pipeline` gives each operand a *ring* of `num_stages` shared buffers: before the loop
+        it starts the copies (`cp.async`) for the first `num_stages - 1` iterations; in iteration `i` it waits
+        for the oldest copy, starts the copy for iteration `i + num_stages - 1` into the slot just freed, and
+        computes on stage `i`. One barrier per iteration is all the ring needs. Here are the ops of the final
+        loop (types left out):
+        """),
+            code("""
+        final = without_locs(gpu.asm["tile"])
+        loop = final[final.index("scf.for"):]
+        for line in loop.splitlines():
+            if re.search(r"ttg\\.|scf\\.|tt\\.dot|gpu\\.barrier", line):
+                print(line.split(" : ")[0][:110])
+            if "scf.yield" in line:
+                break
+        """),
+            *exercise(
+                """
+            Each stage of the rings holds one 64x32 tile of `a` and one 32x64 tile of `b`, both f16. How many
+            bytes of shared memory does `small_matmul` take with `num_stages` 1, 2, 3 and 4
+            (`compiled.metadata["shared"]`)? Predict first. Why are 1 and 2 stages the same? (Hint: the
+            epilogue converts the 64x64 f32 accumulator through shared memory after the loop, and
+            `allocate-shared-memory` lets buffers that are never alive together share bytes.)
+            """,
+                """
+            shared_bytes = {}  # YOUR CODE HERE: num_stages -> bytes
+            """,
+                """
+            print(shared_bytes)
+            """,
+                """
+            shared_bytes = {
+                s: tilelab.compile(small_matmul, signature=MATMUL_SIG, constants=MATMUL_TILES, target="cuda:sm_90",
+                                   num_stages=s).metadata["shared"]
+                for s in (1, 2, 3, 4)
+            }
+            print(shared_bytes)  # the 16 KB epilogue buffer reuses the rings' bytes after the loop
+            assert shared_bytes[4] - shared_bytes[3] == 64 * 32 * 2 + 32 * 64 * 2
+            assert shared_bytes[1] == shared_bytes[2] == 64 * 64 * 4
+            """,
+            ),
+            md("""
         The inspector shows all of this side by side: the **Passes** tab has the same diffs, and choosing a
         kernel line highlights the IR it became.
         """),
