@@ -34,6 +34,7 @@ after:
 
 from __future__ import annotations
 
+import functools
 import os
 
 from tilelab.compiler.analysis import axis_info
@@ -94,6 +95,18 @@ def mma_operand_shared(shape, elem_bytes: int):
 
 
 def choose_shared_layout(src, dst, elem_bytes: int):
+    """The buffer layout for converting ``src`` to ``dst`` (see ``_choose``), remembered per process.
+
+    Scoring the candidates takes milliseconds per conversion; a notebook recompiles the same
+    kernels again and again. Layouts compare as maps, so the destination's kind (a dot
+    operand takes the ``ldmatrix`` buffer) and the ``ldmatrix`` switch are part of the key.
+    """
+    switch = os.environ.get("TILELAB_CUDA_LDMATRIX", "1")
+    return _choose(src, dst, elem_bytes, dst.params.get("kind"), switch)
+
+
+@functools.lru_cache(maxsize=512)
+def _choose(src, dst, elem_bytes: int, _dst_kind, _ldmatrix_switch: str):
     """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
 
     A load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
