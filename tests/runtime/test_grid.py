@@ -61,3 +61,12 @@ def test_zero_programs_launch_nothing(rng, poison):
     out = poison(np.empty_like(x))
     add[(0,)](x, x, out, 16, BLOCK=16)
     assert np.isnan(out).all()
+
+
+def test_one_launcher_per_int_grid_and_equal_looking_grids_still_checked(rng):
+    x = rng.standard_normal(16).astype(np.float32)
+    assert add[(2,)] is add[(2,)] and add[(2,)] is not add[(2, 1)]
+    add[(2,)](x, x, x.copy(), 16, BLOCK=16)
+    for grid in ((2.0,), (True,)):  # equal to (2,) / (1,) as dict keys, yet not int grids
+        with pytest.raises(LaunchError, match=r"grid\[0\] must be an int"):
+            add[grid](x, x, x.copy(), 16, BLOCK=16)

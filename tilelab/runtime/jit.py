@@ -23,7 +23,7 @@ from . import stages
 from .arrays import array_info
 from .build import compile_kernel
 from .errors import LaunchError
-from .grid import normalize_grid
+from .grid import grid_dims, normalize_grid
 from .launch_keys import call_key, launch_key
 from .specialize import check_constexpr, specialize_arg, stable_repr
 from .targets import choose_target
@@ -61,6 +61,7 @@ class JITFunction:
         self.cache: dict[tuple, object] = {}
         self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
         self.warm_launches: dict[tuple, object] = {}  # call_key -> ``WarmLaunch.launch`` of calls of that shape
+        self._launchers: dict[tuple, object] = {}  # grid -> the launcher ``kernel[grid]`` gave for it
         self.constexpr_flags = tuple(name in self.constexprs for name in self.arg_names)
         #: launch options and Triton-only options, unless a parameter has the name
         self.options_named = (set(LAUNCH_OPTIONS) | TRITON_ONLY_OPTIONS) - set(self.arg_names)
@@ -87,6 +88,9 @@ class JITFunction:
         dictionary lookup, which skips binding, specialization and marshalling; other calls go
         the full way (``launch_fully``).
         """
+        plain = grid_dims(grid) is not None  # 1 to 3 positive ints (not 2.0 or True, which hash alike)
+        if plain and grid in self._launchers:  # a loop of launches over one grid gets one launcher
+            return self._launchers[grid]
         flags, by_value, warm_launches = self.constexpr_flags, self.by_value, self.warm_launches
 
         def launcher(*args, **kwargs):
@@ -96,6 +100,10 @@ class JITFunction:
                 return warm(grid, args, kwargs)
             return self.launch_fully(grid, args, kwargs, call)
 
+        if plain:  # hashable, and few per kernel
+            if len(self._launchers) >= 64:
+                self._launchers.clear()
+            self._launchers[grid] = launcher
         return launcher
 
     def warmup(self, *args, grid=None, **kwargs):

@@ -31,6 +31,8 @@ from .arrays import is_torch_tensor
 from .specialize import stable_repr
 
 _PLAIN_CONSTANTS = (int, bool, str, type(None))
+#: Markers of how a call key holds its keyword arguments, so that two forms never give equal keys.
+_INT_KEYWORDS, _PLAIN_KEYWORDS = "keywords: ints by value", "keywords: plain values by value and type"
 _PLAIN_KINDS = frozenset(_PLAIN_CONSTANTS)
 
 
@@ -57,7 +59,7 @@ def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tup
     on every launch, so the common kinds are tested inline (``type(x) is int`` first)::
 
         call_key((x, 1024), {"BLOCK": 256}, (False, False, True), {"BLOCK"})
-        # (None, None, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (("BLOCK", 256),), (int,))
+        # (None, None, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (_INT_KEYWORDS, (("BLOCK", 256),)))
     """
     if len(args) > len(constexpr_flags):
         return None  # too many arguments: the full path says so
@@ -75,10 +77,17 @@ def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tup
                 return None
         parts.append(part)
     if kwargs:
+        ints = []  # the common case: constexprs and options given as plain ints, keyed by value
+        for name, value in kwargs.items():
+            if type(value) is not int or name not in by_value:
+                break
+            ints.append((name, value))
+        else:
+            parts.append((_INT_KEYWORDS, tuple(ints)))
+            return tuple(parts)
         kinds = tuple(map(type, kwargs.values()))
         if by_value.issuperset(kwargs) and _PLAIN_KINDS.issuperset(kinds):  # constexprs and options only
-            parts.append(tuple(kwargs.items()))
-            parts.append(kinds)
+            parts.append((_PLAIN_KEYWORDS, tuple(kwargs.items()), kinds))
         elif not _add_keyword_parts(parts, kwargs, by_value):
             return None
     return tuple(parts)
