@@ -74,6 +74,21 @@ def test_matmul_shapes_assemble_with_wgmma(arch_in_module, num_warps, bm, bn, bk
 
 
 @needs_ptxas
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_pipelined_operands_feed_the_warp_group_dot_from_their_rings(arch_in_module, stages):
+    from tilelab.compiler.ir.ops import AsyncCopyGlobalToLocalOp, MemDescIndexOp
+
+    tiles = {"BM": 128, "BN": 128, "BK": 32}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps=8, num_stages=stages)
+    (wgd,) = ops_of(ck, WarpGroupDotOp)
+    assert all(isinstance(v.defining_op, MemDescIndexOp) for v in wgd.operands[:2])  # read straight from a ring
+    assert len(ops_of(ck, AsyncCopyGlobalToLocalOp)) == 2 * stages  # prologue: S-1 stages of A and B, loop: one
+    ptx = ck.asm["ptx"]
+    assert "cp.async" in ptx and "wgmma.mma_async" in ptx and ck.metadata["registers"] is not None
+    assert ck.metadata["spills"] == 0
+
+
+@needs_ptxas
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_other_archs_keep_mma_sync(arch_in_module, arch):
     ck = compile_for(arch_in_module, arch, matmul_kernel, F16, {"BM": 128, "BN": 128, "BK": 32}, 8)

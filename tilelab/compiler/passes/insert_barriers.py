@@ -56,11 +56,11 @@ from tilelab.compiler.ir.ops import (
     ForOp,
     IfOp,
     LocalAllocOp,
-    LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
     WhileOp,
 )
+from tilelab.compiler.ir.ops.gpu import shared_reads
 
 NAME = "insert-barriers"
 _EVERYTHING = (0, 1 << 62, None)
@@ -104,11 +104,11 @@ def _access(op: Op, state: Pending) -> tuple[bool, Pending]:
         hazard = _overlaps(r, state.reads | state.writes)
         state = Pending() if hazard else state
         return hazard, Pending(state.reads, state.writes | {r})
-    if isinstance(op, LocalLoadOp):
-        r = byte_range(op.buf)
-        hazard = _overlaps(r, state.writes)
+    reads = {byte_range(buf) for buf in shared_reads(op)}  # local_load, warp_group_dot
+    if reads:
+        hazard = any(_overlaps(r, state.writes) for r in reads)
         state = Pending() if hazard else state
-        return hazard, Pending(state.reads | {r}, state.writes)
+        return hazard, Pending(state.reads | reads, state.writes)
     return False, state
 
 

@@ -101,7 +101,6 @@ from tilelab.compiler.ir.ops import (
     ForOp,
     LoadOp,
     LocalAllocOp,
-    LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
     SelectOp,
@@ -109,6 +108,7 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
+from tilelab.compiler.ir.ops.gpu import shared_reads
 
 NAME = "software-pipeline"
 DEFAULT_STAGES = 3
@@ -228,8 +228,8 @@ def _candidate(loop: ForOp, load: LoadOp, uses: dict) -> Candidate | None:
     for user in uses.get(alloc.result, []):
         if user is store:
             continue
-        if not isinstance(user, LocalLoadOp) or order.get(_top(user, loop.body), -1) <= order[store]:
-            return None
+        if alloc.result not in shared_reads(user) or order.get(_top(user, loop.body), -1) <= order[store]:
+            return None  # every other user reads the buffer (local_load, warp_group_dot) after the store
     roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
     slice_ = _address_slice(loop, roots)
     return None if slice_ is None else Candidate(load, store, alloc, slice_)
