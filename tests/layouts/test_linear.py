@@ -129,3 +129,34 @@ def test_xor_basis_solves_combinations():
     b = XorBasis()
     assert [b.insert(0b011, 0b01), b.insert(0b110, 0b10), b.insert(0b101, 0b100)] == [True, True, False]
     assert b.solve(0b101) == 0b11 and b.solve(0b1000) is None and b.rank == 2
+
+
+def _apply_bit_by_bit(layout, **indices):
+    """The definition: XOR of the basis vectors of every set input bit (bits past a dim's size ignored)."""
+    arrays = {d: np.asarray(v, dtype=np.int64) for d, v in indices.items()}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    out = np.zeros((*shape, layout.rank), dtype=np.int64)
+    for d, vectors in layout.bases:
+        for bit, v in enumerate(vectors):
+            if d in arrays:
+                out ^= np.where(((arrays[d] >> bit) & 1).astype(bool)[..., None], np.asarray(v), 0)
+    return out
+
+
+def test_apply_matches_the_bit_by_bit_definition():
+    from tilelab.compiler.layouts import blocked, dot_operand, mma_m16n8k16_accumulator, swizzled_shared
+
+    rng = np.random.default_rng()
+    acc = mma_m16n8k16_accumulator([64, 64], [2, 2])
+    layouts = [
+        blocked([64, 64], [1, 4], [4, 8], [2, 2], [1, 0]),
+        acc,
+        dot_operand(acc, 0, 2, k=32),
+        swizzled_shared([64, 64], 8, 1, 8, [1, 0]),
+        blocked([1024], [4], [32], [4], [0]),
+    ]
+    for layout in layouts:
+        for _ in range(10):
+            dims = [d for d in layout.in_dims if rng.random() < 0.8] or [layout.in_dims[0]]
+            idx = {d: rng.integers(0, 2 * layout.in_size(d), size=(3, 5)) for d in dims}
+            np.testing.assert_array_equal(layout.apply(**idx), _apply_bit_by_bit(layout, **idx))

@@ -140,15 +140,30 @@ class LinearLayout:
             raise ValueError(f"layout has no input dim {sorted(unknown)}; it has {list(self.in_dims)}")
         arrays = {d: np.asarray(v, dtype=np.int64) for d, v in indices.items()}
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
-        out = np.zeros((*shape, self.rank), dtype=np.int64)
-        for d, vs in self.bases:
-            idx = arrays.get(d)
-            if idx is None:
-                continue
-            for bit, v in enumerate(vs):
-                on = ((idx >> bit) & 1).astype(bool)
-                out ^= np.where(on[..., None], np.asarray(v, dtype=np.int64), 0)
+        flat = np.zeros(shape, dtype=np.int64)
+        for d, idx in arrays.items():
+            table = self._flat_table(d)
+            flat ^= table[idx & (len(table) - 1)]  # bits past the dim's size select nothing, as a map of bits
+        out = np.empty((*shape, self.rank), dtype=np.int64)
+        for i, (shift, (_, size)) in enumerate(zip(self._shifts(), self.out_dims)):
+            out[..., i] = (flat >> shift) & (size - 1)
         return out
+
+    def _flat_table(self, in_dim: str) -> np.ndarray:
+        """``table[i]``: the flat (row-major) element index of input index ``i`` of ``in_dim``, all ``i`` at once.
+
+        Built by doubling: the entries with bit ``b`` set are the ones without it XOR basis ``b``.
+        Kept on the layout (a layout never changes), so a lowering that asks the same layout
+        thousands of questions builds it once.
+        """
+        tables = self.__dict__.setdefault("_flat_tables", {})
+        table = tables.get(in_dim)
+        if table is None:
+            table = np.zeros(1, dtype=np.int64)
+            for v in self.in_bases(in_dim):
+                table = np.concatenate([table, table ^ self.flatten(v)])
+            tables[in_dim] = table
+        return table
 
     def coords(self) -> np.ndarray:
         """The whole map as a table: major input dim first, e.g. ``[warp, lane, register, rank]``."""
