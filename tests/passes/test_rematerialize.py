@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import tilelab.language as tl
+from benchmarks.gpu_kernels import transpose_kernel  # the benchmark's source
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module
 from tilelab.compiler.ir.ops import ForOp, MakeRangeOp
@@ -182,13 +183,6 @@ def test_negative_a_free_conversion_stays():
 
 
 # ---------------------------------------------------------------- in the CUDA pipeline
-
-
-def transpose_kernel(x_ptr, out_ptr, N, B: tl.constexpr):
-    rows = tl.program_id(0) * B + tl.arange(0, B)
-    cols = tl.program_id(1) * B + tl.arange(0, B)
-    tile = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
-    tl.store(out_ptr + cols[:, None] * N + rows[None, :], tl.trans(tile))
 
 
 def matmul_kernel(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
