@@ -31,6 +31,7 @@ import numpy as np
 from tilelab.compiler.backends import cpu as backend
 from tilelab.compiler.ir.types import SCALARS, PointerType
 
+from .grid import launch_dims
 from .targets import Artifact
 from .texts import LazyTexts
 
@@ -137,7 +138,7 @@ class CpuLauncher:
 
     # ----------------------------------------------------------------- launch
     def __call__(self, grid, args, sanitize: bool = False):
-        gx, gy, gz = _grid(grid)
+        gx, gy, gz = launch_dims(grid, _kernel_error)
         slots = self._pack(args)
         total = gx * gy * gz
         self.reports = []
@@ -246,14 +247,6 @@ def _kernel_error(message: str) -> KernelRuntimeError:
 class _Loc:
     def __init__(self, file, line):
         self.file, self.line = file, line
-
-
-def _grid(grid) -> tuple[int, int, int]:
-    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
-        raise _kernel_error(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
-    dims = tuple(int(d) for d in dims)
-    return dims + (1,) * (3 - len(dims))
 
 
 class _NotAnArray(Exception):

@@ -25,6 +25,7 @@ from tilelab.compiler.interpreter.errors import KernelRuntimeError
 
 from . import cuda_driver
 from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor
+from .grid import launch_dims
 from .targets import Artifact
 from .texts import LazyTexts
 
@@ -119,7 +120,7 @@ class CudaLauncher:
                 f"({', '.join(self.names)}), got {len(args)}"
             )
         values, copies = self._pack(args)
-        dims = _grid(grid)
+        dims = launch_dims(grid, KernelRuntimeError)
         fn = self.function or self._load()
         if all(dims):
             fn.launch(dims, values)
@@ -254,14 +255,6 @@ def _scalar(t, value):
     bits = t.bits
     v = int(value) & ((1 << bits) - 1)
     return v - (1 << bits) if t.is_signed and v >> (bits - 1) else v
-
-
-def _grid(grid) -> tuple[int, int, int]:
-    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
-        raise KernelRuntimeError(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
-    dims = tuple(int(d) for d in dims)
-    return dims + (1,) * (3 - len(dims))
 
 
 __all__ = ["CudaTarget", "CudaLauncher", "param_kinds"]

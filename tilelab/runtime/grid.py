@@ -54,3 +54,18 @@ def normalize_grid(grid, meta: dict, kernel: str) -> tuple[int, int, int]:
             raise LaunchError(f"{kernel}(): grid[{i}] must be >= 0, got {n}")
         dims.append(int(n))
     return tuple(dims + [1] * (3 - len(dims)))
+
+
+def launch_dims(grid, error) -> tuple[int, int, int]:
+    """The ``(n0, n1, n2)`` a target's launcher runs: 1 to 3 non-negative sizes, padded with 1s.
+
+    ``error(message)`` makes the exception raised for anything else (each target raises its own
+    ``KernelRuntimeError``)::
+
+        launch_dims([4], KernelRuntimeError)   # (4, 1, 1)
+    """
+    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
+        raise error(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
+    dims = tuple(int(d) for d in dims)
+    return dims + (1,) * (3 - len(dims))
