@@ -58,7 +58,7 @@ class CudaTarget:
             meta.setdefault("notes", []).append(f"layouts were assigned for num_warps={num_warps}: launched with it")
         meta["param_kinds"] = param_kinds(module.kernel)
         blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
-        maker = backend.sass_maker(compiled.cubin)
+        maker = compiled.sass_maker()
         asm = LazyTexts(compiled.asm, {"sass": maker} if maker else {})
         return Artifact(asm=asm, metadata=meta, blobs=blobs)
 

@@ -28,6 +28,16 @@ class CudaCompiled:
     asm: dict
     cubin: bytes | None
     metadata: dict = field(default_factory=dict)
+    can_disassemble: bool = False  # a cubin exists and nvdisasm or cuobjdump was found
+
+    def sass_maker(self):
+        """The maker of the ``sass`` text for the kernel's ``asm`` (run on first access), or ``None``.
+
+        SASS is left out of ``compile_kernel``: ``nvdisasm`` takes longer than the whole rest
+        of a compile, and a launch never needs it.
+        """
+        cubin = self.cubin
+        return (lambda: sass_of_cubin(cubin)) if self.can_disassemble else None
 
 
 def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool = True) -> CudaCompiled:
@@ -37,7 +47,7 @@ def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool
     seconds = {"ptx": time.perf_counter() - t}
     asm = {"llir": llir, "ptx": ptx}
     meta = {"arch": arch, "num_warps": num_warps, "shared": shared, "registers": None, "spills": None}
-    binary = None
+    binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()
         result = ptx_to_cubin(ptx, arch, sass=False)
@@ -45,28 +55,17 @@ def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool
         binary = result.cubin
         if result.cubin is not None:
             meta.update(registers=result.registers, spills=result.spill_stores + result.spill_loads)
-            if disassembler() is None:
+            can_disassemble = disassembler() is not None
+            if not can_disassemble:
                 result.notes.append("SASS not shown: neither nvdisasm nor cuobjdump was found")
         meta["notes"] = result.notes
     meta["compile_seconds"] = seconds
-    return CudaCompiled(module.kernel.sym_name, asm, binary, meta)
-
-
-def sass_maker(cubin: bytes | None):
-    """The maker of the ``sass`` text for a kernel's ``asm`` (run on first access), or ``None``.
-
-    SASS is left out of ``compile_kernel``: ``nvdisasm`` takes longer than the whole rest
-    of a compile, and a launch never needs it.
-    """
-    if cubin is None or disassembler() is None:
-        return None
-    return lambda: sass_of_cubin(cubin)
+    return CudaCompiled(module.kernel.sym_name, asm, binary, meta, can_disassemble)
 
 
 __all__ = [
     "CudaCompiled",
     "compile_kernel",
-    "sass_maker",
     "compile_to_ptx",
     "CubinResult",
     "find_tool",
