@@ -89,8 +89,9 @@ class JITFunction:
         the full way (``launch_fully``).
         """
         plain = grid_dims(grid) is not None  # 1 to 3 positive ints (not 2.0 or True, which hash alike)
-        if plain and grid in self._launchers:  # a loop of launches over one grid gets one launcher
-            return self._launchers[grid]
+        cached = self._launchers.get(grid) if plain else None  # a loop of launches over one grid: one launcher
+        if cached is not None:
+            return cached
         flags, by_value, warm_launches = self.constexpr_flags, self.by_value, self.warm_launches
 
         def launcher(*args, **kwargs):
