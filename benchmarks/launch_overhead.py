@@ -1,9 +1,13 @@
 """Launch overhead of the CUDA driver wrapper from Python, against the raw driver call.
 
 Run on a GPU machine: ``python benchmarks/launch_overhead.py``. Prints microseconds per
-launch (median of batches) of an empty-bodied kernel through ``Function.launch`` and
-through a bare ``cuLaunchKernel`` with a pre-packed parameter buffer, then of a whole
-``kernel[grid](...)`` with ``tilelab.cuda`` DeviceArrays and (when installed) torch CUDA tensors.
+launch of an empty-bodied kernel through ``Function.launch`` and through a bare
+``cuLaunchKernel`` with a pre-packed parameter buffer, then of a whole ``kernel[grid](...)``
+with ``tilelab.cuda`` DeviceArrays and (when installed) torch CUDA tensors, the bare driver call
+of that same kernel, and the anchors: Triton launching the same kernel, torch's ``add_``.
+Two columns: the CPU's time per launch (``enqueue_us``: launches that never wait for the GPU)
+and a synchronized loop of launches (``per_launch_us``: bound by the GPU when its kernels take
+longer than the CPU needs to launch them).
 
 Without a GPU, ``python benchmarks/launch_overhead.py --no-gpu`` measures the Python side
 alone: the driver is replaced by one whose ``cuLaunchKernel`` does nothing, the kernel still
@@ -34,22 +38,52 @@ def tiny(x, n, BLOCK: tl.constexpr):
     tl.store(x + offs, tl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
 
 
-def jit_launches() -> list[tuple[str, float]]:
-    """Whole ``tiny[(1,)](x, 16, BLOCK=16)`` launches from Python, per array kind."""
+def jit_launches() -> list[tuple[str, object]]:
+    """Whole ``tiny[(1,)](x, 16, BLOCK=16)`` launches from Python, per array kind, then the anchors:
+    the same kernel from Triton and torch's own ``add_`` (when installed)."""
     import numpy as np
 
     import tilelab.cuda as tc
 
-    rows = []
     x = tc.to_device(np.zeros(16, np.float32))
-    rows.append(("tiny[(1,)](DeviceArray, 16, BLOCK=16)", per_launch_us(lambda: tiny[(1,)](x, 16, BLOCK=16))))
+    rows = [("tiny[(1,)](DeviceArray, 16, BLOCK=16)", lambda: tiny[(1,)](x, 16, BLOCK=16))]
+    launcher = tiny.warmup(x, 16, BLOCK=16).launcher
+    function = launcher.function or launcher._load()
+    a, n = ctypes.c_uint64(x.ptr), ctypes.c_int32(16)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(a), ctypes.addressof(n))
+    rows.append(("raw cuLaunchKernel of the same kernel, pre-packed", _raw_launch(function, ctypes.addressof(params))))
     try:
         import torch
     except ImportError:
         return rows
     t = torch.zeros(16, device="cuda")
-    rows.append(("tiny[(1,)](torch cuda tensor, 16, BLOCK=16)", per_launch_us(lambda: tiny[(1,)](t, 16, BLOCK=16))))
+    rows.append(("tiny[(1,)](torch cuda tensor, 16, BLOCK=16)", lambda: tiny[(1,)](t, 16, BLOCK=16)))
+    triton_tiny = _triton_tiny()
+    if triton_tiny is not None:
+        rows.append(("Triton: same kernel, torch cuda tensor", lambda: triton_tiny[(1,)](t, 16, BLOCK=16)))
+    rows.append(("torch: t.add_(1.0)", lambda: t.add_(1.0)))
     return rows
+
+
+def _raw_launch(function, params: int):
+    drv, handle, block = cuda_driver._driver(), function.handle, function.block
+    return lambda: drv.cuLaunchKernel(handle, 1, 1, 1, block, 1, 1, 0, 0, params, 0)
+
+
+def _triton_tiny():
+    """``tiny`` written for Triton (``None`` without triton)."""
+    try:
+        import triton
+        import triton.language as ttl
+    except ImportError:
+        return None
+
+    @triton.jit
+    def triton_tiny(x, n, BLOCK: ttl.constexpr):
+        offs = ttl.arange(0, BLOCK)
+        ttl.store(x + offs, ttl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+    return triton_tiny
 
 
 TINY = r"""
@@ -62,6 +96,12 @@ define ptx_kernel void @tiny(ptr addrspace(1) %x, i32 %n) {
 
 
 def per_launch_us(fn, batches=20, per_batch=2000):
+    """Microseconds per launch of a loop of launches, synchronized per batch (median of batches).
+
+    Back-to-back launches of one stream run one after the other on the GPU, so this is the
+    larger of the CPU's cost per launch and the GPU's time per (tiny) kernel.
+    """
+    fn()
     samples = []
     for _ in range(batches):
         t = time.perf_counter()
@@ -69,6 +109,23 @@ def per_launch_us(fn, batches=20, per_batch=2000):
             fn()
         cuda_driver.synchronize()
         samples.append((time.perf_counter() - t) / per_batch * 1e6)
+    return statistics.median(samples)
+
+
+def enqueue_us(fn, batches=200, per_batch=100):
+    """Microseconds of CPU time per launch: batches of launches timed without waiting for the GPU.
+
+    100 launches fit in the driver's queue, so none waits for an earlier kernel to finish:
+    this is what a launch costs the Python thread (the figure the launch-overhead goal is about).
+    """
+    samples = []
+    for _ in range(batches):
+        cuda_driver.synchronize()
+        t = time.perf_counter()
+        for _ in range(per_batch):
+            fn()
+        samples.append((time.perf_counter() - t) / per_batch * 1e6)
+    cuda_driver.synchronize()
     return statistics.median(samples)
 
 
@@ -192,19 +249,16 @@ def main():
     mod = llvm.parse_assembly(TINY)
     fn = cuda_driver.Module(emit.llvm_to_ptx(mod, info.arch)).function("tiny", ["ptr", "i32"], num_warps=4)
     buf = cuda_driver.mem_alloc(1024)
-    wrapped = per_launch_us(lambda: fn.launch((1, 1, 1), [buf, 16]))
-    drv = cuda_driver._driver()
+    rows = [("Function.launch (tilelab), empty kernel", lambda: fn.launch((1, 1, 1), [buf, 16]))]
     a, b = ctypes.c_uint64(buf), ctypes.c_int32(16)
     params = (ctypes.c_void_p * 2)(ctypes.addressof(a), ctypes.addressof(b))
-    addr = ctypes.addressof(params)
-    raw = per_launch_us(lambda: drv.cuLaunchKernel(fn.handle, 1, 1, 1, 128, 1, 1, 0, 0, addr, 0))
+    rows.append(("raw cuLaunchKernel, empty kernel, pre-packed", _raw_launch(fn, ctypes.addressof(params))))
+    rows += jit_launches()
     print(f"device: {info.name} ({info.arch}, {info.multiprocessors} SMs)")
-    print("| path | us per launch |")
-    print("|---|---|")
-    print(f"| Function.launch (tilelab) | {wrapped:.2f} |")
-    print(f"| raw cuLaunchKernel, pre-packed | {raw:.2f} |")
-    for name, us in jit_launches():
-        print(f"| {name} | {us:.2f} |")
+    print("| path | enqueue us per launch (CPU) | loop us per launch (synchronized per 2000) |")
+    print("|---|---|---|")
+    for name, launch in rows:
+        print(f"| {name} | {enqueue_us(launch):.2f} | {per_launch_us(launch):.2f} |", flush=True)
 
 
 if __name__ == "__main__":

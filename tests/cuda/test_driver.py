@@ -82,3 +82,48 @@ def test_launch_axpy(image):
 def test_driver_error_is_clear():
     with pytest.raises(cuda_driver.CudaError, match="cuModuleLoadData failed"):
         cuda_driver.Module(b"this is not ptx")
+
+
+def test_device_capability_is_none_without_a_driver(monkeypatch):
+    monkeypatch.setattr(cuda_driver, "_DRIVER_LIBRARIES", ("libno-such-cuda-driver.so",))
+    monkeypatch.setattr(cuda_driver, "_state", {})
+    assert cuda_driver.device_capability() is None
+
+
+@pytest.mark.parametrize("capability, arch", [((9, 0), "sm_90a"), ((8, 0), "sm_80"), ((8, 9), "sm_89")])
+def test_a_detected_device_picks_the_arch_and_prefetches_the_bindings(monkeypatch, capability, arch):
+    from tilelab.runtime.cuda_target import CudaTarget
+
+    started = []
+    monkeypatch.setattr(cuda_driver, "_state", {"capability": capability})
+    monkeypatch.setattr(cuda_driver, "prefetch", lambda: started.append(True))
+    target = CudaTarget()
+    assert target.arch == arch and target.for_device
+    explicit = CudaTarget("sm_80")
+    assert explicit.arch == "sm_80" and not explicit.for_device  # compiling for inspection: no driver work
+
+
+def test_without_a_device_the_target_compiles_for_hopper(monkeypatch):
+    from tilelab.runtime.cuda_target import DEFAULT_ARCH, CudaTarget
+
+    monkeypatch.setattr(cuda_driver, "_state", {"capability": None})
+    target = CudaTarget()
+    assert target.arch == DEFAULT_ARCH and not target.for_device
+
+
+def test_prefetch_imports_the_bindings_once(monkeypatch):
+    monkeypatch.setattr(cuda_driver, "_state", {})
+    cuda_driver.prefetch()
+    thread = cuda_driver._state["prefetch"]
+    cuda_driver.prefetch()  # a second call starts nothing
+    assert cuda_driver._state["prefetch"] is thread
+    thread.join(30)
+    assert cuda_driver._state["driver"].__name__ == "cuda.bindings.driver"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not cuda_driver.is_available(), reason="no CUDA device")
+def test_device_capability_agrees_with_cuda_python(monkeypatch):
+    info = cuda_driver.device_info()
+    monkeypatch.setattr(cuda_driver, "_state", {})
+    assert cuda_driver.device_capability() == info.capability

@@ -63,6 +63,74 @@ def is_available() -> bool:
     return _state["available"]
 
 
+#: ``CUdevice_attribute`` numbers of the compute capability (``cuda.h``).
+_CAPABILITY_MAJOR, _CAPABILITY_MINOR = 75, 76
+#: Where the driver library lives: Linux, then Windows.
+_DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+
+
+def device_capability() -> tuple[int, int] | None:
+    """The compute capability of device 0, or ``None`` (no driver library, or no device); never raises.
+
+    Read from the driver library through ctypes rather than cuda-python: importing cuda-python's
+    bindings takes 15-20 ms, and a first launch only needs them once its kernel is compiled, so
+    ``CudaTarget`` asks this for the arch and imports the bindings on the side (``prefetch``)
+    while the compiler works.
+    """
+    if "capability" not in _state:
+        if "info" in _state:
+            _state["capability"] = _state["info"].capability
+        else:
+            _state["capability"] = _capability_from_library()
+    return _state["capability"]
+
+
+def _capability_from_library() -> tuple[int, int] | None:
+    for name in _DRIVER_LIBRARIES:
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return None
+    device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    ok = (
+        lib.cuInit(0) == 0
+        and lib.cuDeviceGet(ctypes.byref(device), 0) == 0
+        and lib.cuDeviceGetAttribute(ctypes.byref(major), _CAPABILITY_MAJOR, device) == 0
+        and lib.cuDeviceGetAttribute(ctypes.byref(minor), _CAPABILITY_MINOR, device) == 0
+    )
+    return (major.value, minor.value) if ok else None
+
+
+def prefetch() -> None:
+    """Import cuda-python's driver bindings on a background thread, once.
+
+    A first launch calls this when compiling starts: the compiler spends most of its time
+    in LLVM and ptxas, which release the GIL, so the import is done by the time the kernel
+    is loaded. ``_driver()`` called meanwhile waits for the same import (Python's import lock).
+    """
+    if "driver" in _state or "prefetch" in _state:
+        return
+    thread = threading.Thread(target=_import_quietly, name="tilelab-cuda-bindings", daemon=True)
+    _state["prefetch"] = thread
+    thread.start()
+
+
+def _import_quietly() -> None:
+    try:
+        _driver()
+    except CudaError:  # reported again, with its message, by the call that needs the driver
+        pass
+
+
+def arch_of_capability(capability: tuple[int, int]) -> str:
+    """``sm_90a`` on Hopper (the ``a`` unlocks wgmma), ``sm_80`` style otherwise."""
+    major, minor = capability
+    return f"sm_{major}{minor}{'a' if major == 9 else ''}"
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
     """What the compiler and the occupancy estimate need to know of the device."""
@@ -78,8 +146,7 @@ class DeviceInfo:
     @property
     def arch(self) -> str:
         """``sm_90a`` on Hopper (the ``a`` unlocks wgmma), ``sm_80`` style otherwise."""
-        major, minor = self.capability
-        return f"sm_{major}{minor}{'a' if major == 9 else ''}"
+        return arch_of_capability(self.capability)
 
 
 def context():

@@ -32,24 +32,27 @@ from .texts import LazyTexts
 DEFAULT_ARCH = "sm_90a"
 
 
-def _arch_of_device() -> str:
-    try:
-        return cuda_driver.device_info().arch if cuda_driver.is_available() else DEFAULT_ARCH
-    except cuda_driver.CudaError:
-        return DEFAULT_ARCH
-
-
 class CudaTarget:
-    """Compiles for an NVIDIA architecture (``sm_90a`` by default, or the device's) and launches."""
+    """Compiles for an NVIDIA architecture (``sm_90a`` by default, or the device's) and launches.
+
+    With no arch given, the device's is read through the driver library (``device_capability``),
+    and compiling starts importing cuda-python's bindings on the side (``cuda_driver.prefetch``):
+    a launch is likely to follow, and the import overlaps LLVM and ptxas.
+    """
 
     name = "cuda"
     pipeline = "cuda"
 
     def __init__(self, arch: str | None = None):
-        self.arch = arch or _arch_of_device()
+        capability = None if arch else cuda_driver.device_capability()
+        self.arch = arch or (cuda_driver.arch_of_capability(capability) if capability else DEFAULT_ARCH)
+        self.for_device = capability is not None
 
     def compile(self, module, options: dict) -> Artifact:
         from tilelab.compiler.backends import cuda as backend
+
+        if self.for_device:
+            cuda_driver.prefetch()
 
         num_warps = int(module.attrs.get("num_warps", 4))
         compiled = backend.compile_kernel(module, self.arch, num_warps)
