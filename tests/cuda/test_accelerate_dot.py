@@ -9,7 +9,7 @@ from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import verify
 from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp
 from tilelab.compiler.ir.parser import parse_module
-from tilelab.compiler.layouts import dot_operand
+from tilelab.compiler.layouts import blocked, dot_operand
 from tilelab.compiler.passes import accelerate_dot, assign_layouts, remove_layout_conversions
 
 DOT = """tt.func @k(%pa: !ptr<{t}>, %pb: !ptr<{t}>, %pc: !ptr<f32>) {{
@@ -73,3 +73,28 @@ def test_conversions_do_not_change_the_product(elem, rng):
         outs.append(c)
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_allclose(outs[1], a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_an_operand_already_converted_is_converted_from_its_source():
+    """``convert(convert(k))``: one trip through shared memory, the skipped conversion dropped."""
+    module = laid_out("f16")
+    ops = module.kernel.body.ops
+    dot = next(op for op in ops if isinstance(op, DotOp))
+    loaded_b = dot.operands[1]
+    col = loaded_b.type.layout  # give B a detour: its load's layout -> another blocked layout -> the dot
+
+    other = blocked([32, 32], [4, 1], [8, 4], [1, 4], [0, 1])
+    assert other != col
+    detour = ConvertLayoutOp(loaded_b, loaded_b.type.with_layout(other))
+    module.kernel.body.insert(ops.index(dot), detour)
+    dot.operands[1] = detour.result
+    assert accelerate_dot.run(module)
+    verify(module)
+    conversions = [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]
+    b = dot.operands[1].defining_op
+    assert b.src is loaded_b and detour not in conversions
+    rng = np.random.default_rng()
+    a_np, b_np = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))
+    c = np.zeros((32, 32), np.float32)
+    run_kernel(module, (1,), [a_np, b_np, c])
+    np.testing.assert_allclose(c, a_np.astype(np.float32) @ b_np.astype(np.float32), rtol=1e-2, atol=1e-2)

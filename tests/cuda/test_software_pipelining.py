@@ -89,7 +89,16 @@ def test_attention_compiles(num_stages):
         num_warps=8,
         num_stages=num_stages,
     )
-    assert ("cp.async.cg" in ck.asm["ptx"]) == (num_stages > 1)
+    ptx = ck.asm["ptx"]
+    assert ("cp.async.cg" in ptx) == (num_stages > 1)
+    assert "ld.global.b16" not in ptx  # k ([D, BN], contiguous along D) is copied in 16-byte chunks too
+    if num_stages > 1:
+        counts = loop_counts(ptx)
+        # q is stored to shared memory once, before the loop; k and v come in rings (16 KB each:
+        # four 16-byte cp.async per thread). Operands read with ldmatrix x4, per warp: q's 16x128
+        # rows 8, k's 128x64 and v's 64x128 32 each (p stays in registers)
+        assert counts["cp.async.cg"] == 8 and counts["ldmatrix"] == 8 + 32 + 32
+        assert ck.metadata["spills"] in (0, None)
 
 
 def _course_kernels():

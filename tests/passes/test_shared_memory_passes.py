@@ -201,3 +201,120 @@ def test_loop_carried_write_after_read_gets_a_barrier():
     assert not insert_barriers.run(module)  # idempotent
     assert sum(isinstance(op, BarrierOp) for op in module.walk()) == 2
     assert isinstance(body[3], LocalLoadOp)
+
+
+def _loop_converting(value_line: str, convert_inside_if: bool = False) -> str:
+    """A loop adding a converted tile into ``%y`` four times; ``value_line`` defines ``%v`` (``{ROW}``)."""
+    convert = f"%c = ttg.convert_layout %v : tensor<32x32xi32, {COL}>"
+    if convert_inside_if:
+        convert = f"""%t = arith.cmp lt %i, %n : i1
+          %c = scf.if %t -> (tensor<32x32xi32, {COL}>) {{
+            %ci = ttg.convert_layout %v : tensor<32x32xi32, {COL}>
+            scf.yield %ci : tensor<32x32xi32, {COL}>
+          }} else {{
+            %z = arith.constant {{value = 0}} : tensor<32x32xi32, {COL}>
+            scf.yield %z : tensor<32x32xi32, {COL}>
+          }}"""
+    return func(
+        f"""
+        %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, #slice<dim=1, parent={ROW}>>
+        %1 = tt.expand_dims %0 {{axis = 1}} : tensor<32x1xi32, {ROW}>
+        %2 = tt.broadcast %1 : tensor<32x32xi32, {ROW}>
+        %3 = tt.splat %x : tensor<32x32x!ptr<i32>, {ROW}>
+        %4 = tt.addptr %3, %2 : tensor<32x32x!ptr<i32>, {ROW}>
+        %p = ttg.convert_layout %4 : tensor<32x32x!ptr<i32>, {COL}>
+        %q = tt.splat %y : tensor<32x32x!ptr<i32>, {COL}>
+        %r = ttg.convert_layout %2 : tensor<32x32xi32, {COL}>
+        %yp = tt.addptr %q, %r : tensor<32x32x!ptr<i32>, {COL}>
+        %lo = arith.constant {{value = 0}} : i32
+        %hi = arith.constant {{value = 4}} : i32
+        %one = arith.constant {{value = 1}} : i32
+        %acc0 = arith.constant {{value = 0}} : tensor<32x32xi32, {COL}>
+        %acc = scf.for %i = %lo to %hi step %one iter_args(%a = %acc0) -> (tensor<32x32xi32, {COL}>) {{
+          {value_line}
+          {convert}
+          %s = arith.add %a, %c : tensor<32x32xi32, {COL}>
+          scf.yield %s : tensor<32x32xi32, {COL}>
+        }}
+        tt.store %yp, %acc : tensor<32x32x!ptr<i32>, {COL}>
+        """,
+        "%x: !ptr<i32>, %y: !ptr<i32>, %n: i32",
+    )
+
+
+def _stores_by_depth(text: str) -> list[int]:
+    """For each ``ttg.local_store``, how many ``scf.for`` ops hold it."""
+    from tilelab.compiler.ir.ops import ForOp, LocalStoreOp
+
+    def depth(op):
+        d, block = 0, op.parent
+        while block is not None and block.parent is not None and block.parent.parent is not None:
+            holder = block.parent.parent
+            d += isinstance(holder, ForOp)
+            block = holder.parent
+        return d
+
+    return [depth(op) for op in parse_module(text).walk() if isinstance(op, LocalStoreOp)]
+
+
+def _depth(op) -> int:
+    """How many ``scf.for`` ops hold ``op``."""
+    from tilelab.compiler.ir.ops import ForOp
+
+    d, block = 0, op.parent
+    while block is not None and block.parent is not None and block.parent.parent is not None:
+        holder = block.parent.parent
+        d += isinstance(holder, ForOp)
+        block = holder.parent
+    return d
+
+
+def _random_args():
+    rng = np.random.default_rng()
+    return lambda: [rng.integers(-99, 99, 1024, dtype=np.int32), np.zeros(1024, np.int32), 4]
+
+
+def test_loop_invariant_conversion_is_stored_once_before_the_loop():
+    """Attention's ``q``: the tile is stored before the loop; only its ``local_load`` runs per iteration."""
+    text = _loop_converting("").replace(
+        "%lo = arith.constant", f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>\n  %lo = arith.constant"
+    )
+    out, changed = run_pass(convert_through_shared, text)
+    assert changed and _stores_by_depth(out) == [0, 0, 0]  # %p, %r and the hoisted %v
+    module = parse_module(out)
+    stores = [op for op in module.walk() if op.name == "ttg.local_store"]
+    (store_v,) = [op for op in stores if op.operands[1].defining_op.name == "tt.load"]
+    readers = [op for op in module.walk() if isinstance(op, LocalLoadOp) and op.operands[0] is store_v.operands[0]]
+    assert [_depth(op) for op in readers] == [1]
+    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+
+
+def test_negative_conversion_of_a_value_made_in_the_loop_stays_in_the_loop():
+    text = _loop_converting(f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>")
+    out, _ = run_pass(convert_through_shared, text)
+    assert sorted(_stores_by_depth(out)) == [0, 0, 1]
+    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+
+
+def test_negative_conversion_inside_a_branch_is_not_hoisted():
+    text = _loop_converting("", convert_inside_if=True).replace(
+        "%lo = arith.constant", f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>\n  %lo = arith.constant"
+    )
+    out, _ = run_pass(convert_through_shared, text)
+    assert sorted(_stores_by_depth(out)) == [0, 0, 1]
+    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+
+
+def test_dot_operand_buffer_follows_the_stored_tiles_order():
+    """A tile contiguous along dim 0 (``k`` loaded as ``[D, BN]``) gets a buffer of that order: 16-byte stores."""
+    col = blocked([128, 64], [8, 1], [16, 2], [1, 8], [0, 1])
+    row = blocked([64, 128], [1, 8], [2, 16], [8, 1], [1, 0])
+    assert convert_through_shared.stored_order(col) == (0, 1)
+    assert convert_through_shared.stored_order(row) == (1, 0)
+    shared = convert_through_shared.mma_operand_shared([128, 64], 2, (0, 1))
+    assert shared.params["order"] == (0, 1) and shared.params["vec"] == 8
+    # each thread's 8 consecutive elements along dim 0 are one 16-byte store
+    assert (
+        bank_conflicts(shared, col, 2).per_instruction.size
+        < bank_conflicts(convert_through_shared.mma_operand_shared([128, 64], 2), col, 2).per_instruction.size
+    )

@@ -5,9 +5,10 @@ Why: ``mma.sync`` reads its A and B operands from registers in a fixed pattern (
 and ``t//4 + 8`` of A, ...). A loaded tile has a blocked layout made for coalesced
 loads, so each operand needs one conversion; as an explicit ``ttg.convert_layout``
 it is visible in the IR (and in the shared-memory view), and the backend's dot finds
-its fragments already in place. The conversion sits right before the dot: placed
-after the operand's definition instead, attention's ``q`` would stay converted across
-the loop, and ptxas spilled more there than converting it again at every iteration.
+its fragments already in place. The conversion sits right before the dot (kept in
+registers across a loop, attention's converted ``q`` made ptxas spill); where its operand
+is loop-invariant, ``convert-through-shared`` stores it before the loop and reads it in
+the loop. An operand that is itself a conversion is converted from its source instead.
 
 The accumulator's mma layout itself is chosen by ``assign-layouts`` (it propagates
 backward to the ``tl.zeros`` and the loop-carried accumulator); this pass only
@@ -82,10 +83,25 @@ def operand_layouts(op: DotOp) -> tuple[LinearLayout, LinearLayout] | None:
 
 
 def insert_conversion(dot: DotOp, v, layout: LinearLayout):
-    """A ``convert_layout`` of ``v`` to ``layout``, inserted right before ``dot``."""
+    """A ``convert_layout`` of ``v`` to ``layout``, inserted right before ``dot``.
+
+    When ``v`` is itself a conversion (``assign-layouts`` gave the operand the dot's blocked
+    wish, away from its load's coalesced layout), the new one converts its source instead:
+    one trip through shared memory, not two (``run`` drops the skipped one when unused).
+    """
+    if isinstance(v.defining_op, ConvertLayoutOp):
+        v = v.defining_op.src
     conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=dot.loc)
     dot.parent.insert(dot.parent.ops.index(dot), conv)
     return conv.result
+
+
+def drop_unused_conversions(module: Module) -> None:
+    """Remove the ``convert_layout`` ops nothing reads any more."""
+    read = {id(v) for op in module.walk() for v in op.operands}
+    for op in [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]:
+        if id(op.result) not in read:
+            op.parent.remove(op)
 
 
 #: architectures with ``wgmma.mma_async`` (PTX requires the arch-specific ``sm_90a`` target)
@@ -217,4 +233,6 @@ def run(module: Module) -> bool:
                 continue
             op.operands[index] = insert_conversion(op, v, layout)
             changed = True
+    if changed:
+        drop_unused_conversions(module)
     return changed

@@ -9,6 +9,13 @@ the swizzle (among a few candidates) that takes the fewest bank-conflict wavefro
 this store and this load (``layouts.bank_conflicts``); a plain row-major buffer wins ties.
 Conversions that stay inside each thread (a register permutation) are left alone.
 
+Two placements matter for dot operands. A conversion of a loop-invariant tile (attention's
+``q``) stores it once, before the outermost loop it does not depend on, and keeps only the
+``local_load`` in the loop. A buffer read with ``ldmatrix`` keeps the stored tile's dim order
+(``stored_order``): a ``k`` tile loaded as ``[D, BN]``, contiguous along ``D``, is written in
+16-byte chunks (and ``software-pipeline`` can fill it with ``cp.async``) and read with the
+plain ``ldmatrix`` instead of the transposed one.
+
 A ``tt.trans`` whose result layout is not its source's layout with the dims permuted
 hides such a conversion: it is split first into a free ``tt.trans`` (to the permuted
 source layout: every thread keeps its elements) and a ``convert_layout``, so its data
@@ -39,8 +46,15 @@ import os
 
 from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module, replace_uses
-from tilelab.compiler.ir.ops import ConvertLayoutOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
-from tilelab.compiler.layouts import LinearLayout, bank_conflicts, conversion_kind, row_major_shared, swizzled_shared
+from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
+from tilelab.compiler.layouts import (
+    REGISTER,
+    LinearLayout,
+    bank_conflicts,
+    conversion_kind,
+    row_major_shared,
+    swizzled_shared,
+)
 
 NAME = "convert-through-shared"
 
@@ -76,22 +90,36 @@ def candidate_layouts(shape, elem_bytes: int) -> list:
     return candidates
 
 
-def mma_operand_shared(shape, elem_bytes: int):
+def mma_operand_shared(shape, elem_bytes: int, order=(1, 0)):
     """The buffer for 16-bit mma operands read with ``ldmatrix``: 16-byte chunks XORed with the row, or None.
 
     ``ldmatrix`` reads eight 16-byte rows at once; they hit eight different bank groups
     when chunk ``c`` of row ``r`` sits at chunk ``c ^ (r // per_phase) % max_phase``, with
     ``per_phase`` rows filling 128 bytes. A 128x32 f16 tile (64-byte rows) gets
     ``vec=8, perPhase=2, maxPhase=4``; a 32x128 one ``vec=8, perPhase=1, maxPhase=8``.
+    ``order`` is the buffer's dim order, fastest first: the stored tile's own (``stored_order``),
+    so that each thread writes 16-byte chunks (and ``cp.async`` can fill the buffer) while
+    ``ldmatrix`` reads it plain or transposed.
     """
     if elem_bytes != 2 or len(shape) != 2 or os.environ.get("TILELAB_CUDA_LDMATRIX", "1") == "0":
         return None
-    rows, cols = (int(s) for s in shape)
+    cols, rows = int(shape[order[0]]), int(shape[order[1]])
     if cols < 8:
         return None
     per_phase = max(1, 128 // (cols * elem_bytes))
     max_phase = max(1, min(8 // per_phase, cols // 8, rows // per_phase))
-    return swizzled_shared([rows, cols], 8, per_phase, max_phase, [1, 0])
+    return swizzled_shared([int(d) for d in shape], 8, per_phase, max_phase, list(order))
+
+
+def stored_order(layout: LinearLayout) -> tuple[int, int]:
+    """The dim order (fastest first) of a 2-d register layout: the dim of its first register step, then the other.
+
+    ``(1, 0)`` (row-major) where the layout holds one element per thread or is not 2-d.
+    """
+    registers = [v for v in layout.in_bases(REGISTER) if any(v)] if len(layout.shape) == 2 else []
+    if registers and registers[0][0] and not registers[0][1]:
+        return (0, 1)
+    return (1, 0)
 
 
 def choose_shared_layout(src, dst, elem_bytes: int):
@@ -112,7 +140,7 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, _ldmatrix_switch: str):
     A load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
     if dst.params.get("kind") == "dot_operand":
-        shared = mma_operand_shared(src.shape, elem_bytes)
+        shared = mma_operand_shared(src.shape, elem_bytes, stored_order(src))
         if shared is not None:
             return shared
 
@@ -131,7 +159,7 @@ def crosses_threads(op: ConvertLayoutOp) -> bool:
     return conversion_kind(src.layout, dst.layout) in ("shuffle", "shared")
 
 
-def _expand(block: Block, index: int, op: ConvertLayoutOp) -> LocalLoadOp:
+def _expand(block: Block, index: int, op: ConvertLayoutOp, mapping: dict) -> LocalLoadOp:
     src, dst = op.src.type, op.result.type
     elem_bytes = max(1, src.element.itemsize)
     shared = choose_shared_layout(src.layout, dst.layout, elem_bytes)
@@ -139,9 +167,56 @@ def _expand(block: Block, index: int, op: ConvertLayoutOp) -> LocalLoadOp:
     store = LocalStoreOp(alloc.result, op.src, loc=op.loc)
     load = LocalLoadOp(alloc.result, dst, loc=op.loc)
     block.remove(op)
-    for k, new in enumerate((alloc, store, load)):
-        block.insert(index + k, new)
+    source = op.src
+    while source in mapping:  # the result of a conversion expanded earlier: its load
+        source = mapping[source]
+    outer = outermost_invariant_loop(block, source)
+    if outer is None:
+        for k, new in enumerate((alloc, store, load)):
+            block.insert(index + k, new)
+    else:  # stored once, before the loop; read at every iteration
+        home = outer.parent
+        at = home.ops.index(outer)
+        home.insert(at, alloc)
+        home.insert(at + 1, store)
+        block.insert(index, load)
     return load
+
+
+def outermost_invariant_loop(block: Block, value):
+    """The outermost loop around ``block`` that ``value`` is defined outside of (``None``: no such loop).
+
+    A conversion of a loop-invariant tile (attention's ``q``, converted to the dot operand
+    inside the loop) then stores it to its buffer once, before that loop, and only the
+    ``local_load`` stays in the loop: no store and no barrier per iteration, and the source
+    registers need not live across the loop.
+    """
+    around_definition = _defining_ops_and_blocks(value)
+    outer, current = None, block
+    while current.parent is not None and current.parent.parent is not None:
+        op = current.parent.parent  # the op whose region holds ``current``
+        if not isinstance(op, ForOp) or op in around_definition:
+            break  # not out of a branch or a while loop (it may not run), nor past the value's definition
+        outer, current = op, op.parent
+    return outer
+
+
+def _defining_ops_and_blocks(value) -> set:
+    """The op defining ``value`` (or the block holding it as an argument) and every op and block around it."""
+    found: set = set()
+    node = value.defining_op
+    block = node.parent if node is not None else getattr(value, "owner", None)
+    if node is not None:
+        found.add(node)
+    while block is not None:
+        found.add(block)
+        region = block.parent
+        op = region.parent if region is not None else None
+        if op is None:
+            break
+        found.add(op)
+        block = op.parent
+    return found
 
 
 def permuted(layout: LinearLayout, order) -> LinearLayout:
@@ -177,7 +252,7 @@ def _rewrite(block: Block, mapping: dict) -> bool:
             mapping[op.result] = conv.result
             op = conv
         if isinstance(op, ConvertLayoutOp) and crosses_threads(op):
-            load = _expand(block, block.ops.index(op), op)
+            load = _expand(block, block.ops.index(op), op, mapping)
             mapping[op.result] = load.result
             changed = True
     return changed
