@@ -6,9 +6,10 @@ import textwrap
 
 import numpy as np
 
+from tests.passes.support import assert_same_values
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module, verify
-from tilelab.compiler.ir.ops import ConvertLayoutOp
+from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.layouts import slice_layout
 from tilelab.compiler.passes import assign_layouts, coalesce, remove_layout_conversions
@@ -232,3 +233,73 @@ def test_column_contiguous_store_gets_a_column_major_layout():
 def test_negative_row_contiguous_store_keeps_its_layout():
     changed, store = _coalesced(_store_kernel("64x1"))  # address = 64 * row + col
     assert not changed and store.operands[0].type.layout.params["order"] == (1, 0)
+
+
+# ---------------------------------------------------------------- loop-carried layouts
+
+ROWS = "#blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>"
+SLICE = "#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>"
+
+
+def _carried_kernel(extra_use: str = "") -> str:
+    """``l = l * 0.5 + row_sum(i)`` over four iterations, ``l`` carried in ``ROWS`` while computed in ``SLICE``."""
+    return kernel(
+        f"""
+        %r = tt.make_range {{start = 0, end = 128}} : tensor<128xi32, {SLICE}>
+        %xs = tt.splat %x : tensor<128x!ptr<f32>, {SLICE}>
+        %px = tt.addptr %xs, %r : tensor<128x!ptr<f32>, {SLICE}>
+        %ro = tt.make_range {{start = 0, end = 128}} : tensor<128xi32, {ROWS}>
+        %os = tt.splat %o : tensor<128x!ptr<f32>, {ROWS}>
+        %po = tt.addptr %os, %ro : tensor<128x!ptr<f32>, {ROWS}>
+        %lo = arith.constant {{value = 0}} : i32
+        %hi = arith.constant {{value = 4}} : i32
+        %one = arith.constant {{value = 1}} : i32
+        %l0 = arith.constant {{value = 0.0}} : tensor<128xf32, {ROWS}>
+        %l = scf.for %i = %lo to %hi step %one iter_args(%li = %l0) -> (tensor<128xf32, {ROWS}>) {{
+          %v = tt.load %px : tensor<128xf32, {SLICE}>
+          %fi = tt.cast %i : f32
+          %s = tt.splat %fi : tensor<128xf32, {SLICE}>
+          %w = arith.mul %v, %s : tensor<128xf32, {SLICE}>
+          %a = ttg.convert_layout %w : tensor<128xf32, {ROWS}>
+          %half = arith.constant {{value = 0.5}} : tensor<128xf32, {ROWS}>
+          %scaled = arith.mul %li, %half : tensor<128xf32, {ROWS}>
+          %next = arith.add %scaled, %a : tensor<128xf32, {ROWS}>
+          {extra_use}
+          scf.yield %next : tensor<128xf32, {ROWS}>
+        }}
+        tt.store %po, %l : tensor<128x!ptr<f32>, {ROWS}>
+        """,
+        "%x: !ptr<f32>, %o: !ptr<f32>",
+    )
+
+
+def _loop_conversions(module) -> int:
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    return sum(isinstance(op, ConvertLayoutOp) for op in loop.walk())
+
+
+def test_loop_carried_statistic_moves_to_the_layout_its_loop_computes():
+    """Attention's ``l_i``: the conversion in the loop goes; one after the loop feeds the store."""
+    text = _carried_kernel()
+    module = parse_module(text)
+    assert _loop_conversions(module) == 1
+    assert remove_layout_conversions.run(module)
+    verify(module)
+    assert _loop_conversions(module) == 0
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    assert str(loop.results[0].type.layout) == SLICE and str(loop.body.args[1].type.layout) == SLICE
+    assert str(loop.init_args[0].type.layout) == SLICE  # the zeros made again in the new layout
+    rng = np.random.default_rng()
+    assert_same_values(
+        remove_layout_conversions,
+        text,
+        lambda: [rng.standard_normal(128).astype(np.float32), np.full(128, np.nan, np.float32)],
+        grid=(1,),
+    )
+
+
+def test_negative_carried_value_read_by_a_store_in_the_loop_stays():
+    text = _carried_kernel(extra_use=f"tt.store %po, %next : tensor<128x!ptr<f32>, {ROWS}>")
+    module = parse_module(text)
+    remove_layout_conversions.run(module)
+    assert _loop_conversions(module) == 1
