@@ -1,7 +1,10 @@
 """Hopper tensor cores: ``tt.dot`` -> ``ttng.warp_group_dot`` -> ``wgmma.mma_async`` on sm_90a.
 
 Compile-only tests (need ``ptxas``, which ``tilelab.compile`` runs and which rejects bad
-wgmma code) cover the tile shapes and warp counts; the value tests (marker ``gpu``) compare
+wgmma code) cover the tile shapes and warp counts, the ring slots a pipelined dot reads
+(aligned, inside the shared memory, named by the right descriptor in each iteration: the
+PTX is evaluated) and, where a disassembler exists, the descriptors' high words in the
+SASS (a ptxas miscompile lost them); the value tests (marker ``gpu``) compare
 with numpy on random inputs: square and ragged shapes with masked K tails, f16 and bf16,
 4 and 8 warps, one and three pipeline stages, and attention's two chained dots.
 """
@@ -16,7 +19,8 @@ import pytest
 import tilelab
 from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_kernel
 from tilelab.compiler.backends.cuda import find_tool
-from tilelab.compiler.ir.ops import DotOp, WarpGroupDotOp
+from tilelab.compiler.backends.cuda.lower_wgmma import operand_of, plan, warpgroup_offsets
+from tilelab.compiler.ir.ops import DotOp, MemDescIndexOp, WarpGroupDotOp
 
 needs_ptxas = pytest.mark.skipif(find_tool("ptxas") is None, reason="ptxas not found")
 F16 = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
@@ -53,6 +57,11 @@ def ops_of(ck, cls):
     return [op for op in ck.module.walk() if isinstance(op, cls)]
 
 
+def stays_on_mma_sync(bm: int, bn: int, num_warps: int) -> bool:
+    """Two warpgroups stacked along M with n64 instructions: ``accelerate-dot`` keeps mma.sync there."""
+    return num_warps == 8 and bm == 128 and bn == 64
+
+
 # --------------------------------------------------------------------------- compile only
 
 
@@ -64,7 +73,7 @@ def ops_of(ck, cls):
 def test_matmul_shapes_assemble_with_wgmma(arch_in_module, num_warps, bm, bn, bk):
     ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, {"BM": bm, "BN": bn, "BK": bk}, num_warps)
     ptx = ck.asm["ptx"]
-    if num_warps == 8 and bm == 128 and bn == 64:  # stacked warpgroups with n64 instructions: mma.sync stays
+    if stays_on_mma_sync(bm, bn, num_warps):
         assert not ops_of(ck, WarpGroupDotOp) and "mma.sync" in ptx
         return
     assert len(ops_of(ck, WarpGroupDotOp)) == 1 and not ops_of(ck, DotOp)
@@ -86,6 +95,238 @@ def test_pipelined_operands_feed_the_warp_group_dot_from_their_rings(arch_in_mod
     ptx = ck.asm["ptx"]
     assert "cp.async" in ptx and "wgmma.mma_async" in ptx and ck.metadata["registers"] is not None
     assert ck.metadata["spills"] == 0
+
+
+# --------------------------------------------------------------------------- descriptors of ring slots
+
+RING_TILES = [(128, 128, 32, 8), (128, 128, 64, 4), (64, 128, 32, 4), (64, 32, 16, 4), (128, 256, 32, 8)]
+
+
+def operand_buffers(wgd):
+    """``(alloc, Operand, mn_major)`` of A and B of a ``warp_group_dot`` (the ring's alloc when pipelined)."""
+    out = []
+    for v, mn_major in ((wgd.operands[0], False), (wgd.operands[1], True)):
+        op = v.defining_op
+        alloc = op.ring.defining_op if isinstance(op, MemDescIndexOp) else op
+        out.append((alloc, operand_of(v.type.layout, v.type.shape, v.type.element.itemsize), mn_major))
+    return out
+
+
+@needs_ptxas
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
+def test_operand_slots_are_aligned_and_inside_the_shared_memory(arch_in_module, stages, bm, bn, bk, num_warps):
+    """Every stage of an operand buffer starts on its swizzle repeat and ends within the launch's shared bytes.
+
+    The swizzle XORs absolute address bits 4-6 with bits 7-9: the dynamic shared memory itself
+    is declared 1024-byte aligned.
+    """
+    tiles = {"BM": bm, "BN": bn, "BK": bk}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    (wgd,) = ops_of(ck, WarpGroupDotOp)
+    assert re.search(r"\.extern \.shared \.align 1024 \.b8 \w+\[\]", ck.asm["ptx"])
+    for alloc, operand, _ in operand_buffers(wgd):
+        assert alloc.stages == stages
+        for slot in range(stages):
+            start = alloc.attrs["offset"] + slot * alloc.stage_bytes
+            assert start % (8 * operand.swizzle) == 0
+            assert start + alloc.stage_bytes <= ck.metadata["shared"]
+
+
+PTX_DEF = re.compile(r"^\s*([a-z][\w.]*)\s+(%\w+),\s*(.*);$")
+PTX_WGMMA = re.compile(r"wgmma\.mma_async\S*\s+\{[^}]*\},\s*(%rd\d+),\s*(%rd\d+)")
+
+
+class Carried(Exception):
+    """The value read is the loop-carried register ``args[0]``: its iteration decides it."""
+
+
+class PtxValues:
+    """The values of PTX registers, from the integer instructions that compute them (a descriptor's slice).
+
+    ``%tid.x`` and the loop-carried registers come from ``env``; the shared memory starts at 0.
+    A register defined in several places is read from its latest definition before the use,
+    unless a later one in a loop around the use reaches it (a loop-carried value: ``Carried``).
+    """
+
+    def __init__(self, ptx: str):
+        self.defs, labels, self.loops = {}, {}, []
+        for i, line in enumerate(ptx.splitlines()):
+            if m := PTX_DEF.match(line):
+                self.defs.setdefault(m.group(2), []).append((i, m.group(1), [a.strip() for a in m.group(3).split(",")]))
+            elif m := re.match(r"^(\$\w+):", line):
+                labels[m.group(1)] = i
+            elif (m := re.search(r"\bbra(?:\.uni)?\s+(\$\w+);", line)) and labels.get(m.group(1), i) < i:
+                self.loops.append((labels[m.group(1)], i))
+
+    def value(self, reg: str, at: int, env: dict) -> int:
+        if not reg.startswith("%"):
+            return int(reg, 0)
+        if reg in env:
+            return env[reg]
+        defs = self.defs[reg]
+        if any(head <= at < line <= end for line, _, _ in defs for head, end in self.loops) and len(defs) > 1:
+            raise Carried(reg)
+        return self.apply(max(d for d in defs if d[0] < at), env)
+
+    def apply(self, definition, env: dict) -> int:
+        line, opcode, args = definition
+        parts = opcode.split(".")
+        bits = 1 if parts[0] == "setp" else int(parts[-1][1:])
+        if args == ["%tid.x"]:
+            return env["tid"]
+        if args == ["tilelab_smem"]:
+            return 0
+        v = [self.value(a, line, env) for a in args]
+        if parts[0] == "cvt" and parts[-1][0] == "s" and v[0] >> (int(parts[-1][1:]) - 1) & 1:
+            v[0] -= 1 << int(parts[-1][1:])  # sign-extend
+        ops = {
+            "mov": lambda: v[0],
+            "cvt": lambda: v[0],
+            "add": lambda: v[0] + v[1],
+            "mul": lambda: v[0] * v[1],
+            "shl": lambda: v[0] << v[1],
+            "shr": lambda: v[0] >> v[1],
+            "and": lambda: v[0] & v[1],
+            "or": lambda: v[0] | v[1],
+            "xor": lambda: v[0] ^ v[1],
+            "bfe": lambda: v[0] >> v[1] & (1 << v[2]) - 1,
+            "selp": lambda: v[0] if v[2] else v[1],
+            "setp": lambda: {"eq": v[0] == v[1], "ne": v[0] != v[1], "lt": v[0] < v[1], "ge": v[0] >= v[1]}[parts[1]],
+        }
+        out_bits = 64 if parts[0] == "mul" and parts[1] == "wide" else bits
+        return int(ops[parts[0]]()) & (1 << out_bits) - 1
+
+    def iterations(self, reg: str, count: int) -> list[int]:
+        """The values of the loop-carried ``reg`` in the loop's first ``count`` iterations."""
+        (head, end) = next(loop for loop in self.loops if any(loop[0] <= d[0] <= loop[1] for d in self.defs[reg]))
+        (init,) = [d for d in self.defs[reg] if d[0] < head][-1:]
+        (update,) = [d for d in self.defs[reg] if head <= d[0] <= end]
+        values = [self.apply(init, {})]
+        while len(values) < count:
+            values.append(self.apply(update, {reg: values[-1]}))
+        return values
+
+
+def expected_descriptors(wgd, slot: int, warp: int) -> list[tuple[int, int]]:
+    """``(A, B)`` descriptors of each instruction of ``wgd`` in warp ``warp`` when it reads ring slot ``slot``."""
+    acc = wgd.result.type.layout
+    (a_alloc, a, _), (b_alloc, b, _) = operand_buffers(wgd)
+    a_bits, b_bits = warpgroup_offsets(acc, a, b)
+
+    def start(alloc, bits, offset):
+        return (
+            alloc.attrs["offset"]
+            + slot * alloc.stage_bytes
+            + sum(v for i, v in enumerate(bits) if warp >> i & 1)
+            + offset
+        )
+
+    return [
+        (
+            a.descriptor(start(a_alloc, a_bits, ins.a_offset), mn_major=False).encode(),
+            b.descriptor(start(b_alloc, b_bits, ins.b_offset), mn_major=True).encode(),
+        )
+        for ins in plan(acc, a, b)
+    ]
+
+
+def ptx_descriptors(values: PtxValues, uses, tid: int, iterations: int) -> list[list[int]]:
+    """The registers ``uses`` (``(register, line)``) in thread ``tid``, per loop iteration (once if none is carried)."""
+    try:
+        return [[values.value(r, line, {"tid": tid}) for r, line in uses]]
+    except Carried as carried:
+        slot = carried.args[0]
+    return [
+        [values.value(r, line, {"tid": tid, slot: s}) for r, line in uses] for s in values.iterations(slot, iterations)
+    ]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
+def test_descriptors_name_the_slot_each_iteration_reads(arch_in_module, stages, bm, bn, bk, num_warps):
+    """The PTX descriptors, evaluated per warpgroup and loop iteration: iteration ``i`` reads ring slot ``i % S``.
+
+    (Two rounds of the ring; from the descriptor's registers back to ``%tid.x`` and the
+    loop-carried slot, against the model's descriptors of that slot's slices.)
+
+    Each is a zero-extended 32-bit low word or-ed with a constant high word (SBO, swizzle mode),
+    the form that ptxas 12.9 and 13.0 do not miscompile (a 64-bit add did).
+    """
+    tiles = {"BM": bm, "BN": bn, "BK": bk}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    (wgd,) = ops_of(ck, WarpGroupDotOp)
+    ptx = ck.asm["ptx"]
+    values = PtxValues(ptx)
+    uses = [(r, i) for i, line in enumerate(ptx.splitlines()) for m in PTX_WGMMA.finditer(line) for r in m.groups()]
+    assert len(uses) == 2 * len(plan(wgd.result.type.layout, *[o for _, o, _ in operand_buffers(wgd)]))
+    for reg, _ in uses:  # the low word or-ed with the constant fields (the high word), not a 64-bit add
+        ((_, opcode, (_, constant)),) = values.defs[reg]
+        assert opcode == "or.b64" and re.fullmatch(r"-?\d+", constant)
+    for warp in range(0, num_warps, 4):
+        got = ptx_descriptors(values, uses, 32 * warp, 2 * stages)
+        assert len(got) == (2 * stages if stages > 1 else 1)
+        for i, descs in enumerate(got):
+            want = [d for pair in expected_descriptors(wgd, i % stages, warp) for d in pair]
+            assert [hex(d) for d in descs] == [hex(d) for d in want], f"warp {warp}, iteration {i}"
+
+
+needs_disassembler = pytest.mark.skipif(
+    find_tool("ptxas") is None or not (find_tool("nvdisasm") or find_tool("cuobjdump")),
+    reason="needs ptxas, and nvdisasm or cuobjdump",
+)
+SASS_INSTR = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)\s+([^;]*);")
+
+
+def sass_immediate(instrs, i: int, reg: str) -> int | None:
+    """The immediate ``reg`` holds at instruction ``i`` (through moves, searching back), or None when computed."""
+    for j in range(i - 1, -1, -1):
+        pred, opcode, args = instrs[j]
+        dst = re.fullmatch(r"(U?R)(\d+)", args[0])
+        pair = dst and (".64" in opcode or "WIDE" in opcode) and reg == f"{dst.group(1)}{int(dst.group(2)) + 1}"
+        if args[0] != reg and not pair:
+            continue
+        if pred or pair:
+            return None
+        src = {"UMOV": 1, "MOV": 1, "R2UR": 1}.get(opcode)
+        if opcode == "IMAD.MOV.U32" and args[1:3] == ["RZ", "RZ"]:
+            src = 3
+        if src is None:
+            return None
+        if re.fullmatch(r"-?(0x[0-9a-f]+|\d+)", args[src]):
+            return int(args[src], 0) & 0xFFFFFFFF
+        return sass_immediate(instrs, j, args[src])
+    return None
+
+
+def hgmma_high_words(sass: str) -> list[tuple[int | None, int | None]]:
+    """For each ``HGMMA`` (wgmma), the immediate high words of its A and B descriptors (None: computed)."""
+    instrs = [(m.group(1), m.group(2), [a.strip() for a in m.group(3).split(",")]) for m in SASS_INSTR.finditer(sass)]
+    out = []
+    for i, (_, opcode, args) in enumerate(instrs):
+        if opcode.startswith("HGMMA"):
+            ur = int(re.search(r"gdesc\[UR(\d+)\]", ",".join(args)).group(1))
+            out.append((sass_immediate(instrs, i, f"UR{ur + 1}"), sass_immediate(instrs, i, f"UR{ur + 3}")))
+    return out
+
+
+@needs_disassembler
+@pytest.mark.parametrize("stages", [1, 3])
+@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
+def test_sass_descriptor_high_words_are_immediates(arch_in_module, stages, bm, bn, bk, num_warps):
+    """In the SASS, every wgmma's descriptors get their high words (SBO, swizzle mode) as immediates.
+
+    ptxas 12.9 and 13.0 miscompiled a descriptor built with a 64-bit add in the pipelined
+    loop (128 x 128 x 32, 8 warps, 3 stages): the A descriptor's high word came from a
+    register holding a shared-memory address, and the wgmma read far outside its buffer.
+    """
+    tiles = {"BM": bm, "BN": bn, "BK": bk}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    (wgd,) = ops_of(ck, WarpGroupDotOp)
+    want = {(a >> 32, b >> 32) for a, b in expected_descriptors(wgd, 0, 0)}
+    got = hgmma_high_words(ck.asm["sass"])
+    assert len(got) == len(expected_descriptors(wgd, 0, 0)) and set(got) == want
 
 
 @needs_ptxas
@@ -133,7 +374,10 @@ def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
     np_dtype = np.float16 if dtype == "f16" else ml_dtypes.bfloat16
     sig = F16 if dtype == "f16" else BF16
     ck = compile_for(state, "sm_90a", matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk}, num_warps, num_stages)
-    assert ops_of(ck, WarpGroupDotOp)
+    if stays_on_mma_sync(bm, bn, num_warps):  # the values of the mma.sync path that takes over
+        assert not ops_of(ck, WarpGroupDotOp) and "mma.sync" in ck.asm["ptx"]
+    else:
+        assert ops_of(ck, WarpGroupDotOp) and "wgmma.mma_async" in ck.asm["ptx"]
     a = rng.standard_normal((m, k)).astype(np_dtype)
     b = rng.standard_normal((k, n)).astype(np_dtype)
     tdt = torch.float16 if dtype == "f16" else torch.bfloat16
@@ -157,7 +401,7 @@ def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
         (192, 256, 96, "bf16", 64, 128, 32, 8),  # two warpgroups side by side along N
         (256, 512, 128, "f16", 128, 256, 32, 8),  # n256 instructions
         (128, 96, 72, "bf16", 64, 32, 16, 4),  # narrow: 32B swizzles, n32
-        (256, 128, 64, "f16", 128, 64, 32, 8),  # stacked warpgroups, n64 (64B swizzled A)
+        (256, 128, 64, "f16", 128, 64, 32, 8),  # stacked warpgroups, n64: mma.sync stays (stays_on_mma_sync)
     ],
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
@@ -185,15 +429,17 @@ def test_accumulator_is_not_written_between_fence_and_wgmma(arch_in_module):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    "num_warps, bm, bn, d", [(4, 64, 64, 64), (8, 128, 64, 64), (8, 64, 64, 64), (8, 128, 64, 128)]
+    "num_warps, bm, bn, d, wgmma_dots",
+    [(4, 64, 64, 64, 2), (8, 128, 64, 64, 0), (8, 64, 64, 64, 2), (8, 128, 64, 128, 1)],
 )
-def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d):
+def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d, wgmma_dots):
+    """Values of attention; a 128 x 64 dot over 8 warps stays on mma.sync (both of them when D = 64)."""
     torch = pytest.importorskip("torch")
     heads, s = 2, 256
     q, k, v = (rng.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
     scale = 1 / np.sqrt(d)
     ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, {"D": d, "BM": bm, "BN": bn}, num_warps)
-    assert ops_of(ck, WarpGroupDotOp)  # (8, 128, 64, 128): the 128x64 q @ k stays on mma.sync, p @ v uses wgmma
+    assert len(ops_of(ck, WarpGroupDotOp)) == wgmma_dots and len(ops_of(ck, DotOp)) == 2 - wgmma_dots
     q_d, k_d, v_d = _device_arrays(q, k, v)
     o_d = torch.full((heads, s, d), float("nan"), dtype=torch.float16, device="cuda")
     ck[(s // bm, heads)](q_d, k_d, v_d, o_d, s, scale)

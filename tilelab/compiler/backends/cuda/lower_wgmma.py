@@ -18,6 +18,11 @@ wider than ``S`` is stored as column blocks of one atom each, ``LBO`` apart
 (``layouts.shared.nvmma_shared``). The tests check, element by element, that these
 descriptors address exactly where ``nvmma_shared`` put each operand element.
 
+Only the start field changes at run time (the warpgroup, the ring stage of a pipelined
+operand, the instruction's slice), so each descriptor is built as a 32-bit low word (start
+and LBO) zero-extended and or-ed with a constant high word (SBO and swizzle mode), never
+with a 64-bit add: ``_descriptor`` says which ptxas miscompile this avoids.
+
 The sequence for one dot (the accumulator registers pass through every instruction, and
 through the wait, so nothing reads them before the tensor cores are done)::
 
@@ -46,6 +51,7 @@ from .context import GTile, LoweringBug, const_i32, lower, xor_flat
 from .lower_shared import first_index
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
+SMEM_ALIGN = 1024  # the largest swizzle repeat (8 rows of 128 bytes)
 
 
 # --------------------------------------------------------------------------- descriptors (pure Python)
@@ -192,17 +198,40 @@ def warpgroup_offsets(acc: LinearLayout, a: Operand, b: Operand) -> tuple[list[i
 # --------------------------------------------------------------------------- lowering
 
 
-def _descriptor_base(lw, buf, operand: Operand, mn_major: bool) -> ir.Value:
-    """The i64 descriptor of the buffer's first byte (plus this warp's warpgroup offset, added later)."""
+def _start_field(lw, buf, operand: Operand) -> ir.Value:
+    """The descriptor's start field (``address >> 4``, 14 bits) of the buffer's first byte, as an i32.
+
+    The swizzle XORs absolute address bits, so a buffer must start on a multiple of its
+    repeat (``8 * S`` bytes: 1024 for 128B): its offset is checked here, and the dynamic
+    shared memory is declared 1024-byte aligned.
+    """
     b = lw.b
     nbytes = buf.bits // 8
     repeat = 8 * operand.swizzle
     if (buf.first * nbytes) % repeat or (buf.dynamic is not None and (buf.stage_elems * nbytes) % repeat):
         raise LoweringBug(f"a wgmma operand buffer must start at a multiple of {repeat} bytes (its swizzle repeat)")
     smem = lw.shared(ir.IntType(8), 0, private=False)
+    smem.align = max(smem.align or 1, SMEM_ALIGN)
     address = b.ptrtoint(lw.smem_elem(smem, first_index(lw, buf), ir.IntType(buf.bits), private=False), I32)
-    start = b.zext(b.and_(b.lshr(address, const_i32(4)), const_i32(0x3FFF)), I64)
-    return b.or_(start, ir.Constant(I64, operand.descriptor(0, mn_major).encode()))
+    return b.and_(b.lshr(address, const_i32(4)), const_i32(0x3FFF))
+
+
+def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
+    """The i64 descriptor of a slice whose start field is ``start`` (an i32), with the constant ``fields``.
+
+    Only the low word depends on run-time values: the start field and the LBO above it (no
+    carry leaves the word, as a start field is below 2^14). The high word (SBO, swizzle
+    mode) is a constant, or-ed in. A 64-bit add of the constant fields computes the same
+    value, but ptxas 12.9 and 13.0 (not 13.5) miscompiled it: in the pipelined matmul loop
+    (128 x 128 x 32, 8 warps) the SASS took the A descriptor's high word from a register
+    that held a shared-memory store address (a wrong SBO and no swizzle: reads far past the
+    buffer), and in a 128 x 64 x 64 dot over two stacked warpgroups, from a register never
+    written. With a constant high word the SASS materializes it as an immediate.
+    """
+    b = lw.b
+    value = fields.encode()
+    low = b.add(start, const_i32(value & 0xFFFFFFFF))
+    return b.or_(b.zext(low, I64), ir.Constant(I64, value >> 32 << 32))
 
 
 def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b) -> list:
@@ -271,14 +300,13 @@ def lower_warp_group_dot(lw, op):
     if not _after_barrier(op):
         lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
     a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
-    base_a = _descriptor_base(lw, lw.get(op.a), a_op, False)
-    base_b = _descriptor_base(lw, lw.get(op.b), b_op, True)
-    base_a = b.add(base_a, b.zext(xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]), I64))
-    base_b = b.add(base_b, b.zext(xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]), I64))
+    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]))
+    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
+    fields_a, fields_b = a_op.descriptor(0, mn_major=False), b_op.descriptor(0, mn_major=True)
     out = _fence(lw, list(acc.regs))
     for ins in plan(acc.layout, a_op, b_op):
-        desc_a = b.add(base_a, ir.Constant(I64, ins.a_offset >> 4))
-        desc_b = b.add(base_b, ir.Constant(I64, ins.b_offset >> 4))
+        desc_a = _descriptor(lw, b.add(start_a, const_i32(ins.a_offset >> 4)), fields_a)
+        desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
         for i, v in zip(ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b)):
             out[i] = v
     lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out)))
