@@ -6,10 +6,11 @@
     launch((n // 1024, 1, 1), [x, y, out, n], False)
 
 A launch packs the arguments into one 8-byte slot each (array addresses, scalars in
-the low bytes) and calls the kernel's grid entry (``<name>_grid``) over chunks of the
-linear program ids from a thread pool; ctypes releases the GIL during each call, so
-the chunks run in parallel. ``TILELAB_NUM_THREADS`` caps the threads (default: the
-cores this process may use). Kernels that print run on one thread, in program order.
+the low bytes), then the coordinates of a chunk's first program, and calls the kernel's
+grid entry (``<name>_grid``) over chunks of the linear program ids from a thread pool;
+ctypes releases the GIL during each call, so the chunks run in parallel.
+``TILELAB_NUM_THREADS`` caps the threads (default: the cores this process may use).
+Kernels that print run on one thread, in program order.
 
 The compiled code reports prints, failed asserts and (sanitize mode) out-of-bounds
 accesses through a callback; they become the interpreter's messages and its
@@ -82,6 +83,9 @@ class CpuTarget:
     name = "cpu"
     pipeline = "cpu"
 
+    def __init__(self):
+        backend.preload()  # LLVM's library loads on another core while the kernel is built and lowered
+
     def compile(self, module, options: dict) -> Artifact:
         try:
             compiled = backend.compile_kernel(module, sanitize=False, want_asm=False)
@@ -149,7 +153,7 @@ class CpuLauncher:
         else:
             fn, extra = self.grid_fn, ()
         threads = 1 if self.meta.get("has_print") else self._threads_for(total)
-        status = self._run(fn, ctypes.addressof(slots), total, (gx, gy, gz), threads, extra)
+        status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
         if status:
             raise self._error(self._arrays(args))
         return None
@@ -161,15 +165,20 @@ class CpuLauncher:
             return 1  # decided without asking the OS for the usable cores
         return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
 
-    def _run(self, fn, addr, total, grid, threads, extra) -> int:
+    def _run(self, fn, slots, total, grid, threads, extra) -> int:
+        """Run programs ``[0, total)``; ``slots`` ends with program 0's coordinates, zeros."""
         extra_args = (extra[0].ctypes.data, len(extra[0]) // 2) if extra else ()
         if threads <= 1:
-            return fn(addr, 0, total, *grid, *extra_args)
+            return fn(ctypes.addressof(slots), 0, total, *grid, *extra_args)
         chunks = min(total, threads)
         bounds = [total * i // chunks for i in range(chunks + 1)]
+        starting = [_starting_at(slots, bounds[i], grid) for i in range(1, chunks)]  # kept alive until done
         pool = _thread_pool()
-        futures = [pool.submit(fn, addr, bounds[i], bounds[i + 1], *grid, *extra_args) for i in range(1, chunks)]
-        first = fn(addr, bounds[0], bounds[1], *grid, *extra_args)  # the calling thread takes a share
+        futures = [
+            pool.submit(fn, ctypes.addressof(s), bounds[i], bounds[i + 1], *grid, *extra_args)
+            for i, s in enumerate(starting, start=1)
+        ]
+        first = fn(ctypes.addressof(slots), bounds[0], bounds[1], *grid, *extra_args)  # the calling thread's share
         return max([first] + [f.result() for f in futures])
 
     def _sanitized_fn(self):
@@ -194,7 +203,8 @@ class CpuLauncher:
             raise _kernel_error(
                 f"argument '{name}': a pointer parameter needs a numpy array, got {type(arg).__name__}"
             ) from None
-        return ctypes.create_string_buffer(layout.pack(*values), max(8, layout.size))
+        # the coordinate slots after the arguments stay zero: program 0 (kernel.py, COORDINATE_SLOTS)
+        return ctypes.create_string_buffer(layout.pack(*values), layout.size + 8 * backend.COORDINATE_SLOTS)
 
     def _arrays(self, args) -> list[tuple[str, np.ndarray]]:
         """``(name, array)`` of the pointer arguments (for sanitizer ranges and error messages)."""
@@ -232,6 +242,15 @@ class CpuLauncher:
         text += " is outside every array argument"
         details = Memory(arrays).describe() if arrays else ["(the kernel has no array arguments)"]
         return KernelRuntimeError(sources.message(loc, text, details))
+
+
+def _starting_at(slots, linear: int, grid):
+    """A copy of the argument ``slots`` whose coordinate slots hold program ``linear``'s ``(x, y, z)``."""
+    gx, gy, _ = grid
+    copy = ctypes.create_string_buffer(slots.raw, len(slots))
+    offset = len(slots) - 8 * backend.COORDINATE_SLOTS
+    struct.pack_into("<3Q", copy, offset, linear % gx, linear // gx % gy, linear // (gx * gy))
+    return copy
 
 
 def _kernel_error(message: str) -> KernelRuntimeError:

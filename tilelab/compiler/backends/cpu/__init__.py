@@ -6,15 +6,15 @@
     grid_fn = lib.address(compiled.grid_symbol)
 
 Files: ``context.py`` (tiles, buffers, loops), ``fusion.py`` (what stays lazy),
-``lower_*.py`` (one small function per op), ``kernel.py`` (program and grid
-functions), ``sanitize.py`` (bounds checks), ``codegen.py`` (optimize, emit, load).
+``lower_*.py`` (one small function per op), ``bounds.py`` (the facts behind fast
+paths), ``lanes.py`` (the loops of 1-D kernels as vector code), ``kernel.py`` (program
+and grid functions), ``sanitize.py`` (bounds checks), ``codegen.py`` (optimize, emit, load).
 The runtime side (threads, argument packing, reports) is ``tilelab.runtime.cpu_target``.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from ..common.types import UnsupportedType
 from .codegen import (
@@ -23,6 +23,7 @@ from .codegen import (
     assembly_from_llir,
     compile_llvm,
     needs_unrolling,
+    preload,
     target_machine,
 )
 from .context import (
@@ -34,36 +35,39 @@ from .context import (
     REPORT_ZERO_STEP,
     LoweringBug,
 )
-from .kernel import UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
+from .kernel import COORDINATE_SLOTS, UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
 
 
-@dataclass
 class CpuCompiled:
-    """The result of compiling one kernel for the CPU."""
+    """The result of compiling one kernel for the CPU (a plain class: a dataclass costs import time)."""
 
-    name: str
-    grid_symbol: str
-    obj: bytes
-    asm: dict
-    ops: dict  # op id (str) -> info for runtime reports
-    seconds: dict = field(default_factory=dict)
+    def __init__(self, name: str, grid_symbol: str, obj: bytes, asm: dict, ops: dict, seconds: dict | None = None):
+        self.name = name
+        self.grid_symbol = grid_symbol
+        self.obj = obj
+        self.asm = asm
+        self.ops = ops  # op id (str) -> info for runtime reports
+        self.seconds = seconds if seconds is not None else {}
 
 
 def compile_kernel(module, sanitize: bool = False, opt_level: int = 3, want_asm: bool = True) -> CpuCompiled:
     """Lower, optimize and emit ``module``'s kernel (the sanitized variant when ``sanitize``)."""
     t = time.perf_counter()
-    llmod, ops = build_llvm_module(module, sanitize)
+    llmod, ops, pipeline = build_llvm_module(module, sanitize)
     lowering = time.perf_counter() - t
-    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, unroll=needs_unrolling(module))
+    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, pipeline=pipeline)
     name = module.kernel.sym_name
     seconds = {"lower": lowering, **seconds}
     return CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds)
 
 
 __all__ = [
+    "COORDINATE_SLOTS",
     "CpuCompiled",
     "compile_kernel",
     "assembly_from_llir",
+    "needs_unrolling",
+    "preload",
     "work_per_program",
     "LoadedObject",
     "target_machine",

@@ -23,16 +23,16 @@ Ranges are exact mathematical bounds in an integer wide enough that no step over
 ``i64`` where a compile-time bound on their magnitude allows (pointers count only below
 ``ADDRESS_LIMIT``, ``i32`` indices stay far below it), else ``i128``; a step
 whose result may leave its IR type's range (where the kernel's own arithmetic would
-wrap) makes the facts false, never wrong. Anything not understood (loaded indices,
-divisions, floats) gives ``None``: no fast path.
+wrap) makes the facts false, never wrong. Such a check is emitted only where compile-time
+limits (``Range.low`` / ``high``) do not rule it out: ``pid * 1024`` is a multiple of 1024
+(wrapped or not), so adding ``arange(0, 1024)`` to it cannot pass ``2**31 - 1``. Anything
+not understood (loaded indices, divisions, floats) gives ``None``: no fast path.
 
     offs = pid * 1024 + arange(0, 1024)   ->  [pid*1024, pid*1024 + 1023]
     offs < n                               ->  pid*1024 + 1023 < n
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from llvmlite import ir
 
@@ -68,21 +68,23 @@ NARROW_LIMIT = 1 << 62
 Facts = tuple
 
 
-@dataclass
 class Range:
     """``lo <= every element <= hi``, trustworthy only where the ``ok`` facts hold.
 
     ``bound`` is a compile-time fact: ``|lo|, |hi| <= bound`` always, so it picks the width
     (``i64`` below ``NARROW_LIMIT``, else ``i128``) in which no step can overflow.
+    ``low`` and ``high`` are compile-time limits of ``lo`` and ``hi`` (``-bound`` and ``bound``
+    unless known tighter): a check they already rule out is not emitted.
     ``address``: a scalar pointer's raw address, not yet checked below ``ADDRESS_LIMIT``
     (``Bounds.checked`` adds that fact; ``_addptr`` checks the offset address instead).
     """
 
-    lo: ir.Value
-    hi: ir.Value
-    ok: Facts
-    bound: int
-    address: bool = False
+    __slots__ = ("lo", "hi", "ok", "bound", "address", "low", "high")
+
+    def __init__(self, lo, hi, ok: Facts, bound: int, address=False, low: int | None = None, high: int | None = None):
+        self.lo, self.hi, self.ok, self.bound, self.address = lo, hi, ok, bound, address
+        self.low = -bound if low is None else low
+        self.high = bound if high is None else high
 
 
 def _width(bound: int) -> ir.IntType:
@@ -151,7 +153,7 @@ class Bounds:
     def _constant(self, lo: int, hi: int) -> Range:
         bound = max(abs(lo), abs(hi))
         ty = _width(bound)
-        return Range(ir.Constant(ty, lo), ir.Constant(ty, hi), (), bound)
+        return Range(ir.Constant(ty, lo), ir.Constant(ty, hi), (), bound, low=lo, high=hi)
 
     # ----------------------------------------------------------------- ranges
     def range(self, v: Value) -> Range | None:
@@ -165,7 +167,7 @@ class Bounds:
         if not (t.is_pointer or t.is_int):
             return None
         if not v.type.is_tensor:
-            return self._scalar(self.lw.get(v), t)
+            return _multiple(self._scalar(self.lw.get(v), t), _power_of_two_dividing(v, t))
         op = v.defining_op
         if isinstance(op, SAME_VALUES):
             return self.range(op.operands[0])
@@ -197,7 +199,7 @@ class Bounds:
         ty = _width(bound)
         if x.type != ty:
             x = self.b.sext(x, ty) if signed else self.b.zext(x, ty)
-        return Range(x, x, (), bound)
+        return Range(x, x, (), bound, low=-bound if signed else 0, high=bound - 1 if signed else bound)
 
     def checked(self, r: Range) -> Range:
         """``r`` with its address checked below ``ADDRESS_LIMIT`` where it is a raw address."""
@@ -239,6 +241,7 @@ class Bounds:
         bound = max(x.bound, y.bound) if op.kind in ("min", "max") else bound
         if bound is None:
             return None
+        low, high = _limits(op.kind, x, y)
         ty = _width(bound)
         x, y = (Range(self._to(r.lo, ty), self._to(r.hi, ty), r.ok, bound) for r in (x, y))
         if op.kind == "add":
@@ -251,7 +254,7 @@ class Bounds:
         else:
             pick = "<" if op.kind == "min" else ">"
             lo, hi = self._fold([x.lo, y.lo], pick), self._fold([x.hi, y.hi], pick)
-        return self._fits(Range(lo, hi, self._and(x.ok, y.ok), bound), t)
+        return self._fits(Range(lo, hi, self._and(x.ok, y.ok), bound, low=low, high=high), t)
 
     def _fold(self, values, pick: str) -> ir.Value:
         """The least (``<``) or greatest (``>``) of ``values``; equal ones counted once."""
@@ -265,15 +268,15 @@ class Bounds:
     def _fits(self, r: Range, t) -> Range:
         """``r`` with ``ok`` cleared where it may leave the range of integer type ``t``.
 
-        Only the sides that ``r.bound`` does not already rule out are checked at run time.
+        Only the sides that ``r.low`` and ``r.high`` do not already rule out are checked at run time.
         """
         lowest, highest = (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
         ok = r.ok
-        if -r.bound < lowest:
+        if r.low < lowest:
             ok = self._and(ok, self._less(">=", r.lo, ir.Constant(r.lo.type, lowest)))
-        if r.bound > highest:
+        if r.high > highest:
             ok = self._and(ok, self._less("<=", r.hi, ir.Constant(r.hi.type, highest)))
-        return Range(r.lo, r.hi, ok, r.bound)
+        return Range(r.lo, r.hi, ok, r.bound, low=max(r.low, lowest), high=min(r.high, highest))
 
     # ----------------------------------------------------------------- facts
     def all_true(self, mask: Value) -> Facts | None:
@@ -319,6 +322,47 @@ class Bounds:
         end_b = self._int("add", bhi, ir.Constant(bhi.type, _itemsize(ptr_b)))
         apart = self.b.or_(self._less("<=", end_a, blo), self._less("<=", end_b, alo))
         return self._and(a.ok, b_.ok, apart)
+
+
+def _power_of_two_dividing(v: Value, t) -> int:
+    """The largest power of two the integer scalar ``v`` is known to be a multiple of (1 if none).
+
+    Kept by the kernel's own wrapping arithmetic (``2**bits`` is a multiple of it):
+    ``pid * 1024`` is a multiple of 1024 whatever ``pid`` is.
+    """
+    op = v.defining_op
+    if t.is_pointer or not t.is_int or t.is_bool:
+        return 1
+    if isinstance(op, ConstantOp) and isinstance(op.value, int):
+        c = int(op.value) % (1 << t.bits)
+        return (c & -c) if c else 1 << (t.bits - 1)
+    if isinstance(op, BinaryOp) and op.kind in ("add", "sub", "mul"):
+        x, y = (_power_of_two_dividing(a, t) for a in op.operands)
+        return min(x * y, 1 << (t.bits - 1)) if op.kind == "mul" else min(x, y)
+    src = op.operands[0].type if isinstance(op, CastOp) else None
+    if src is not None and src.is_scalar and src.is_int and not src.is_bool:
+        return min(_power_of_two_dividing(op.operands[0], src), 1 << (min(src.bits, t.bits) - 1))
+    return 1
+
+
+def _multiple(r: Range, d: int) -> Range:
+    """``r`` of a value known to be a multiple of ``d``: its compile-time limits rounded inward."""
+    if d > 1:
+        r.low, r.high = -(-r.low // d) * d, (r.high // d) * d
+    return r
+
+
+def _limits(kind: str, x: Range, y: Range) -> tuple[int, int]:
+    """Compile-time limits of ``lo`` and ``hi`` of ``x kind y`` (``add``, ``sub``, ``mul``, ``min``, ``max``)."""
+    if kind == "add":
+        return x.low + y.low, x.high + y.high
+    if kind == "sub":
+        return x.low - y.high, x.high - y.low
+    if kind == "mul":
+        corners = [p * q for p in (x.low, x.high) for q in (y.low, y.high)]
+        return min(corners), max(corners)
+    pick = min if kind == "min" else max
+    return pick(x.low, y.low), pick(x.high, y.high)
 
 
 def _is_int(v: Value) -> bool:

@@ -13,7 +13,8 @@ loop whose body loads ``x[i]``, calls ``exp``, multiplies and stores; shape ops
 (``splat``, ``broadcast``, ``trans``, ``expand_dims`` ...) are lazy index arithmetic
 over their source. A value that several ops use is *materialized* once into a buffer
 by a loop over its elements (``FunctionLowering.materialize``); the policy lives in
-``fusion.py``. Loops over elements are plain counted loops that LLVM vectorizes.
+``fusion.py``. Loops over elements are plain counted loops that LLVM vectorizes -- or,
+over the 1-D tiles of kernels without accumulators, vector code written by lanes.py.
 
 Lowering functions register per op class with ``@lower(OpClass)`` and receive the
 ``FunctionLowering`` and the op.
@@ -88,6 +89,9 @@ class FunctionLowering:
         self.proven: set[Value] = set()  # bool tiles known all-true where code is emitted now
         self.substitutes: dict[int, Tile] = {}  # id(lazy tile) -> its materialized copy
         self.lines = None  # a debuginfo.LineTable: instructions get their op's source line
+        self.lane_mode = False  # loops over 1-D tiles may be written as vector code (lanes.py)
+        self.fallback = 0  # > 0 while emitting code that runs only where lanes' facts fail
+        self.scalar_loops = 0  # element loops emitted outside any fallback
 
     # ----------------------------------------------------------------- values
     def get(self, v: Value):
@@ -98,7 +102,8 @@ class FunctionLowering:
 
     def set(self, v: Value, x) -> None:
         if isinstance(x, Tile) and x.buf is None and v not in self.lazy_ok:
-            x = self.materialize(x)
+            self.values[v] = x  # what lanes.materialize reads
+            x = self.materialize(x, value=v)
         self.values[v] = x
 
     def elem_at(self, x, lin: ir.Value) -> ir.Value:
@@ -130,11 +135,21 @@ class FunctionLowering:
         buf.align = 64
         return buf
 
-    def materialize(self, t: Tile, into: ir.Value | None = None) -> Tile:
-        """Compute every element of a lazy tile into a buffer (``into`` or a fresh one)."""
+    def materialize(self, t: Tile, into: ir.Value | None = None, value: Value | None = None) -> Tile:
+        """Compute every element of a lazy tile into a buffer (``into`` or a fresh one).
+
+        With ``value`` (the IR value of ``t``) a 1-D tile may be computed lane-wise (lanes.py).
+        """
+        from . import lanes  # lanes.py builds on this module
+
         buf = into if into is not None else self.alloca(t.elem, t.numel)
-        with self.loop(t.numel) as lin:
-            self.store_elem(buf, t.elem, lin, self.elem_at(t, lin))
+
+        def elements():
+            with self.loop(t.numel) as lin:
+                self.store_elem(buf, t.elem, lin, self.elem_at(t, lin))
+
+        if value is None or not lanes.materialize(self, value, buf, elements):
+            elements()
         return Tile(t.shape, t.elem, buf=buf)
 
     def copy_into(self, t: Tile, buf: ir.Value) -> None:
@@ -145,6 +160,7 @@ class FunctionLowering:
         """``for lin in range(start, n, step)`` over i64 (``n`` an int or an i64 value)."""
         b = self.b
         n = i64(n) if isinstance(n, int) else n
+        self.scalar_loops += not self.fallback
         pre = b.block
         head = b.append_basic_block("loop")
         body = b.append_basic_block("loop.body")

@@ -8,7 +8,8 @@ For a kernel ``add(x, y, out, n)`` two LLVM functions are emitted:
   whose linear ids (x fastest) lie in ``[start, end)``. ``args`` points at one 8-byte
   slot per kernel argument (addresses, or scalars in the slot's low bytes), so the
   runtime calls every kernel through one ctypes signature and splits the grid over
-  threads.
+  threads; three more slots hold the coordinates ``x, y, z`` of program ``start``
+  (``COORDINATE_SLOTS``: the caller divides, once per call, not the generated code).
 
 The sanitized variant (``add_grid_sanitized``) also takes the argument arrays' byte
 ranges (``ptr ranges, i64 count``) and checks every access (sanitize.py).
@@ -20,22 +21,31 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.core import FuncOp, Module
 from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, ForOp, LoadOp, PrintOp, StoreOp
+from tilelab.compiler.ir.types import SCALARS
 
 from ..common.types import I32, I64, PTR, register_type
 from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
+from .codegen import needs_unrolling
 from .context import FunctionLowering
 from .debuginfo import LineTable
 from .fusion import lazy_values
 
 REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp, ForOp)
+#: slots after the arguments' that hold program ``start``'s ``x, y, z`` (an ``i32`` in each)
+COORDINATE_SLOTS = 3
 
 
 class UnsupportedKernel(Exception):
     """The kernel uses something the CPU backend does not lower; the message names the line."""
 
 
-def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module, dict]:
-    """Lower ``module``'s kernel; returns the LLVM module and the op table for runtime reports."""
+def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module, dict, str]:
+    """Lower ``module``'s kernel; returns the LLVM module, the op table for runtime reports, and its pipeline.
+
+    The pipeline (codegen.py) is ``"unroll"`` for kernels with accumulators or 2-D tiles,
+    ``"lanes"`` when every loop over elements was written as vector code (lanes.py), else
+    ``"vectorize"``.
+    """
     func = module.kernel
     for op in func.walk():
         if isinstance(op, CallOp):
@@ -43,9 +53,11 @@ def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module
     llmod = ir.Module(name=func.sym_name)
     lines = LineTable(llmod, func.loc.file)
     op_ids = {op: i for i, op in enumerate(func.walk()) if isinstance(op, REPORTED)}
-    kernel = _kernel_function(llmod, func, op_ids, sanitize, lines)
+    unroll = needs_unrolling(module)
+    kernel, scalar_loops = _kernel_function(llmod, func, op_ids, sanitize, lines, lanes=not (unroll or sanitize))
     _grid_function(llmod, func, kernel, sanitize, lines)
-    return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}
+    pipeline = "unroll" if unroll else ("vectorize" if scalar_loops or sanitize else "lanes")
+    return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}, pipeline
 
 
 def work_per_program(module: Module) -> int:
@@ -71,14 +83,18 @@ def grid_symbol(func_name: str, sanitize: bool) -> str:
     return f"{func_name}_grid" + ("_sanitized" if sanitize else "")
 
 
-def _kernel_function(llmod, func: FuncOp, op_ids, sanitize, lines: LineTable) -> ir.Function:
+def _kernel_function(llmod, func: FuncOp, op_ids, sanitize, lines: LineTable, lanes: bool) -> tuple[ir.Function, int]:
+    """The per-program function; also how many loops over elements it left to LLVM's vectorizer."""
     params = [register_type(a.type) for a in func.args] + [I32] * 6 + ([PTR, I64] if sanitize else [])
     fn = ir.Function(llmod, ir.FunctionType(I32, params), func.sym_name)
     fn.linkage = "internal"
+    if lanes:  # inlined into the grid loop first: LLVM then optimizes the program once, not twice
+        fn.attributes.add("alwaysinline")  # (the short pipeline inlines nothing else; O3 of 2-D kernels as before)
     lines.function(fn, func.sym_name, func.loc.line)
     entry = fn.append_basic_block("entry")
     lw = FunctionLowering(fn, entry, sanitize, op_ids, lazy_values(func, sanitize))
     lw.lines = lines
+    lw.lane_mode = lanes
     n = len(func.args)
     for arg, llarg in zip(func.args, fn.args):
         lw.values[arg] = llarg
@@ -90,7 +106,7 @@ def _kernel_function(llmod, func: FuncOp, op_ids, sanitize, lines: LineTable) ->
     if not lw.b.block.is_terminated:
         lw.b.ret(ir.Constant(I32, 0))
     ir.IRBuilder(entry).branch(fn.blocks[1])
-    return fn
+    return fn, lw.scalar_loops
 
 
 def _unpack_arg(b: ir.IRBuilder, args: ir.Value, i: int, t) -> ir.Value:
@@ -111,9 +127,8 @@ def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool, lin
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.debug_metadata = lines.location(fn, func.loc)  # inlined kernel code keeps its own lines
     values = [_unpack_arg(b, args, i, a.type) for i, a in enumerate(func.args)]
-    gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
-    rest = b.udiv(start, gx64)  # the first program's coordinates: the only divisions
-    first = [b.trunc(b.urem(start, gx64), I32), b.trunc(b.urem(rest, gy64), I32), b.trunc(b.udiv(rest, gy64), I32)]
+    n = len(func.args)
+    first = [_unpack_arg(b, args, n + k, SCALARS["i32"]) for k in range(COORDINATE_SLOTS)]  # program ``start``
     pre = b.block
     head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
     b.branch(head)

@@ -4,7 +4,8 @@ A load is a loop over the tile's elements into a buffer; a masked-off element is
 never read and takes ``other`` (0 when there is none). A store is a loop that writes
 the lanes where the mask holds; its value and pointer tiles are usually lazy, so
 ``store(out + offs, x + y)`` is one fused loop. LLVM turns these loops into vector
-(masked) loads and stores.
+(masked) loads and stores; in lane mode (1-D kernels) lanes.py writes them as vector
+code itself, and the element loops here are its fallback.
 
 Atomics are real LLVM ``atomicrmw`` / ``cmpxchg`` instructions (``seq_cst``): programs
 run on several threads at once. Masked-off lanes of an atomic give 0.
@@ -23,6 +24,7 @@ from llvmlite import ir
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 
 from ..common.types import I1, I8, I64, memory_type, register_type
+from . import lanes
 from .bounds import Bounds, conjunction
 from .context import Tile, lower
 from .lower_elementwise import map_elements
@@ -102,7 +104,8 @@ def lower_load(lw, op):
         with lw.loop(t.numel) as lin:
             lw.store_elem(buf, elem, lin, _load_element(lw, op, lin))
 
-    _with_mask_versions(lw, Bounds(lw), [op.mask], [], loop, loop)
+    if not lanes.load(lw, op, buf, loop):
+        _with_mask_versions(lw, Bounds(lw), [op.mask], [], loop, loop)
     lw.set(op.result, Tile(t.shape, elem, buf=buf))
 
 
@@ -135,18 +138,20 @@ def lower_store(lw, op):
         with _elements(lw, t) as lin:
             _masked(lw, lw.elem_at(mask, lin) if mask is not None else None, lambda: write(lin))
 
+    def unfused():
+        saved = dict(lw.substitutes)
+        _compute_before_writing(lw, [op.value, op.ptr, op.mask])
+        loop()
+        lw.substitutes = saved
+
+    if lanes.store(lw, op, unfused):
+        return
     bounds = Bounds(lw)
     loads = fused_loads(lw, [op.ptr, op.value, op.mask])
     apart = [bounds.disjoint(op.ptr, ld.ptr) for ld in loads]
     if any(a is None for a in apart):  # overlap not ruled out: read everything before writing
         _materialize(lw, loads)
         loads, apart = [], []
-
-    def unfused():
-        saved = dict(lw.substitutes)
-        _compute_before_writing(lw, [op.value, op.ptr, op.mask])
-        loop()
-        lw.substitutes = saved
 
     _with_mask_versions(lw, bounds, [op.mask] + [ld.mask for ld in loads], apart, loop, unfused)
 
