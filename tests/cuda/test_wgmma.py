@@ -57,11 +57,6 @@ def ops_of(ck, cls):
     return [op for op in ck.module.walk() if isinstance(op, cls)]
 
 
-def stays_on_mma_sync(bm: int, bn: int, num_warps: int) -> bool:
-    """Two warpgroups stacked along M with n64 instructions: ``accelerate-dot`` keeps mma.sync there."""
-    return num_warps == 8 and bm == 128 and bn == 64
-
-
 # --------------------------------------------------------------------------- compile only
 
 
@@ -73,9 +68,6 @@ def stays_on_mma_sync(bm: int, bn: int, num_warps: int) -> bool:
 def test_matmul_shapes_assemble_with_wgmma(arch_in_module, num_warps, bm, bn, bk):
     ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, {"BM": bm, "BN": bn, "BK": bk}, num_warps)
     ptx = ck.asm["ptx"]
-    if stays_on_mma_sync(bm, bn, num_warps):
-        assert not ops_of(ck, WarpGroupDotOp) and "mma.sync" in ptx
-        return
     assert len(ops_of(ck, WarpGroupDotOp)) == 1 and not ops_of(ck, DotOp)
     assert ptx.count("wgmma.mma_async") >= bk // 16 and "mma.sync" not in ptx
     assert "fence.proxy.async.shared::cta" in ptx and "wgmma.wait_group.sync.aligned 0" in ptx
@@ -351,12 +343,12 @@ def test_small_tiles_keep_mma_sync_on_hopper(arch_in_module):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("num_warps, bn, d, wgmma_dots", [(4, 64, 64, 2), (8, 128, 128, 2), (8, 64, 128, 1)])
-def test_attention_assembles_with_warp_group_dots(arch_in_module, num_warps, bn, d, wgmma_dots):
-    """Both dots use wgmma, except a 128x64 one over two stacked warpgroups (mma.sync; the two mix)."""
+@pytest.mark.parametrize("num_warps, bn, d", [(4, 64, 64), (8, 128, 128), (8, 64, 128)])
+def test_attention_assembles_with_warp_group_dots(arch_in_module, num_warps, bn, d):
+    """Both dots use wgmma, also a 128x64 one over two warpgroups stacked along M (n64 instructions)."""
     ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, {"D": d, "BM": 128, "BN": bn}, num_warps)
-    assert len(ops_of(ck, WarpGroupDotOp)) == wgmma_dots and len(ops_of(ck, DotOp)) == 2 - wgmma_dots
-    assert ck.asm["ptx"].count("wgmma.commit_group") == wgmma_dots
+    assert len(ops_of(ck, WarpGroupDotOp)) == 2 and not ops_of(ck, DotOp)
+    assert ck.asm["ptx"].count("wgmma.commit_group") == 2
 
 
 # --------------------------------------------------------------------------- values on a GPU
@@ -374,10 +366,7 @@ def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
     np_dtype = np.float16 if dtype == "f16" else ml_dtypes.bfloat16
     sig = F16 if dtype == "f16" else BF16
     ck = compile_for(state, "sm_90a", matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk}, num_warps, num_stages)
-    if stays_on_mma_sync(bm, bn, num_warps):  # the values of the mma.sync path that takes over
-        assert not ops_of(ck, WarpGroupDotOp) and "mma.sync" in ck.asm["ptx"]
-    else:
-        assert ops_of(ck, WarpGroupDotOp) and "wgmma.mma_async" in ck.asm["ptx"]
+    assert ops_of(ck, WarpGroupDotOp) and "wgmma.mma_async" in ck.asm["ptx"]
     a = rng.standard_normal((m, k)).astype(np_dtype)
     b = rng.standard_normal((k, n)).astype(np_dtype)
     tdt = torch.float16 if dtype == "f16" else torch.bfloat16
@@ -401,7 +390,7 @@ def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
         (192, 256, 96, "bf16", 64, 128, 32, 8),  # two warpgroups side by side along N
         (256, 512, 128, "f16", 128, 256, 32, 8),  # n256 instructions
         (128, 96, 72, "bf16", 64, 32, 16, 4),  # narrow: 32B swizzles, n32
-        (256, 128, 64, "f16", 128, 64, 32, 8),  # stacked warpgroups, n64: mma.sync stays (stays_on_mma_sync)
+        (256, 128, 64, "f16", 128, 64, 32, 8),  # two warpgroups stacked along M, n64 instructions
     ],
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
@@ -429,17 +418,17 @@ def test_accumulator_is_not_written_between_fence_and_wgmma(arch_in_module):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    "num_warps, bm, bn, d, wgmma_dots",
-    [(4, 64, 64, 64, 2), (8, 128, 64, 64, 0), (8, 64, 64, 64, 2), (8, 128, 64, 128, 1)],
+    "num_warps, bm, bn, d",
+    [(4, 64, 64, 64), (8, 128, 64, 64), (8, 64, 64, 64), (8, 128, 64, 128)],
 )
-def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d, wgmma_dots):
-    """Values of attention; a 128 x 64 dot over 8 warps stays on mma.sync (both of them when D = 64)."""
+def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d):
+    """Values of attention with both dots on wgmma, over one warpgroup, two side by side and two stacked along M."""
     torch = pytest.importorskip("torch")
     heads, s = 2, 256
     q, k, v = (rng.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
     scale = 1 / np.sqrt(d)
     ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, {"D": d, "BM": bm, "BN": bn}, num_warps)
-    assert len(ops_of(ck, WarpGroupDotOp)) == wgmma_dots and len(ops_of(ck, DotOp)) == 2 - wgmma_dots
+    assert len(ops_of(ck, WarpGroupDotOp)) == 2 and not ops_of(ck, DotOp)
     q_d, k_d, v_d = _device_arrays(q, k, v)
     o_d = torch.full((heads, s, d), float("nan"), dtype=torch.float16, device="cuda")
     ck[(s // bm, heads)](q_d, k_d, v_d, o_d, s, scale)

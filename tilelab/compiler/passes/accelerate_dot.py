@@ -37,7 +37,7 @@ Hopper (``module.attrs["arch"] == "sm_90a"``, the ``a`` unlocks wgmma; and, for 
 warps multiplies a 64 x N tile by reading A and B *straight from shared memory*, through
 64-bit matrix descriptors, at about twice mma.sync's rate. So for f16/bf16 dots with
 ``num_warps`` a multiple of 4, M a multiple of 64 and N split into warpgroup tiles of 16
-to 256 columns (at least 128 when warpgroups stack along M), the accumulator's layout (and
+to 256 columns, the accumulator's layout (and
 every value that shares it: the loop-carried accumulator, its ``tl.zeros``, the epilogue;
 slices of it) becomes ``#wgmma``; A is stored
 K-major and B N-major into ``#nvmma_shared`` buffers (the swizzled layouts the descriptors
@@ -118,8 +118,7 @@ def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
     """The ``#wgmma`` accumulator for ``op`` on ``arch``, or None where mma.sync stays.
 
     Warpgroups stack along M while M splits into 64-row tiles for each, the rest go along N;
-    one instruction covers up to 256 columns (wider tiles repeat it). Stacked warpgroups need
-    instructions at least 128 columns wide (see the comment in the body).
+    one instruction covers up to 256 columns (wider tiles repeat it).
     """
     acc = op.operands[2].type.layout
     if arch not in WGMMA_ARCHS or acc is None or acc.params.get("kind") != "mma" or not operands_fit(op):
@@ -135,9 +134,7 @@ def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
         groups_m //= 2
     groups_n = num_warps // 4 // groups_m
     instr_n = min(256, n // groups_n)
-    if instr_n < 16 or (groups_m > 1 and instr_n < 128):
-        # two warpgroups stacked along M with n64 instructions gave wrong products on an H200
-        # (128x64 tile, K = 64, 8 warps) although every descriptor checks out: mma.sync stays there
+    if instr_n < 16:
         return None
     return wgmma_accumulator([m, n], [4 * groups_m, groups_n], instr_n)
 
