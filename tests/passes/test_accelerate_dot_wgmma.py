@@ -100,6 +100,7 @@ def test_dot_becomes_warp_group_dot_over_swizzled_buffers():
         (64, 128, 64, 8, [4, 2], 64, (128, 128)),  # M fits one warpgroup: the second goes along N
         (64, 512, 16, 4, [4, 1], 256, (32, 128)),  # wider than one instruction: n256 repeats
         (64, 32, 16, 4, [4, 1], 32, (32, 64)),  # B's atom no wider than one instruction
+        (128, 64, 64, 8, [8, 1], 64, (128, 128)),  # stacked along M with n64 instructions
     ],
 )
 def test_warpgroups_split_and_operand_swizzles(m, n, k, num_warps, warps, instr_n, swizzles):
@@ -122,7 +123,6 @@ def test_warpgroups_split_and_operand_swizzles(m, n, k, num_warps, warps, instr_
         ("M below 64", {"m": 32}),
         ("2 warps are not a warpgroup", {"num_warps": 2}),
         ("f32 operands", {"t": "f32"}),
-        ("stacked warpgroups with n64 instructions", {"m": 128, "n": 64, "k": 64, "num_warps": 8}),
     ],
 )
 def test_negative_mma_sync_or_fma_stays(why, kwargs):
