@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tilelab
-from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_kernel
+from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_bt_kernel, masked_matmul_kernel
 from tilelab.compiler.backends.cuda import find_tool
 from tilelab.compiler.backends.cuda.lower_wgmma import operand_of, plan, warpgroup_offsets
 from tilelab.compiler.ir.ops import DotOp, MemDescIndexOp, WarpGroupDotOp
@@ -92,32 +92,37 @@ def test_pipelined_operands_feed_the_warp_group_dot_from_their_rings(arch_in_mod
 # --------------------------------------------------------------------------- descriptors of ring slots
 
 RING_TILES = [(128, 128, 32, 8), (128, 128, 64, 4), (64, 128, 32, 4), (64, 32, 16, 4), (128, 256, 32, 8)]
+#: ``(tiles, kernel)``: every ring tile with an N-major B, three with a K-major B (``a @ b.T``)
+RING_CASES = [(t, matmul_kernel) for t in RING_TILES] + [
+    pytest.param(t, masked_matmul_bt_kernel, id=f"{t}-bt") for t in RING_TILES[:3] + RING_TILES[3:4]
+]
 
 
 def operand_buffers(wgd):
-    """``(alloc, Operand, mn_major)`` of A and B of a ``warp_group_dot`` (the ring's alloc when pipelined)."""
+    """``(alloc, Operand)`` of A and B of a ``warp_group_dot`` (the ring's alloc when pipelined)."""
     out = []
-    for v, mn_major in ((wgd.operands[0], False), (wgd.operands[1], True)):
+    for index, v in enumerate(wgd.operands[:2]):
         op = v.defining_op
         alloc = op.ring.defining_op if isinstance(op, MemDescIndexOp) else op
-        out.append((alloc, operand_of(v.type.layout, v.type.shape, v.type.element.itemsize), mn_major))
+        out.append((alloc, operand_of(v.type.layout, v.type.shape, v.type.element.itemsize, index)))
     return out
 
 
 @needs_ptxas
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
-@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
-def test_operand_slots_are_aligned_and_inside_the_shared_memory(arch_in_module, stages, bm, bn, bk, num_warps):
+@pytest.mark.parametrize("tile, kernel", RING_CASES)
+def test_operand_slots_are_aligned_and_inside_the_shared_memory(arch_in_module, stages, tile, kernel):
     """Every stage of an operand buffer starts on its swizzle repeat and ends within the launch's shared bytes.
 
     The swizzle XORs absolute address bits 4-6 with bits 7-9: the dynamic shared memory itself
     is declared 1024-byte aligned.
     """
+    bm, bn, bk, num_warps = tile
     tiles = {"BM": bm, "BN": bn, "BK": bk}
-    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    ck = compile_for(arch_in_module, "sm_90a", kernel, F16, tiles, num_warps, num_stages=stages)
     (wgd,) = ops_of(ck, WarpGroupDotOp)
     assert re.search(r"\.extern \.shared \.align 1024 \.b8 \w+\[\]", ck.asm["ptx"])
-    for alloc, operand, _ in operand_buffers(wgd):
+    for alloc, operand in operand_buffers(wgd):
         assert alloc.stages == stages
         for slot in range(stages):
             start = alloc.attrs["offset"] + slot * alloc.stage_bytes
@@ -203,7 +208,7 @@ class PtxValues:
 def expected_descriptors(wgd, slot: int, warp: int) -> list[tuple[int, int]]:
     """``(A, B)`` descriptors of each instruction of ``wgd`` in warp ``warp`` when it reads ring slot ``slot``."""
     acc = wgd.result.type.layout
-    (a_alloc, a, _), (b_alloc, b, _) = operand_buffers(wgd)
+    (a_alloc, a), (b_alloc, b) = operand_buffers(wgd)
     a_bits, b_bits = warpgroup_offsets(acc, a, b)
 
     def start(alloc, bits, offset):
@@ -216,8 +221,8 @@ def expected_descriptors(wgd, slot: int, warp: int) -> list[tuple[int, int]]:
 
     return [
         (
-            a.descriptor(start(a_alloc, a_bits, ins.a_offset), mn_major=False).encode(),
-            b.descriptor(start(b_alloc, b_bits, ins.b_offset), mn_major=True).encode(),
+            a.descriptor(start(a_alloc, a_bits, ins.a_offset)).encode(),
+            b.descriptor(start(b_alloc, b_bits, ins.b_offset)).encode(),
         )
         for ins in plan(acc, a, b)
     ]
@@ -236,8 +241,8 @@ def ptx_descriptors(values: PtxValues, uses, tid: int, iterations: int) -> list[
 
 @needs_ptxas
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
-@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
-def test_descriptors_name_the_slot_each_iteration_reads(arch_in_module, stages, bm, bn, bk, num_warps):
+@pytest.mark.parametrize("tile, kernel", RING_CASES)
+def test_descriptors_name_the_slot_each_iteration_reads(arch_in_module, stages, tile, kernel):
     """The PTX descriptors, evaluated per warpgroup and loop iteration: iteration ``i`` reads ring slot ``i % S``.
 
     (Two rounds of the ring; from the descriptor's registers back to ``%tid.x`` and the
@@ -246,13 +251,14 @@ def test_descriptors_name_the_slot_each_iteration_reads(arch_in_module, stages, 
     Each is a zero-extended 32-bit low word or-ed with a constant high word (SBO, swizzle mode),
     the form that ptxas 12.9 and 13.0 do not miscompile (a 64-bit add did).
     """
+    bm, bn, bk, num_warps = tile
     tiles = {"BM": bm, "BN": bn, "BK": bk}
-    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    ck = compile_for(arch_in_module, "sm_90a", kernel, F16, tiles, num_warps, num_stages=stages)
     (wgd,) = ops_of(ck, WarpGroupDotOp)
     ptx = ck.asm["ptx"]
     values = PtxValues(ptx)
     uses = [(r, i) for i, line in enumerate(ptx.splitlines()) for m in PTX_WGMMA.finditer(line) for r in m.groups()]
-    assert len(uses) == 2 * len(plan(wgd.result.type.layout, *[o for _, o, _ in operand_buffers(wgd)]))
+    assert len(uses) == 2 * len(plan(wgd.result.type.layout, *[o for _, o in operand_buffers(wgd)]))
     for reg, _ in uses:  # the low word or-ed with the constant fields (the high word), not a 64-bit add
         ((_, opcode, (_, constant)),) = values.defs[reg]
         assert opcode == "or.b64" and re.fullmatch(r"-?\d+", constant)
@@ -305,16 +311,17 @@ def hgmma_high_words(sass: str) -> list[tuple[int | None, int | None]]:
 
 @needs_disassembler
 @pytest.mark.parametrize("stages", [1, 3])
-@pytest.mark.parametrize("bm, bn, bk, num_warps", RING_TILES)
-def test_sass_descriptor_high_words_are_immediates(arch_in_module, stages, bm, bn, bk, num_warps):
+@pytest.mark.parametrize("tile, kernel", RING_CASES)
+def test_sass_descriptor_high_words_are_immediates(arch_in_module, stages, tile, kernel):
     """In the SASS, every wgmma's descriptors get their high words (SBO, swizzle mode) as immediates.
 
     ptxas 12.9 and 13.0 miscompiled a descriptor built with a 64-bit add in the pipelined
     loop (128 x 128 x 32, 8 warps, 3 stages): the A descriptor's high word came from a
     register holding a shared-memory address, and the wgmma read far outside its buffer.
     """
+    bm, bn, bk, num_warps = tile
     tiles = {"BM": bm, "BN": bn, "BK": bk}
-    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, tiles, num_warps, num_stages=stages)
+    ck = compile_for(arch_in_module, "sm_90a", kernel, F16, tiles, num_warps, num_stages=stages)
     (wgd,) = ops_of(ck, WarpGroupDotOp)
     want = {(a >> 32, b >> 32) for a, b in expected_descriptors(wgd, 0, 0)}
     got = hgmma_high_words(ck.asm["sass"])
@@ -359,19 +366,23 @@ def _device_arrays(*arrays):
     return [torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in arrays]
 
 
-def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
+def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng, bt=False):
+    """``a @ b`` (or, with ``bt``, ``a @ b.T`` of a row-major ``(n, k)`` b: B K-major) against numpy."""
     import ml_dtypes
     import torch
 
     np_dtype = np.float16 if dtype == "f16" else ml_dtypes.bfloat16
     sig = F16 if dtype == "f16" else BF16
-    ck = compile_for(state, "sm_90a", matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk}, num_warps, num_stages)
+    kernel = masked_matmul_bt_kernel if bt else matmul_kernel
+    ck = compile_for(state, "sm_90a", kernel, sig, {"BM": bm, "BN": bn, "BK": bk}, num_warps, num_stages)
     assert ops_of(ck, WarpGroupDotOp) and "wgmma.mma_async" in ck.asm["ptx"]
+    (wgd,) = ops_of(ck, WarpGroupDotOp)
+    assert wgd.operands[1].type.layout.params["order"] == ((0, 1) if bt else (1, 0))
     a = rng.standard_normal((m, k)).astype(np_dtype)
     b = rng.standard_normal((k, n)).astype(np_dtype)
     tdt = torch.float16 if dtype == "f16" else torch.bfloat16
     a_d = torch.from_numpy(a.astype(np.float32)).to(tdt).cuda()
-    b_d = torch.from_numpy(b.astype(np.float32)).to(tdt).cuda()
+    b_d = torch.from_numpy(np.ascontiguousarray(b.T if bt else b).astype(np.float32)).to(tdt).cuda()
     c_d = torch.full((m, n), float("nan"), dtype=tdt, device="cuda")
     ck[(-(-m // bm), -(-n // bn))](a_d, b_d, c_d, m, n, k)
     got = c_d.float().cpu().numpy()
@@ -397,6 +408,24 @@ def run_matmul(state, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng):
 def test_matmul_values(arch_in_module, rng, m, n, k, dtype, bm, bn, bk, num_warps, num_stages):
     pytest.importorskip("torch")
     run_matmul(arch_in_module, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "m, n, k, dtype, bm, bn, bk, num_warps",
+    [
+        (256, 256, 256, "f16", 128, 128, 32, 8),  # 64B rows along K, two warpgroups stacked
+        (200, 136, 100, "f16", 64, 128, 64, 4),  # ragged, 128B rows along K
+        (192, 256, 96, "bf16", 64, 128, 32, 8),  # two warpgroups side by side along N
+        (128, 96, 72, "bf16", 64, 32, 16, 4),  # narrow: 32B rows, n32
+        (256, 128, 256, "f16", 128, 64, 128, 8),  # rows of two atoms along K (attention's q @ k)
+    ],
+)
+@pytest.mark.parametrize("num_stages", [1, 3])
+def test_matmul_with_k_major_b_values(arch_in_module, rng, m, n, k, dtype, bm, bn, bk, num_warps, num_stages):
+    """``a @ b.T``: B loaded K-contiguous is stored K-major and read with ``imm-trans-b = 0``."""
+    pytest.importorskip("torch")
+    run_matmul(arch_in_module, m, n, k, dtype, bm, bn, bk, num_warps, num_stages, rng, bt=True)
 
 
 @needs_ptxas

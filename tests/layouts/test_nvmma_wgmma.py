@@ -22,7 +22,7 @@ from tilelab.compiler.backends.cuda.lower_wgmma import (
     warpgroup_offsets,
 )
 from tilelab.compiler.ir.types import f16, tensor
-from tilelab.compiler.layouts import WARP, nvmma_shared
+from tilelab.compiler.layouts import WARP, blocked, nvmma_shared
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.passes.accelerate_dot import operand_shared
 
@@ -38,14 +38,22 @@ def addresses(desc: Descriptor, mn_major: bool, mn: np.ndarray, k: np.ndarray) -
     return np.vectorize(lambda i, j: operand_address(desc, mn_major, 2, i, j))(mn, k)
 
 
-def check_dot(m: int, n: int, k: int, num_warps: int, groups_m: int):
-    """Build the plan of an ``m x n x k`` f16 dot and check every descriptor and register."""
+def check_dot(m: int, n: int, k: int, num_warps: int, groups_m: int, b_k_major: bool = False):
+    """Build the plan of an ``m x n x k`` f16 dot and check every descriptor and register.
+
+    ``b_k_major``: B loaded with K fastest (``blocked`` order ``[0, 1]``), stored column-major.
+    """
     groups_n = num_warps // 4 // groups_m
     instr_n = min(256, n // groups_n)
     acc = wgmma_accumulator([m, n], [4 * groups_m, groups_n], instr_n)
     a_layout = operand_shared(tensor([m, k], f16))
-    b_layout = operand_shared(tensor([k, n], f16), instr_n)
-    a, b = operand_of(a_layout, (m, k), 2), operand_of(b_layout, (k, n), 2)
+    b_tile = tensor([k, n], f16)
+    if b_k_major:
+        b_tile = b_tile.with_layout(blocked([k, n], [8, 1], [16, 2], [1, num_warps], [0, 1]))
+    b_layout = operand_shared(b_tile, instr_n)
+    assert b_layout.params["order"] == ((0, 1) if b_k_major else (1, 0))
+    a, b = operand_of(a_layout, (m, k), 2, 0), operand_of(b_layout, (k, n), 2, 1)
+    assert b.k_major == b_k_major
     a_places, b_places = buffer_places(a_layout), buffer_places(b_layout)
     a_bits, b_bits = warpgroup_offsets(acc, a, b)
     instructions = plan(acc, a, b)
@@ -55,13 +63,13 @@ def check_dot(m: int, n: int, k: int, num_warps: int, groups_m: int):
         wg_row, wg_col = (int(x) for x in acc.apply(warp=warp))
         for ins in instructions:
             r0, c0 = ins.origin[0] + wg_row, ins.origin[1] + wg_col
-            da = a.descriptor(BASE + warp_offsets(a_bits, warp) + ins.a_offset, mn_major=False)
+            da = a.descriptor(BASE + warp_offsets(a_bits, warp) + ins.a_offset)
             got = addresses(da, False, mn, kk)
             want = BASE + 2 * a_places[(r0 + mn) * k + ins.k0 + kk]
             np.testing.assert_array_equal(got, want)
             nn, kb = np.meshgrid(np.arange(instr_n), np.arange(16), indexing="ij")
-            db = b.descriptor(BASE + warp_offsets(b_bits, warp) + ins.b_offset, mn_major=True)
-            got = addresses(db, True, nn, kb)
+            db = b.descriptor(BASE + warp_offsets(b_bits, warp) + ins.b_offset)
+            got = addresses(db, not b_k_major, nn, kb)
             want = BASE + 2 * b_places[(ins.k0 + kb) * n + c0 + nn]
             np.testing.assert_array_equal(got, want)
             check_fragment(acc, ins, warp, (r0, c0))
@@ -95,6 +103,19 @@ def test_descriptors_address_every_operand_element(m, n, k, num_warps, groups_m)
     check_dot(m, n, k, num_warps, groups_m)
 
 
+@pytest.mark.parametrize(
+    "m, n, k, num_warps, groups_m",
+    [
+        (128, 64, 128, 8, 2),  # attention's q @ k: K = head dim, two atoms per stored row
+        (128, 128, 32, 8, 2),  # 64B rows along K
+        (64, 128, 16, 8, 1),  # two warpgroups along N; 32B rows
+        (64, 256, 64, 4, 1),  # n256 instructions over one 128B atom
+    ],
+)
+def test_k_major_b_descriptors_address_every_element(m, n, k, num_warps, groups_m):
+    check_dot(m, n, k, num_warps, groups_m, b_k_major=True)
+
+
 def test_descriptor_encoding_round_trips():
     d = Descriptor(start=0x1230, lbo=4096, sbo=1024, swizzle=64)
     assert Descriptor.decode(d.encode()) == d
@@ -117,8 +138,8 @@ def test_swizzle_address_matches_the_nvmma_layout(swizzle):
 def test_misaligned_instruction_would_read_other_bytes():
     """The check can fail: shifting A's descriptor by one 16-byte chunk reads the wrong elements."""
     acc = wgmma_accumulator([64, 64], [4, 1], 64)
-    a = operand_of(operand_shared(tensor([64, 64], f16)), (64, 64), 2)
+    a = operand_of(operand_shared(tensor([64, 64], f16)), (64, 64), 2, 0)
     places = buffer_places(operand_shared(tensor([64, 64], f16)))
-    d = a.descriptor(BASE + 16, mn_major=False)
+    d = a.descriptor(BASE + 16)
     assert operand_address(d, False, 2, 1, 0) != BASE + 2 * places[1 * 64]
     assert len(acc.in_bases(WARP)) == 2

@@ -69,6 +69,7 @@ from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.passes.assign_layouts import collapse
+from tilelab.compiler.passes.convert_through_shared import stored_order
 
 NAME = "accelerate-dot"
 
@@ -140,12 +141,19 @@ def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
 
 
 def operand_shared(t, instr_n: int | None = None) -> LinearLayout:
-    """The ``#nvmma_shared`` buffer of a wgmma operand, stored row-major (A K-major, B N-major).
+    """The ``#nvmma_shared`` buffer of a wgmma operand: A K-major; B N-major, or K-major when loaded so.
 
-    The swizzle is the widest (up to 128 bytes) whose atom fits the row; for B it must also
-    fit one instruction's N (``instr_n``), so that every instruction starts on an atom.
+    A is stored row-major (a row holds K). B is stored row-major (N-major) unless its tile
+    is laid out with K fastest (``stored_order`` ``(0, 1)``: ``k`` of attention's ``q @ k``
+    loaded K-contiguous, ``x @ w.T``): then column-major, K-major, so that its stores (or the
+    pipeline's ``cp.async``) write 16 contiguous bytes and the instruction reads it with
+    ``imm-trans-b = 0``. The swizzle is the widest (up to 128 bytes) whose atom fits the
+    stored row; for an N-major B it must also fit one instruction's N (``instr_n``), so that
+    every instruction starts on an atom.
     """
     elem_bytes = t.element.itemsize
+    if instr_n is not None and t.layout is not None and stored_order(t.layout) == (0, 1):
+        return nvmma_shared(t.shape, elem_bytes, min(128, t.shape[0] * elem_bytes), [0, 1])
     width = t.shape[1] if instr_n is None else min(t.shape[1], instr_n)
     return nvmma_shared(t.shape, elem_bytes, min(128, width * elem_bytes), [1, 0])
 
@@ -172,12 +180,19 @@ def retype(func: FuncOp, old: LinearLayout, new: LinearLayout) -> None:
 
 
 def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
-    """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``."""
+    """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``.
+
+    An operand that is a ``convert_layout`` is stored from its source: the store into shared
+    memory converts anyway, and the source's layout (a load's, made for its addresses) picks
+    the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
+    """
     block, loc = dot.parent, dot.loc
     instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
     buffers: list[Value] = []
     new_ops = []
     for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n)):
+        if isinstance(v.defining_op, ConvertLayoutOp):
+            v = v.defining_op.operands[0]
         alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
         new_ops += [alloc, LocalStoreOp(alloc.result, v, loc=loc)]
         buffers.append(alloc.result)
@@ -194,9 +209,7 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
 def wgmma_enabled() -> bool:
     """Whether the wgmma path is switched on: ``TILELAB_CUDA_WGMMA=1`` (off by default).
 
-    Off until it is validated on a GPU together with software pipelining: one configuration
-    (two warpgroups stacked along M with 64-wide instructions) computed wrong values, and
-    ``wgmma_layout`` keeps such dots on mma.sync, but the root cause is not known yet.
+    Off until it is validated on a GPU together with software pipelining.
     """
     return os.environ.get("TILELAB_CUDA_WGMMA", "0") == "1"
 

@@ -13,9 +13,11 @@ Descriptor Format"):
 and the hardware finds every element from those numbers and the *canonical layouts*:
 rows of ``S`` bytes (``S`` the swizzle width) grouped by 8 (the next 8 rows ``SBO`` further),
 whose 16-byte chunks are XORed with address bits 7.. (``operand_address`` below spells
-it out). A is stored K-major (a row of A holds K), B N-major (``imm-trans-b = 1``); a row
-wider than ``S`` is stored as column blocks of one atom each, ``LBO`` apart
-(``layouts.shared.nvmma_shared``). The tests check, element by element, that these
+it out). A is stored K-major (a row of A holds K); B N-major (``imm-trans-b = 1``), or
+K-major (``imm-trans-b = 0``) when it was loaded contiguous along K (``k`` of attention's
+``q @ k``, or ``x @ w.T``), so that its buffer is written with 16-byte stores or
+``cp.async`` chunks; a row wider than ``S`` is stored as column blocks of one atom each,
+``LBO`` apart (``layouts.shared.nvmma_shared``). The tests check, element by element, that these
 descriptors address exactly where ``nvmma_shared`` put each operand element.
 
 Only the start field changes at run time (the warpgroup, the ring stage of a pipelined
@@ -120,35 +122,56 @@ def operand_address(desc: Descriptor, mn_major: bool, elem_bytes: int, mn: int, 
 
 @dataclass
 class Operand:
-    """A wgmma operand buffer as the descriptors see it: ``rows x cols`` elements stored row-major in atoms."""
+    """A wgmma operand buffer as the descriptors see it: ``rows x cols`` elements stored row-major in atoms.
+
+    ``k_major``: a stored row runs along K (rows are M or N: A, and a B loaded K-contiguous);
+    else along M or N (rows are K: a B stored N-major, read with ``imm-trans-b = 1``).
+    """
 
     rows: int
     cols: int
     elem_bytes: int
     swizzle: int
+    k_major: bool = True
 
     @property
     def width(self) -> int:
         """Elements of a row inside one swizzle atom."""
         return self.swizzle // self.elem_bytes
 
+    @property
+    def k(self) -> int:
+        """The operand's K."""
+        return self.cols if self.k_major else self.rows
+
     def byte_of(self, row: int, col: int) -> int:
-        """The canonical (unswizzled) byte offset of element ``(row, col)``: column block, then row, then column."""
+        """The canonical (unswizzled) byte offset of stored element ``(row, col)``: column block, row, column."""
         block, within = divmod(col, self.width)
         return block * self.rows * self.swizzle + row * self.swizzle + within * self.elem_bytes
 
-    def descriptor(self, start: int, mn_major: bool) -> Descriptor:
+    def at(self, mn: int, k: int) -> int:
+        """The canonical byte offset of the operand element with M (or N) index ``mn`` and K index ``k``."""
+        return self.byte_of(mn, k) if self.k_major else self.byte_of(k, mn)
+
+    def descriptor(self, start: int) -> Descriptor:
         """Descriptor fields for a slice starting at byte ``start`` (relative to the buffer)."""
-        lbo = self.rows * self.swizzle if mn_major else 16  # K-major swizzled: unused, 1 by convention
+        lbo = 16 if self.k_major else self.rows * self.swizzle  # K-major swizzled: unused, 1 by convention
         return Descriptor(start, lbo, 8 * self.swizzle, self.swizzle)
 
 
-def operand_of(layout: LinearLayout, shape, elem_bytes: int) -> Operand:
-    """The ``Operand`` of a buffer with an ``#nvmma_shared`` row-major layout (else a ``LoweringBug``)."""
+def operand_of(layout: LinearLayout, shape, elem_bytes: int, index: int = 0) -> Operand:
+    """The ``Operand`` of A (``index`` 0) or B (1) in an ``#nvmma_shared`` buffer (else a ``LoweringBug``).
+
+    A is stored row-major (K-major); B row-major (N-major) or column-major (K-major).
+    """
     p = layout.params
-    if p.get("kind") != "nvmma_shared" or tuple(p.get("order", ())) != (1, 0):
-        raise LoweringBug(f"a wgmma operand needs a row-major #nvmma_shared buffer, not {layout}")
-    return Operand(int(shape[0]), int(shape[1]), elem_bytes, int(p["swizzle_bytes"]))
+    order = tuple(p.get("order", ()))
+    if p.get("kind") != "nvmma_shared" or order not in ((1, 0), (0, 1)) or (index == 0 and order != (1, 0)):
+        raise LoweringBug(
+            f"a wgmma operand needs a {'row-major ' if index == 0 else ''}#nvmma_shared buffer, not {layout}"
+        )
+    rows, cols = (int(shape[1]), int(shape[0])) if order == (0, 1) else (int(shape[0]), int(shape[1]))
+    return Operand(rows, cols, elem_bytes, int(p["swizzle_bytes"]), k_major=index == 0 or order == (0, 1))
 
 
 @dataclass
@@ -178,10 +201,10 @@ def plan(acc: LinearLayout, a: Operand, b: Operand) -> list[Instruction]:
     by_coords = {(int(r), int(c)): i for i, (r, c) in enumerate(coords)}
     origins = sorted((r, c) for r, c in by_coords if r % 64 == 0 and c % instr_n == 0)
     out = []
-    for k0 in range(0, a.cols, 16):
+    for k0 in range(0, a.k, 16):
         for r0, c0 in origins:
             regs = [by_coords[(r0 + dr, c0 + dc)] for dr, dc in fragment(instr_n)]
-            out.append(Instruction(regs, a.byte_of(r0, k0), b.byte_of(k0, c0), (r0, c0), k0))
+            out.append(Instruction(regs, a.at(r0, k0), b.at(c0, k0), (r0, c0), k0))
     return out
 
 
@@ -190,8 +213,8 @@ def warpgroup_offsets(acc: LinearLayout, a: Operand, b: Operand) -> tuple[list[i
     a_bits, b_bits = [], []
     for bit, (row, col) in enumerate(acc.in_bases(WARP)):
         inside = bit < 2  # warps of one warpgroup share the instruction's operands
-        a_bits.append(0 if inside or row == 0 else a.byte_of(row, 0))
-        b_bits.append(0 if inside or col == 0 else b.byte_of(0, col))
+        a_bits.append(0 if inside or row == 0 else a.at(row, 0))
+        b_bits.append(0 if inside or col == 0 else b.at(col, 0))
     return a_bits, b_bits
 
 
@@ -234,13 +257,15 @@ def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
     return b.or_(b.zext(low, I64), ir.Constant(I64, value >> 32 << 32))
 
 
-def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b) -> list:
+def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b, trans_b: int) -> list:
+    """One ``wgmma.mma_async``; ``trans_b`` is 1 for an N-major B, 0 for a K-major one (A is K-major)."""
     n_out = len(acc_regs)
     outs = ", ".join(f"${i}" for i in range(n_out))
     da, db, scale = 2 * n_out, 2 * n_out + 1, 2 * n_out + 2
     text = (
         f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
-        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k16.f32.{kind}.{kind} {{{outs}}}, ${da}, ${db}, p, 1, 1, 0, 1; }}"
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k16.f32.{kind}.{kind} {{{outs}}}, ${da}, ${db}, "
+        f"p, 1, 1, 0, {trans_b}; }}"
     )
     cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + ["l", "l", "r"])
     args = [*acc_regs, desc_a, desc_b, const_i32(1)]
@@ -294,19 +319,22 @@ def lower_warp_group_dot(lw, op):
     a_type, b_type, c_type = (v.type for v in op.operands)
     acc = lw.get(op.acc)
     eb = a_type.element.itemsize
-    a_op = operand_of(a_type.layout, a_type.shape, eb)
-    b_op = operand_of(b_type.layout, b_type.shape, eb)
+    a_op = operand_of(a_type.layout, a_type.shape, eb, 0)
+    b_op = operand_of(b_type.layout, b_type.shape, eb, 1)
     instr_n = acc.layout.params["instr_shape"][1]
     if not _after_barrier(op):
         lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
     a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
     start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]))
     start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
-    fields_a, fields_b = a_op.descriptor(0, mn_major=False), b_op.descriptor(0, mn_major=True)
+    fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
+    trans_b = 0 if b_op.k_major else 1
     out = _fence(lw, list(acc.regs))
     for ins in plan(acc.layout, a_op, b_op):
         desc_a = _descriptor(lw, b.add(start_a, const_i32(ins.a_offset >> 4)), fields_a)
         desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
-        for i, v in zip(ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b)):
+        for i, v in zip(
+            ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
+        ):
             out[i] = v
     lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out)))
