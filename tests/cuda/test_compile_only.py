@@ -145,7 +145,8 @@ def test_matmul_uses_tensor_cores_for_16_bit_inputs(dtype, instruction):
     assert instruction in ck.asm["ptx"] and ck.metadata["spills"] == 0
 
 
-def test_mma_accumulator_stays_in_its_layout_across_the_loop():
+def test_mma_accumulator_stays_in_its_layout_across_the_loop(monkeypatch):
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "0")  # the mma.sync path (Hopper's default is wgmma)
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
     ck = compile_cuda(matmul_kernel, sig, {"BM": 64, "BN": 64, "BK": 32})
     loop = next(op for op in ck.module.walk() if op.name == "scf.for")

@@ -22,6 +22,12 @@ from tilelab.compiler.passes.convert_through_shared import mma_operand_shared
 HAS_PTXAS = find_tool("ptxas") is not None
 
 
+@pytest.fixture(autouse=True)
+def mma_sync_on_hopper(monkeypatch):
+    """ldmatrix feeds mma.sync: Hopper (sm_90a) takes wgmma unless ``TILELAB_CUDA_WGMMA=0``."""
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "0")
+
+
 def lane_addresses(group: LdmatrixGroup, warp: int) -> np.ndarray:
     """The element offset each of the 32 lanes hands to the instruction."""
     lanes = np.arange(32)
