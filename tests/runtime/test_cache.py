@@ -70,6 +70,19 @@ def test_disk_cache_keeps_function_attributes(rng, isolated):
     assert after["source"] == before["source"] and after["first_line"] == before["first_line"]
 
 
+def test_entry_without_function_attributes_reads_the_source(rng, isolated):
+    """An entry that lacks the kernel's recorded origin (older tilelab) gets it from the Python function."""
+    first = run_add(rng, kernel=fresh_add())
+    (entry,) = entry_dirs(isolated)
+    payload, blobs = DiskCache(isolated).get(entry.name)
+    del payload["func_attrs"]
+    DiskCache(isolated).put(entry.name, payload, blobs)
+    second = run_add(rng, kernel=fresh_add())
+    assert second.from_cache and "source" not in second.module.kernel.attrs
+    assert "def add(" in second.source and second.source == first.source
+    assert (second.filename, second.first_line) == (first.filename, first.first_line)
+
+
 def test_disk_entry_is_json_and_blobs(rng, isolated):
     run_add(rng)
     (entry,) = entry_dirs(isolated)

@@ -68,24 +68,40 @@ def _direct_callees(fn) -> list:
     return [f._tilelab_fn for f in found if callable(getattr(f, "_tilelab_fn", None))]
 
 
-@lru_cache(maxsize=1)
-def compiler_fingerprint() -> str:
-    """A digest of tilelab's version and of each of its Python sources' path, size and modification time.
+def source_fingerprint(root: str, version: str) -> str:
+    """A digest of ``version`` and of each Python source's path (under ``root``), size and modification time.
 
     Why not the sources' bytes: reading and hashing them all took ~8 ms of every process's
     first launch. Size and ``mtime`` change whenever a file is edited (the rule Python's own
     bytecode cache trusts), so an edited compiler still never reuses an old cache entry.
+    Why ``scandir``: its entries already say which are folders, so a source costs one ``stat``
+    and little else: about half the time of ``os.walk`` with ``os.stat``.
     """
+    entries: list[str] = []
+    _scan_sources(root, "", entries)
+    h = hashlib.sha256(version.encode())
+    h.update("".join(sorted(entries)).encode())
+    return h.hexdigest()
+
+
+def _scan_sources(folder: str, prefix: str, entries: list[str]) -> None:
+    """Append ``path:size:mtime;`` of each ``.py`` file under ``folder`` (not in ``__pycache__`` or linked folders)."""
+    with os.scandir(folder) as it:
+        for entry in it:
+            if entry.is_dir():
+                if entry.name != "__pycache__" and not entry.is_symlink():
+                    _scan_sources(entry.path, f"{prefix}{entry.name}/", entries)
+            elif entry.name.endswith(".py"):
+                st = entry.stat()
+                entries.append(f"{prefix}{entry.name}:{st.st_size}:{st.st_mtime_ns};")
+
+
+@lru_cache(maxsize=1)
+def compiler_fingerprint() -> str:
+    """``source_fingerprint`` of tilelab's own sources and version, taken once per process (at its first compile)."""
     import tilelab
 
-    root = os.path.dirname(tilelab.__file__)
-    h = hashlib.sha256(str(getattr(tilelab, "__version__", "")).encode())
-    for folder, dirs, files in sorted(os.walk(root)):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in sorted(f for f in files if f.endswith(".py")):
-            st = os.stat(os.path.join(folder, name))
-            h.update(f"{os.path.relpath(folder, root)}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+    return source_fingerprint(os.path.dirname(tilelab.__file__), tilelab.__version__)
 
 
 def source_digest(fn) -> str:
