@@ -15,7 +15,7 @@ import inspect
 import time
 from dataclasses import dataclass
 
-from . import stages
+from . import prefetch, stages
 from .cache import DiskCache
 from .compiled import CompiledKernel
 from .keys import cache_key
@@ -27,6 +27,7 @@ SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
 def compile_kernel(fn, signature, constants, divisibility, target: str, options: dict, snapshots=False, cache=True):
     """Compile (or load from the disk cache) ``fn`` for this specialization."""
+    prefetch.wait()  # the compiler's imports happen on one thread at a time (prefetch.py)
     disk = DiskCache() if cache else None
     key = cache_key(fn, signature, constants, divisibility, target, dict(options, snapshots=snapshots))
     entry = disk.get(key) if disk else None

@@ -85,14 +85,23 @@ def device_capability() -> tuple[int, int] | None:
     return _state["capability"]
 
 
-def _capability_from_library() -> tuple[int, int] | None:
+def driver_library_present() -> bool:
+    """Whether the CUDA driver library loads (a machine with an NVIDIA driver); nothing is initialized."""
+    return _driver_library() is not None
+
+
+def _driver_library():
     for name in _DRIVER_LIBRARIES:
         try:
-            lib = ctypes.CDLL(name)
-            break
+            return ctypes.CDLL(name)
         except OSError:
             continue
-    else:
+    return None
+
+
+def _capability_from_library() -> tuple[int, int] | None:
+    lib = _driver_library()
+    if lib is None:
         return None
     device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     ok = (

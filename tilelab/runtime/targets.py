@@ -20,7 +20,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 
-from . import stages
+from . import prefetch, stages
 from .errors import TargetUnavailable
 
 
@@ -85,6 +85,7 @@ def get_target(name: str):
     if base not in TARGETS:
         known = ", ".join(sorted(TARGETS))
         raise TargetUnavailable(f"unknown target {name!r} (known: {known})")
+    prefetch.wait()  # a target's imports never run beside the background ones
     target = TARGETS[base](arch or None)
     _instances[name] = target
     return target
