@@ -11,15 +11,7 @@ import numpy as np
 
 import tilelab
 import tilelab.language as tl
-
-SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-
-
-@tilelab.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+from tests.support.cpu_kernels import F32_SIG, add
 
 
 @tilelab.jit
@@ -44,7 +36,7 @@ def test_vector_add_bounds_checks_use_i64_not_i128(monkeypatch):
     lowered = []
     build = backend.build_llvm_module
     monkeypatch.setattr(backend, "build_llvm_module", lambda *a: lowered.append(build(*a)) or lowered[-1])
-    tilelab.compile(add, signature=SIG, constants={"BLOCK": 256}, target="cpu", snapshots=False, cache=False)
+    tilelab.compile(add, signature=F32_SIG, constants={"BLOCK": 256}, target="cpu", snapshots=False, cache=False)
     text = str(lowered[0][0])
     assert " i128 " not in text and "icmp slt i64" in text and "add i64 %" in text
     assert ", 0\n" not in text and "and i1 1" not in text
@@ -77,7 +69,7 @@ def lowered_ir(monkeypatch, kernel, sig, constants) -> str:
 
 
 def test_vector_add_guard_is_one_flat_chain_of_distinct_conditions(monkeypatch):
-    text = lowered_ir(monkeypatch, add, SIG, {"BLOCK": 256})
+    text = lowered_ir(monkeypatch, add, F32_SIG, {"BLOCK": 256})
     ands = re.findall(r'(%"[^"]+") = and i1 (%"[^"]+"|\S+), (%"[^"]+"|\S+)', text)
     results = {r for r, _, _ in ands}
     operands = [o for _, x, y in ands for o in (x, y)]
@@ -87,7 +79,7 @@ def test_vector_add_guard_is_one_flat_chain_of_distinct_conditions(monkeypatch):
 
 
 def test_vector_add_slow_path_buffers_the_stored_value_once(monkeypatch):
-    text = lowered_ir(monkeypatch, add, SIG, {"BLOCK": 256})
+    text = lowered_ir(monkeypatch, add, F32_SIG, {"BLOCK": 256})
     assert text.count("= alloca") == 1  # both masked loads fused into one loop, not one buffer each
 
 

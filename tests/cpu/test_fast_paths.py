@@ -13,15 +13,7 @@ import pytest
 
 import tilelab
 import tilelab.language as tl
-
-F32_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-
-
-@tilelab.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+from tests.support.cpu_kernels import F32_SIG, add
 
 
 @tilelab.jit
