@@ -11,7 +11,7 @@ import numpy as np
 
 import tilelab
 import tilelab.language as tl
-from tests.support.cpu_kernels import F32_SIG, add
+from tests.support.cpu_kernels import F32_SIG, add, lowered
 
 
 @tilelab.jit
@@ -31,13 +31,7 @@ def test_cpu_pipeline_does_not_import_gpu_passes():
 
 
 def test_vector_add_bounds_checks_use_i64_not_i128(monkeypatch):
-    import tilelab.compiler.backends.cpu as backend
-
-    lowered = []
-    build = backend.build_llvm_module
-    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: lowered.append(build(*a)) or lowered[-1])
-    tilelab.compile(add, signature=F32_SIG, constants={"BLOCK": 256}, target="cpu", snapshots=False, cache=False)
-    text = str(lowered[0][0])
+    text = lowered(monkeypatch, add, F32_SIG, {"BLOCK": 256})[0]
     assert " i128 " not in text and "icmp slt i64" in text and "add i64 %" in text
     assert ", 0\n" not in text and "and i1 1" not in text
 
@@ -57,19 +51,8 @@ def triton_cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def lowered_ir(monkeypatch, kernel, sig, constants) -> str:
-    """The LLVM IR the CPU backend hands to LLVM for ``kernel`` (before optimization)."""
-    import tilelab.compiler.backends.cpu as backend
-
-    lowered = []
-    build = backend.build_llvm_module
-    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: lowered.append(build(*a)) or lowered[-1])
-    tilelab.compile(kernel, signature=sig, constants=constants, target="cpu", snapshots=False, cache=False)
-    return str(lowered[0][0])
-
-
 def test_vector_add_guard_is_one_flat_chain_of_distinct_conditions(monkeypatch):
-    text = lowered_ir(monkeypatch, add, F32_SIG, {"BLOCK": 256})
+    text = lowered(monkeypatch, add, F32_SIG, {"BLOCK": 256})[0]
     ands = re.findall(r'(%"[^"]+") = and i1 (%"[^"]+"|\S+), (%"[^"]+"|\S+)', text)
     results = {r for r, _, _ in ands}
     operands = [o for _, x, y in ands for o in (x, y)]
@@ -79,7 +62,7 @@ def test_vector_add_guard_is_one_flat_chain_of_distinct_conditions(monkeypatch):
 
 
 def test_vector_add_slow_path_buffers_the_stored_value_once(monkeypatch):
-    text = lowered_ir(monkeypatch, add, F32_SIG, {"BLOCK": 256})
+    text = lowered(monkeypatch, add, F32_SIG, {"BLOCK": 256})[0]
     assert text.count("= alloca") == 1  # both masked loads fused into one loop, not one buffer each
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import tilelab
 import tilelab.language as tl
-from tests.support.cpu_kernels import F32_SIG, add
+from tests.support.cpu_kernels import F32_SIG, add, both
 
 
 @tilelab.jit
@@ -56,15 +56,6 @@ def grid_ids(out_ptr):
     x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     lin = (z * tl.num_programs(1) + y) * tl.num_programs(0) + x
     tl.store(out_ptr + lin, x + 100 * y + 10000 * z)
-
-
-def both(kernel, grid, args, **constants):
-    """Run ``kernel`` on the CPU target and the interpreter on copies of ``args``; returns both lists."""
-    cpu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    kernel[grid](*cpu, **constants, target="cpu")
-    kernel[grid](*ref, **constants, target="interpret")
-    return cpu, ref
 
 
 @pytest.mark.parametrize("n", [1, 255, 256, 1000, 4096 + 17])

@@ -12,8 +12,7 @@ import pytest
 
 import tilelab
 import tilelab.language as tl
-from tests.support.cpu_kernels import F32_SIG, add
-from tilelab.compiler.backends import cpu as backend
+from tests.support.cpu_kernels import F32_SIG, add, both, lowered
 
 
 @tilelab.jit
@@ -62,24 +61,6 @@ def scale_rows(x_ptr, out_ptr, n_cols, scale, BLOCK: tl.constexpr):
 def exp_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)
-
-
-def both(kernel, grid, args, **constants):
-    """Run ``kernel`` on the CPU target and the interpreter on copies of ``args``; returns both lists."""
-    cpu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    kernel[grid](*cpu, **constants, target="cpu")
-    kernel[grid](*ref, **constants, target="interpret")
-    return cpu, ref
-
-
-def lowered(monkeypatch, kernel, sig, constants) -> tuple[str, str]:
-    """The LLVM IR the CPU backend hands to LLVM for ``kernel``, and the pipeline it picked."""
-    out = []
-    build = backend.build_llvm_module
-    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: out.append(build(*a)) or out[-1])
-    tilelab.compile(kernel, signature=sig, constants=constants, target="cpu", snapshots=False, cache=False)
-    return str(out[0][0]), out[0][2]
 
 
 def test_vector_add_is_lane_code_for_the_short_pipeline(monkeypatch):
