@@ -31,6 +31,7 @@ from .runtime import (
     jit,
     next_power_of_2,
 )
+from .runtime import prefetch as _prefetch
 
 _LAZY_SUBMODULES = ("language", "testing", "magics", "viz")
 
@@ -62,3 +63,7 @@ __all__ = [
     "next_power_of_2",
     "__version__",
 ]
+
+# The compiler's modules (LLVM among them) load on a background thread from here on, while the
+# notebook's next cell is typed or the script goes on: runtime/prefetch.py
+_prefetch.start()

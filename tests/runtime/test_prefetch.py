@@ -1,4 +1,4 @@
-"""Background imports of the compiler once a kernel is defined (runtime/prefetch.py), in fresh processes."""
+"""Background imports of the compiler from ``import tilelab`` on (runtime/prefetch.py), in fresh processes."""
 
 from __future__ import annotations
 
@@ -13,21 +13,27 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import json, sys
 import tilelab
-import tilelab.language as tl
 from tilelab.runtime import prefetch
 from tilelab.runtime.cuda_driver import driver_library_present
 
-before = "llvmlite.binding" in sys.modules
-
-@tilelab.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
+started = prefetch._thread is not None
 prefetch.wait()
 names = ("llvmlite.ir", "llvmlite.binding", "tilelab.compiler.passes.cse", "tilelab.runtime.cpu_target")
-print(json.dumps({"before": before, "driver": driver_library_present(), **{n: n in sys.modules for n in names}}))
+imported = {n: n in sys.modules for n in names}
+from tilelab.runtime.keys import compiler_fingerprint
+fingerprint = compiler_fingerprint.cache_info().currsize == 1  # taken by the thread
+prefetch.join()  # the warm-up too
+warm = False
+if "tilelab.compiler.backends.cpu" in sys.modules:
+    from tilelab.compiler.backends.cpu import codegen
+    warm = codegen._cached_target_machine.cache_info().currsize == 1
+import numpy as np
+from tests.support.cpu_kernels import add  # a kernel with a source file
+a = np.arange(40, dtype=np.float32)
+out = np.empty_like(a)
+add[(2,)](a, a, out, 40, BLOCK=32, target="cpu")
+print(json.dumps({"started": started, "driver": driver_library_present(), "warm": warm, "fingerprint": fingerprint,
+                  "right": bool((out == a + a).all()), **imported}))
 """
 
 
@@ -43,13 +49,18 @@ def run_child(**env) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_defining_a_kernel_imports_llvm_and_the_passes_in_the_background():
+def test_importing_tilelab_imports_llvm_and_the_passes_in_the_background():
     got = run_child(TILELAB_PREFETCH="1")
-    assert not got["before"], "import tilelab alone must not load LLVM"
+    assert got["started"] and got["fingerprint"]
     assert got["llvmlite.ir"] and got["llvmlite.binding"] and got["tilelab.compiler.passes.cse"]
     assert got["tilelab.runtime.cpu_target"] == (not got["driver"])  # the CPU target where it is the default
+    assert got["warm"] == (not got["driver"]), "where it is the default, LLVM's CPU target is warmed up"
+    assert got["right"]
 
 
 def test_switch_off_leaves_the_imports_to_the_first_launch():
     got = run_child(TILELAB_PREFETCH="0")
-    assert not got["llvmlite.binding"] and not got["tilelab.runtime.cpu_target"]
+    assert not got["started"]
+    assert not got["llvmlite.binding"] and not got["tilelab.runtime.cpu_target"] and not got["warm"]
+    assert not got["fingerprint"]
+    assert got["right"]

@@ -3,7 +3,8 @@
 ``compile_kernel`` is the one road from a Python kernel to a ``CompiledKernel``; both
 ``kernel[grid](...)`` (through ``JITFunction``) and ``tilelab.compile`` take it. A disk
 cache hit skips the frontend and the passes: the final tile IR is parsed back from text
-and the target reloads its artifact.
+and the target reloads its artifact. A target may hand back a quick tier first
+(``Artifact.upgrade``): its optimized code is made and cached in the background (tiers.py).
 
     ck = compile_kernel(add, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1},
                         "interpret", {"num_warps": 4, "num_stages": 3})
@@ -15,7 +16,7 @@ import inspect
 import time
 from dataclasses import dataclass
 
-from . import prefetch, stages
+from . import prefetch, stages, tiers
 from .cache import DiskCache
 from .compiled import CompiledKernel
 from .keys import cache_key
@@ -30,14 +31,19 @@ def compile_kernel(fn, signature, constants, divisibility, target: str, options:
     prefetch.wait()  # the compiler's imports happen on one thread at a time (prefetch.py)
     disk = DiskCache() if cache else None
     key = cache_key(fn, signature, constants, divisibility, target, dict(options, snapshots=snapshots))
+    if disk:
+        tiers.wait(key)  # the same kernel's optimized code is on its way to the cache: take it from there
     entry = disk.get(key) if disk else None
     if entry is not None:
         loaded = _from_entry(fn, entry, target, constants)
         if loaded is not None:
             return loaded
     ck = _compile_fresh(fn, signature, constants, divisibility, target, options, snapshots)
-    if disk:
-        disk.put(key, _to_payload(ck), ck.artifact.blobs)
+    store = (lambda done: disk.put(key, _to_payload(done), done.artifact.blobs)) if disk else None
+    if ck.artifact.upgrade is not None:
+        tiers.submit(ck, store, key)  # the quick tier runs now; the cache gets the optimized one
+    elif store is not None:
+        store(ck)
     return ck
 
 

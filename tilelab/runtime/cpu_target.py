@@ -32,6 +32,7 @@ import numpy as np
 from tilelab.compiler.backends import cpu as backend
 from tilelab.compiler.ir.types import SCALARS, PointerType
 
+from . import tiers
 from .grid import launch_dims
 from .targets import Artifact
 from .texts import LazyTexts
@@ -88,7 +89,7 @@ class CpuTarget:
 
     def compile(self, module, options: dict) -> Artifact:
         try:
-            compiled = backend.compile_kernel(module, sanitize=False, want_asm=False)
+            compiled = backend.compile_kernel(module, sanitize=False, want_asm=False, quick=tiers.enabled())
         except backend.UnsupportedType as e:
             raise _kernel_error(f"{module.kernel.sym_name}: {e}") from None
         has_print = any(info["op"] == "tt.print" for info in compiled.ops.values())
@@ -100,9 +101,14 @@ class CpuTarget:
             "has_print": has_print,
             "work_per_program": backend.work_per_program(module),
             "host_cpu": backend.target_machine().triple,
+            "tier": compiled.tier,
         }
         asm = LazyTexts(compiled.asm, self.deferred_texts(compiled.asm))
-        return Artifact(asm=asm, metadata=metadata, blobs={"obj": compiled.obj})
+        upgrade = None
+        if compiled.tier == "quick":
+            llir = compiled.asm["llir"]
+            upgrade = lambda: {"obj": backend.emit_optimized(llir)}  # noqa: E731 - run by runtime/tiers.py
+        return Artifact(asm=asm, metadata=metadata, blobs={"obj": compiled.obj}, upgrade=upgrade)
 
     def deferred_texts(self, texts) -> dict:
         """Makers of the texts emitted on first access: the x86 ``asm``, from the stored ``llir``."""
@@ -128,9 +134,17 @@ class CpuLauncher:
         self.callback = REPORT_FN(self._report)
         self.lib = backend.LoadedObject(artifact.blobs["obj"])
         self.grid_fn = GRID_FN(self._bind(self.lib))
+        self.retired: list = []  # code of earlier tiers, kept mapped: a launch on another thread may run it
         self.sanitized = None  # compiled on the first sanitized launch
         self.ops = self.meta["ops"]
         self.plan = packing_plan([p.type for p in self.kernel.args])
+
+    def upgrade(self, blobs: dict) -> None:
+        """Run the optimized tier's object code from the next launch on (runtime/tiers.py)."""
+        lib = backend.LoadedObject(blobs["obj"])
+        grid_fn = GRID_FN(self._bind(lib))
+        self.retired.append((self.lib, self.grid_fn))
+        self.lib, self.grid_fn = lib, grid_fn
 
     def _bind(self, lib, sanitize: bool = False) -> int:
         """Point the object's report global at our callback; return the grid entry's address."""

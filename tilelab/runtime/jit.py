@@ -19,7 +19,7 @@ import inspect
 import os
 import textwrap
 
-from . import prefetch, stages
+from . import stages
 from .arrays import array_info
 from .build import compile_kernel
 from .errors import LaunchError
@@ -58,7 +58,6 @@ class JITFunction:
         self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d for d in do_not_specialize}
         self.debug = bool(debug)
         self.noinline = noinline
-        prefetch.start()  # the compiler's LLVM modules load while the notebook waits for the launch
         self.cache: dict[tuple, object] = {}
         self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
         self.warm_launches: dict[tuple, object] = {}  # call_key -> ``WarmLaunch.launch`` of calls of that shape

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import prefetch, stages
@@ -26,11 +27,17 @@ from .errors import TargetUnavailable
 
 @dataclass
 class Artifact:
-    """What a target's compile produces: ``asm`` texts, JSON-able ``metadata``, binary ``blobs``."""
+    """What a target's compile produces: ``asm`` texts, JSON-able ``metadata``, binary ``blobs``.
+
+    A tiered target (runtime/tiers.py) hands back blobs quick to make and, in ``upgrade``,
+    the maker of the optimized ones (run on a background thread); ``None`` when the blobs
+    are final, as they always are in the disk cache.
+    """
 
     asm: dict[str, str] = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    upgrade: Callable[[], dict[str, bytes]] | None = None
 
 
 class InterpretTarget:

@@ -17,14 +17,16 @@ from __future__ import annotations
 import time
 
 from ..common.types import UnsupportedType
+from ..llvm_library import preload
 from .codegen import (
     InternalCompilerError,
     LoadedObject,
     assembly_from_llir,
     compile_llvm,
+    emit_optimized,
     needs_unrolling,
-    preload,
     target_machine,
+    warm_up,
 )
 from .context import (
     REPORT_ASSERT,
@@ -37,40 +39,68 @@ from .context import (
 )
 from .kernel import COORDINATE_SLOTS, UnsupportedKernel, build_llvm_module, grid_symbol, work_per_program
 
+#: pipelines whose kernels may start on the quick tier: 1-D kernels, their loops written as vector code
+#: (``lanes``) or left to LLVM's loop vectorizer (``vectorize``). Code generation: vector add ~8 -> ~2 ms,
+#: a 1-D kernel of exp, log, sqrt and divisions ~26 -> ~10 ms; the quick code runs 10-25% slower until
+#: the optimized code replaces it. Not the unrolled loops of dots and reductions: the ``-O0`` code
+#: generator takes as long on them (f16 matmul: ~65 ms either way; its fast instruction selector hands
+#: such vector code to the full one) and its code runs ~1.5x slower.
+QUICK_PIPELINES = frozenset({"lanes", "vectorize"})
+
 
 class CpuCompiled:
     """The result of compiling one kernel for the CPU (a plain class: a dataclass costs import time)."""
 
-    def __init__(self, name: str, grid_symbol: str, obj: bytes, asm: dict, ops: dict, seconds: dict | None = None):
+    def __init__(
+        self,
+        name: str,
+        grid_symbol: str,
+        obj: bytes,
+        asm: dict,
+        ops: dict,
+        seconds: dict | None = None,
+        tier="optimized",
+    ):
         self.name = name
         self.grid_symbol = grid_symbol
         self.obj = obj
         self.asm = asm
         self.ops = ops  # op id (str) -> info for runtime reports
         self.seconds = seconds if seconds is not None else {}
+        self.tier = tier  # "quick": ``obj`` is the -O0 code generator's, ``emit_optimized(asm["llir"])`` upgrades it
 
 
-def compile_kernel(module, sanitize: bool = False, opt_level: int = 3, want_asm: bool = True) -> CpuCompiled:
-    """Lower, optimize and emit ``module``'s kernel (the sanitized variant when ``sanitize``)."""
+def compile_kernel(
+    module, sanitize: bool = False, opt_level: int = 3, want_asm: bool = True, quick: bool = False
+) -> CpuCompiled:
+    """Lower, optimize and emit ``module``'s kernel (the sanitized variant when ``sanitize``).
+
+    With ``quick``, a kernel of a ``QUICK_PIPELINES`` pipeline gets the quick tier's object code.
+    """
     t = time.perf_counter()
     llmod, ops, pipeline = build_llvm_module(module, sanitize)
     lowering = time.perf_counter() - t
-    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, pipeline=pipeline)
+    quick = quick and pipeline in QUICK_PIPELINES
+    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, pipeline=pipeline, quick=quick)
     name = module.kernel.sym_name
     seconds = {"lower": lowering, **seconds}
-    return CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds)
+    tier = "quick" if quick else "optimized"
+    return CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds, tier)
 
 
 __all__ = [
     "COORDINATE_SLOTS",
     "CpuCompiled",
     "compile_kernel",
+    "emit_optimized",
+    "QUICK_PIPELINES",
     "assembly_from_llir",
     "needs_unrolling",
     "preload",
     "work_per_program",
     "LoadedObject",
     "target_machine",
+    "warm_up",
     "InternalCompilerError",
     "LoweringBug",
     "UnsupportedKernel",

@@ -16,27 +16,22 @@ file. The pipeline is sized to the kernel (``build_llvm_module`` picks it):
 or code generation: a warm process loads cached objects in a few milliseconds. Math
 functions (``expf``, ``atan2``) resolve to the process's C library.
 
-LLVM itself is ``llvmlite.binding`` (``binding()``), imported at the first compile, not
-with the backend: the dynamic loader needs ~6 ms to map and relocate its ~180 MB shared
-library. ``preload()`` (called when the CPU target is made) starts that ``dlopen`` on a
-background thread through libc -- a foreign call, so it runs without the GIL, on another
-core, while the kernel is parsed, its passes run and it is lowered; ``llvmlite.binding``
-then finds the library mapped. The thread imports nothing, and a ``fork`` waits for it
-(``os.register_at_fork``): a child never inherits the loader's lock half-taken.
+LLVM itself is ``llvmlite.binding``, imported at the first compile, not with the backend
+(``llvm_library.binding()``; ``preload()``, called when the CPU target is made, maps its
+shared library on another core meanwhile). ``warm_up()`` compiles a small loop once, off
+the first kernel's path, so that LLVM's one-time set-up is done when that kernel arrives.
 """
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import importlib.util
-import os
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
+
+from ..llvm_library import binding
 
 if TYPE_CHECKING:
     import llvmlite.binding as llvm
@@ -49,59 +44,35 @@ class InternalCompilerError(Exception):
     """LLVM rejected the IR the CPU backend produced: a compiler bug, not a user error."""
 
 
-_loading: threading.Thread | None = None
+_machine_lock = threading.Lock()  # the warm-up thread and the main thread may both ask first
 
 
-def preload() -> None:
-    """Start mapping llvmlite's shared library on a background thread (see the module docstring)."""
-    global _loading
-    if _loading is not None or os.name != "posix" or "llvmlite.binding" in sys.modules:
-        return
-    path = _library_path()
-    if path is None:
-        return
-    dlopen = ctypes.CDLL(None).dlopen
-    dlopen.restype, dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-    # the flags ctypes.CDLL uses, so that llvmlite's own dlopen returns this very handle
-    args = (os.fsencode(path), os.RTLD_NOW | os.RTLD_LOCAL)
-    _loading = threading.Thread(target=dlopen, args=args, name="tilelab-llvm-load", daemon=True)
-    os.register_at_fork(before=_wait_for_library)
-    _loading.start()
-
-
-def _library_path() -> str | None:
-    """Where llvmlite's shared library is, found without importing ``llvmlite.binding``."""
-    from llvmlite.utils import get_library_name
-
-    spec = importlib.util.find_spec("llvmlite.binding")
-    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
-    path = os.path.join(folders[0], get_library_name()) if folders else None
-    return path if path is not None and os.path.isfile(path) else None
-
-
-def _wait_for_library() -> None:
-    if _loading is not None:
-        _loading.join()
-
-
-def binding():
-    """``llvmlite.binding`` (imported on first use, once the background ``dlopen`` is done)."""
-    _wait_for_library()
-    import llvmlite.binding
-
-    return llvmlite.binding
+def target_machine() -> llvm.TargetMachine:
+    """The host's target machine for compiling (created once per process, on whichever thread asks first)."""
+    with _machine_lock:
+        return _cached_target_machine()
 
 
 @functools.cache
-def target_machine() -> llvm.TargetMachine:
-    """The host's target machine for compiling (created once per process)."""
+def _cached_target_machine() -> llvm.TargetMachine:
     return _new_target_machine()
 
 
-def _new_target_machine() -> llvm.TargetMachine:
+def quick_machine() -> llvm.TargetMachine:
+    """The host's target machine for the quick tier: LLVM's ``-O0`` code generator (created once)."""
+    with _machine_lock:
+        return _cached_quick_machine()
+
+
+@functools.cache
+def _cached_quick_machine() -> llvm.TargetMachine:
+    return _new_target_machine(opt=0)
+
+
+def _new_target_machine(opt: int = 3) -> llvm.TargetMachine:
     """A fresh host target machine (an execution engine owns and frees the one it is given)."""
     target, cpu, features = _host()
-    return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="static", codemodel="jitdefault")
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="static", codemodel="jitdefault")
 
 
 @functools.cache
@@ -162,14 +133,16 @@ def short_pipeline(tm: llvm.TargetMachine, opt_level: int):
 
 
 def compile_llvm(
-    llmod: ir.Module, opt_level: int = 3, want_asm: bool = True, pipeline: str = "unroll"
+    llmod: ir.Module, opt_level: int = 3, want_asm: bool = True, pipeline: str = "unroll", quick: bool = False
 ) -> tuple[dict, bytes, dict]:
     """Optimize and emit ``llmod``: returns ``(asm, object bytes, seconds per phase)``.
 
     ``asm`` holds the optimized LLVM IR (``llir``) and, with ``want_asm``, the host
     assembly (``asm``); without it, ``assembly_from_llir`` can emit it later. ``pipeline``
     is ``"lanes"`` (``short_pipeline``), ``"vectorize"`` or ``"unroll"`` (O3 with the
-    ``pipeline_options`` of that name).
+    ``pipeline_options`` of that name). ``quick`` emits the object code with the ``-O0``
+    code generator (``quick_machine``; the optimized IR is the same): the quick tier of
+    runtime/tiers.py, whose upgrade is ``emit_optimized(asm["llir"])``.
     """
     llvm = binding()
     times = {}
@@ -191,15 +164,26 @@ def compile_llvm(
         mpm = pb.getModulePassManager()
     mpm.run(mod, pb)
     times["optimize"] = time.perf_counter() - t
+    asm = {"llir": str(mod)}  # before code generation, which rewrites the module for the target
     t = time.perf_counter()
-    obj = tm.emit_object(mod)
+    obj = (quick_machine() if quick else tm).emit_object(mod)
     times["codegen"] = time.perf_counter() - t
-    asm = {"llir": str(mod)}
     if want_asm:
         t = time.perf_counter()
         asm["asm"] = tm.emit_assembly(mod)
         times["asm"] = time.perf_counter() - t
     return asm, obj, times
+
+
+def emit_optimized(llir: str) -> bytes:
+    """The optimizing code generator's object code for optimized LLVM IR text (a quick tier's upgrade).
+
+    The text is parsed into an LLVM context of its own: this runs on the upgrade thread,
+    beside compiles on the main thread (llvmlite runs one LLVM call at a time).
+    """
+    llvm = binding()
+    mod = llvm.parse_assembly(llir, context=llvm.create_context())
+    return target_machine().emit_object(mod)
 
 
 def assembly_from_llir(llir: str) -> str:
@@ -233,3 +217,54 @@ class LoadedObject:
 
 def load_object(obj: bytes) -> LoadedObject:
     return LoadedObject(obj)
+
+
+#: ``warm_up``'s module: a loop over vectors of floats, loaded, added, compared, selected and stored
+WARM_UP_IR = """
+define void @tilelab_warm_up(ptr noalias %x, ptr noalias %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %src = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load <16 x float>, ptr %src, align 4
+  %twice = fadd <16 x float> %v, %v
+  %big = fcmp ogt <16 x float> %twice, %v
+  %kept = select <16 x i1> %big, <16 x float> %twice, <16 x float> zeroinitializer
+  %dst = getelementptr inbounds float, ptr %out, i64 %i
+  store <16 x float> %kept, ptr %dst, align 4
+  %next = add i64 %i, 16
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+"""
+
+
+def warm_up() -> None:
+    """Optimize, emit and load a small vector loop, so that LLVM's one-time set-up is done.
+
+    Why: the first module a process compiles costs ~12 ms more than the next ones (vector
+    add: ~46 -> ~34 ms from launch to result, medians of 11 fresh processes): LLVM fills
+    its instruction-selection and scheduling tables, the target machine makes its
+    subtarget, the pass builder registers its passes, MCJIT sets up. The background
+    imports (runtime/prefetch.py) run this on a thread of its own where the CPU target is
+    the default, as soon as the backend and ``llvmlite.binding`` are imported: the set-up
+    then runs on another core -- llvmlite's calls release the GIL -- while the remaining
+    imports go on and the main thread parses, transforms and lowers the first kernel.
+
+    The loop goes through the short pipeline and the quick tier's code generator (the
+    first code of 1-D kernels; the optimizing one runs in the background anyway), with the
+    shared target machines: the subtarget is made and kept per target machine. It is safe
+    beside the main thread's compiles: llvmlite runs one LLVM call at a time (a
+    process-wide lock), and the loop lives in an LLVM context of its own.
+    """
+    llvm = binding()
+    tm = target_machine()
+    mod = llvm.parse_assembly(WARM_UP_IR, context=llvm.create_context())
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mpm, pb = short_pipeline(tm, 3)
+    mpm.run(mod, pb)
+    LoadedObject(quick_machine().emit_object(mod)).address("tilelab_warm_up")
