@@ -131,7 +131,6 @@ def test_a_store_between_a_load_and_its_use_does_not_change_what_was_read(rng):
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_program_ids_of_a_3d_grid_split_over_threads(monkeypatch, threads):
     monkeypatch.setenv("TILELAB_NUM_THREADS", threads)
-    monkeypatch.setattr("tilelab.runtime.cpu_target.MIN_WORK_PER_THREAD", 1)
     grid = (7, 5, 3)
     out = np.full(105, -1, np.int32)
     grid_ids[grid](out, target="cpu")

@@ -54,8 +54,8 @@ def test_empty_grid_runs_nothing(rng):
     assert np.isnan(out).all()
 
 
-def test_small_launches_stay_on_one_thread(monkeypatch):
-    """Waking workers costs tens of microseconds: tiny grids run on the calling thread."""
+def test_small_launches_stay_on_one_thread(monkeypatch, real_thread_policy):
+    """Waking workers costs tens of microseconds: tiny grids run on the calling thread (by the static estimate)."""
     from tilelab.runtime import cpu_target
 
     monkeypatch.setattr(cpu_target, "MIN_WORK_PER_THREAD", 1 << 21)
@@ -65,6 +65,50 @@ def test_small_launches_stay_on_one_thread(monkeypatch):
     per_program = launch.meta["work_per_program"]
     assert launch._threads_for(2) == 1
     assert launch._threads_for(-(-4 * (1 << 21) // per_program)) == 4
+
+
+def test_timed_programs_decide_the_threads_against_the_wake_cost(monkeypatch, rng, real_thread_policy):
+    """Once a launch on one thread has timed the programs, each thread must get WAKE_MULTIPLE wake costs of work."""
+    from tilelab.runtime import cpu_target
+
+    monkeypatch.setenv("TILELAB_NUM_THREADS", "8")
+    monkeypatch.setattr(cpu_target, "_wake_seconds", 100e-6)
+    module = scale_kernel()
+    launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+    x, out = rng.standard_normal(5000).astype(np.float32), np.zeros(5000, np.float32)
+    for _ in range(3):  # the second and third launches on one thread time its programs
+        launch((79,), [x, out, 5000], False)
+    assert launch.program_seconds is not None and launch.program_seconds > 0
+    np.testing.assert_array_equal(out, x * x)
+    launch.program_seconds = 1e-6  # a share is 4 x 100 us of work
+    assert launch._threads_for(100) == 1  # 100 us
+    assert launch._threads_for(1000) == 2  # 1 ms: 2.5 shares of 400 us
+    assert launch._threads_for(100_000) == 8  # capped by TILELAB_NUM_THREADS
+    monkeypatch.setattr(cpu_target, "_wake_seconds", 10e-6)  # a quiet machine: cheaper wakes, more threads
+    assert launch._threads_for(1000) == 8
+
+
+def test_a_split_that_saves_too_little_keeps_the_kernel_on_one_thread(monkeypatch, rng, real_thread_policy):
+    """A kernel that waits on memory the cores share runs no faster split: it goes back to one thread."""
+    from tilelab.runtime import cpu_target
+
+    monkeypatch.setenv("TILELAB_NUM_THREADS", "2")
+    module = scale_kernel()
+    x = rng.standard_normal(5000).astype(np.float32)
+    for program_seconds, pays in ((1e-3, True), (1e-8, False)):
+        launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+        out = np.zeros(5000, np.float32)
+        for _ in range(3):  # timed on one thread
+            launch((79,), [x, out, 5000], False)
+        cpu_target._thread_pool()
+        monkeypatch.setattr(cpu_target, "_wake_seconds", 1e-9)  # splitting looks free: the rule splits
+        launch.program_seconds = program_seconds  # 79 ms or 0.8 us on one thread, as if timed so
+        assert launch._threads_for(79) == 2
+        out[:] = 0
+        launch((79,), [x, out, 5000], False)  # split: microseconds, far from 79 ms, far over 0.8 us
+        np.testing.assert_array_equal(out, x * x)
+        assert launch.split_pays == pays
+        assert launch._threads_for(79) == (2 if pays else 1)
 
 
 def test_calls_left_uninlined_are_reported_with_their_line():

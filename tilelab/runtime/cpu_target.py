@@ -12,6 +12,15 @@ ctypes releases the GIL during each call, so the chunks run in parallel.
 ``TILELAB_NUM_THREADS`` caps the threads (default: the cores this process may use).
 Kernels that print run on one thread, in program order.
 
+How many threads a launch gets (``CpuLauncher._threads_for``): waking a worker costs from
+~20 us on a quiet machine to ~250 us on a small virtual machine, so each thread must get
+``WAKE_MULTIPLE`` times that much work. A kernel's first launches go by a static estimate
+of its element operations (``MIN_WORK_PER_THREAD``); its second and third launches on one
+thread time its programs, and later launches decide by that time and by the wake cost the
+pool measured when it started (``wake_seconds``). A split launch that took more than
+``SPLIT_MUST_SAVE`` of the time one thread would have taken (a kernel that waits on memory
+the cores share) keeps that kernel on one thread from then on.
+
 The compiled code reports prints, failed asserts and (sanitize mode) out-of-bounds
 accesses through a callback; they become the interpreter's messages and its
 ``KernelRuntimeError``. The interpreter's error helpers are imported on the first error,
@@ -25,6 +34,7 @@ import functools
 import os
 import struct
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,10 +64,18 @@ REPORT_FN = ctypes.CFUNCTYPE(
     None, *[ctypes.c_int32] * 5, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64
 )
 
-#: below this many element operations per thread, waking a worker costs more than it saves
-MIN_WORK_PER_THREAD = 1 << 21
+#: before a kernel's programs are timed: the element operations each thread must get (a static guess;
+#: vector add 1M, ~15M operations, stays on one thread, where two ran ~1.5x slower on a 2-core machine)
+MIN_WORK_PER_THREAD = 1 << 23
+#: each thread of a split launch must get this many times the cost of waking a worker
+WAKE_MULTIPLE = 4
+#: the wake cost assumed until the pool has measured it
+DEFAULT_WAKE_SECONDS = 100e-6
+#: a split launch must take less than this share of one thread's time, or the kernel stays on one thread
+SPLIT_MUST_SAVE = 0.8
 _pool = None  # a concurrent.futures.ThreadPoolExecutor, made on the first threaded launch
 _pool_lock = threading.Lock()
+_wake_seconds: float | None = None  # a no-op's round trip through the pool, measured when it starts
 
 
 def num_threads() -> int:
@@ -71,11 +89,23 @@ def _thread_pool():
     """The process-wide worker pool (imported and started on first use: most launches never need it)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    global _pool
+    global _pool, _wake_seconds
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="tilelab-cpu")
+            pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="tilelab-cpu")
+            pool.submit(int).result()  # the first worker starts
+            trips = []
+            for _ in range(3):
+                t = time.perf_counter()
+                pool.submit(int).result()
+                trips.append(time.perf_counter() - t)
+            _pool, _wake_seconds = pool, sorted(trips)[1]
         return _pool
+
+
+def wake_seconds() -> float:
+    """What waking a worker costs here: measured when the pool started, else ``DEFAULT_WAKE_SECONDS``."""
+    return _wake_seconds if _wake_seconds is not None else DEFAULT_WAKE_SECONDS
 
 
 class CpuTarget:
@@ -135,6 +165,9 @@ class CpuLauncher:
         self.lib = backend.LoadedObject(artifact.blobs["obj"])
         self.grid_fn = GRID_FN(self._bind(self.lib))
         self.retired: list = []  # code of earlier tiers, kept mapped: a launch on another thread may run it
+        self.launches = 0  # unsanitized launches on one thread so far
+        self.program_seconds: float | None = None  # one program's time on one thread (launches 2 and 3, then the last)
+        self.split_pays = True  # False once a split launch saved too little (SPLIT_MUST_SAVE)
         self.sanitized = None  # compiled on the first sanitized launch
         self.ops = self.meta["ops"]
         self.plan = packing_plan([p.type for p in self.kernel.args])
@@ -173,27 +206,49 @@ class CpuLauncher:
         return None
 
     def _threads_for(self, programs: int) -> int:
-        """Threads worth starting: each must get at least ``MIN_WORK_PER_THREAD`` element operations."""
-        work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
-        if work < 2 * MIN_WORK_PER_THREAD:
-            return 1  # decided without asking the OS for the usable cores
-        return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
+        """Threads worth starting for ``programs`` programs (the module docstring says how it is decided)."""
+        if not self.split_pays:
+            return 1
+        if self.launches < 3:  # not timed yet: element operations
+            work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
+            if work < 2 * MIN_WORK_PER_THREAD:
+                return 1  # decided without asking the OS for the usable cores
+            return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
+        share = WAKE_MULTIPLE * wake_seconds()
+        seconds = programs * self.program_seconds
+        if seconds < 2 * share:
+            return 1
+        return max(1, min(num_threads(), programs, int(seconds / share)))
 
     def _run(self, fn, slots, total, grid, threads, extra) -> int:
         """Run programs ``[0, total)``; ``slots`` ends with program 0's coordinates, zeros."""
         extra_args = (extra[0].ctypes.data, len(extra[0]) // 2) if extra else ()
         if threads <= 1:
-            return fn(ctypes.addressof(slots), 0, total, *grid, *extra_args)
+            if extra_args:
+                return fn(ctypes.addressof(slots), 0, total, *grid, *extra_args)
+            self.launches += 1
+            t = time.perf_counter()
+            status = fn(ctypes.addressof(slots), 0, total, *grid)
+            if self.launches > 1:  # the first ran on cold caches and freshly touched pages
+                seconds = (time.perf_counter() - t) / total
+                early = self.launches == 3 and self.program_seconds is not None
+                self.program_seconds = min(seconds, self.program_seconds) if early else seconds
+            return status
+        pool = _thread_pool()
+        t = time.perf_counter()
         chunks = min(total, threads)
         bounds = [total * i // chunks for i in range(chunks + 1)]
         starting = [_starting_at(slots, bounds[i], grid) for i in range(1, chunks)]  # kept alive until done
-        pool = _thread_pool()
         futures = [
             pool.submit(fn, ctypes.addressof(s), bounds[i], bounds[i + 1], *grid, *extra_args)
             for i, s in enumerate(starting, start=1)
         ]
         first = fn(ctypes.addressof(slots), bounds[0], bounds[1], *grid, *extra_args)  # the calling thread's share
-        return max([first] + [f.result() for f in futures])
+        status = max([first] + [f.result() for f in futures])
+        if not extra_args and self.launches >= 3:  # timed on one thread: did splitting pay?
+            if time.perf_counter() - t > SPLIT_MUST_SAVE * total * self.program_seconds:
+                self.split_pays = False
+        return status
 
     def _sanitized_fn(self):
         if self.sanitized is None:

@@ -61,15 +61,18 @@ def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module
 
 
 def work_per_program(module: Module) -> int:
-    """A rough count of element operations per program (loop bodies count 8 times).
+    """A rough count of element operations per program (loop bodies count 8 times, a dot its multiply-adds).
 
     The runtime splits a grid over threads only when the whole launch is worth it.
     """
-    from tilelab.compiler.ir.ops import WhileOp
+    from tilelab.compiler.ir.ops import DotOp, WhileOp
 
     def block_work(block, scale):
         total = 0
         for op in block.ops:
+            if isinstance(op, DotOp):  # [.., M, K] x [.., K, N]: numel(result) * K
+                total += scale * op.results[0].type.numel * op.operands[0].type.shape[-1]
+                continue
             total += scale * sum(r.type.numel for r in op.results)
             inner = scale * 8 if isinstance(op, (ForOp, WhileOp)) else scale
             for region in op.regions:
