@@ -163,3 +163,34 @@ def test_wait_from_many_threads_while_upgrades_run():
     for t in waiters:
         t.join(timeout=60)
     assert not any(t.is_alive() for t in waiters)
+
+
+def test_a_process_that_exits_right_after_its_first_launch_still_leaves_the_optimized_entry(tmp_path):
+    """The interpreter's exit waits for the upgrade: the next process loads the optimized code, no LLVM work."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    child = (
+        "import sys, numpy as np\n"
+        "from tests.support.cpu_kernels import add\n"
+        "x = np.arange(300, dtype=np.float32)\n"
+        "out = np.zeros_like(x)\n"
+        "ck = add[(3,)](x, x, out, 300, BLOCK=128, target='cpu')\n"
+        "assert (out == x + x).all()\n"
+        "print(ck.from_cache, ck.metadata['tier'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root), "TILELAB_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TILELAB_TIERED", None)
+    run = lambda: subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=env, cwd=root)  # noqa: E731
+    first = run()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[0] == "False"  # compiled (its tier: quick, unless the upgrade already landed)
+    (entry,) = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("metadata.json")]
+    assert entry["body"]["payload"]["metadata"]["tier"] == "optimized"
+    second = run()
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["True", "optimized"]
