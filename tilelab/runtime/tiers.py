@@ -11,12 +11,13 @@ kernel that waits for memory; it runs while the optimized code is made on anothe
     submit(ck, store)                            # a background thread: artifact.upgrade(),
                                                  # ck.launcher.upgrade(blobs), then store(ck)
 
-``submit`` runs the upgrades one at a time on a daemon thread. The launcher swaps its entry
-point between two launches (one assignment); code that a launch on another thread is
-running stays loaded. ``store`` then writes the disk cache entry: the cache only ever holds
-the optimized tier, so a warm process loads it and never upgrades. ``wait()`` blocks until
-every upgrade submitted so far is done (benchmarks call it before they time anything); a
-``fork`` and the interpreter's exit wait too. An upgrade that fails leaves the kernel on its
+``submit`` runs each upgrade on a daemon thread of its own, one at a time. The launcher swaps
+its entry point between two launches (one assignment); code that a launch on another thread
+is running stays loaded. ``store`` then writes the disk cache entry: the cache only ever
+holds the optimized tier, so a warm process loads it and never upgrades, and a compile of
+the same kernel meanwhile waits for that entry (``wait(key)``) rather than compiling again.
+``wait()`` blocks until every upgrade submitted so far is done (benchmarks call it before
+they time anything); a ``fork`` and the interpreter's exit wait too. An upgrade that fails leaves the kernel on its
 quick code, caches nothing and says why in ``metadata["tier_error"]``.
 
 ``metadata["tier"]`` says which code runs: ``"quick"``, then ``"optimized"``.
