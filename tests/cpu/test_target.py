@@ -64,7 +64,8 @@ def test_small_launches_stay_on_one_thread(monkeypatch, real_thread_policy):
     launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
     per_program = launch.meta["work_per_program"]
     assert launch._threads_for(2) == 1
-    assert launch._threads_for(-(-4 * (1 << 21) // per_program)) == 4
+    assert launch._threads_for((2 << 21) // per_program - 1) == 1  # just under twice the threshold
+    assert launch._threads_for(-(-(2 << 21) // per_program)) == 4  # then each thread gets an eighth of it
 
 
 def test_timed_programs_decide_the_threads_against_the_wake_cost(monkeypatch, rng, real_thread_policy):
@@ -123,3 +124,11 @@ def test_calls_left_uninlined_are_reported_with_their_line():
     module = k.finish()
     with pytest.raises(UnsupportedKernel, match="kern.py:9: call of helper was not inlined"):
         CpuTarget().compile(module, {})
+
+
+def test_one_thread_means_one_thread(monkeypatch, real_thread_policy):
+    """``TILELAB_NUM_THREADS=1`` holds whatever the estimate of the work."""
+    monkeypatch.setenv("TILELAB_NUM_THREADS", "1")
+    module = scale_kernel()
+    launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
+    assert launch._threads_for(10**7) == 1

@@ -64,8 +64,10 @@ REPORT_FN = ctypes.CFUNCTYPE(
     None, *[ctypes.c_int32] * 5, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64
 )
 
-#: before a kernel's programs are timed: the element operations each thread must get (a static guess;
-#: vector add 1M, ~15M operations, stays on one thread, where two ran ~1.5x slower on a 2-core machine)
+#: before a kernel's programs are timed, a launch is split only when it has twice this many element
+#: operations (a static guess; vector add 1M, ~15M operations, stays on one thread: two ran ~1.5x slower
+#: on a 2-core machine), and then each thread gets at least ``MIN_WORK_PER_THREAD // 8`` of them (f32
+#: matmul 512^3, ~75M, on all of 16 cores)
 MIN_WORK_PER_THREAD = 1 << 23
 #: each thread of a split launch must get this many times the cost of waking a worker
 WAKE_MULTIPLE = 4
@@ -213,7 +215,7 @@ class CpuLauncher:
             work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
             if work < 2 * MIN_WORK_PER_THREAD:
                 return 1  # decided without asking the OS for the usable cores
-            return max(1, min(num_threads(), programs, work // MIN_WORK_PER_THREAD))
+            return max(1, min(num_threads(), programs, max(2, work // (MIN_WORK_PER_THREAD // 8))))
         share = WAKE_MULTIPLE * wake_seconds()
         seconds = programs * self.program_seconds
         if seconds < 2 * share:
