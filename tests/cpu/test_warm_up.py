@@ -44,8 +44,23 @@ def test_kernels_compiled_while_warm_ups_run_beside_them_compute_the_same_values
     assert not errors
 
 
-def test_warm_up_shares_the_compiling_target_machine():
-    """The subtarget LLVM makes on first use is kept per target machine: the warm-up must use the shared one."""
+def test_warm_up_shares_the_compiling_target_machine(monkeypatch):
+    """The subtarget LLVM makes on first use is kept per target machine: the warm-up must use the shared ones."""
+    emitted = []
+    shared = codegen.quick_machine()
+
+    class Recording:
+        """The shared quick machine, recording that ``emit_object`` went through it."""
+
+        def __getattr__(self, name):
+            return getattr(shared, name)
+
+        def emit_object(self, mod):
+            emitted.append(mod)
+            return shared.emit_object(mod)
+
+    monkeypatch.setattr(codegen, "quick_machine", Recording)
     codegen.warm_up()
+    assert len(emitted) == 1, "the warm-up emits its loop through the shared quick machine"
     assert codegen.target_machine() is codegen.target_machine()
     assert codegen._cached_target_machine.cache_info().currsize == 1

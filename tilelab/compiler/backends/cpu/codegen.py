@@ -24,6 +24,7 @@ the first kernel's path, so that LLVM's one-time set-up is done when that kernel
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
@@ -181,9 +182,25 @@ def emit_optimized(llir: str) -> bytes:
     The text is parsed into an LLVM context of its own: this runs on the upgrade thread,
     beside compiles on the main thread (llvmlite runs one LLVM call at a time).
     """
+    with _module_of_its_own(llir) as mod:
+        return target_machine().emit_object(mod)
+
+
+@contextlib.contextmanager
+def _module_of_its_own(text: str):
+    """``text`` parsed into an LLVM context of its own; the module is freed before the context.
+
+    Why by hand: left to the garbage collector, a module and its context caught in a
+    reference cycle are freed in either order, and a module freed after its context crashes.
+    """
     llvm = binding()
-    mod = llvm.parse_assembly(llir, context=llvm.create_context())
-    return target_machine().emit_object(mod)
+    context = llvm.create_context()
+    mod = llvm.parse_assembly(text, context=context)
+    try:
+        yield mod
+    finally:
+        mod.close()
+        context.close()
 
 
 def assembly_from_llir(llir: str) -> str:
@@ -260,11 +277,10 @@ def warm_up() -> None:
     beside the main thread's compiles: llvmlite runs one LLVM call at a time (a
     process-wide lock), and the loop lives in an LLVM context of its own.
     """
-    llvm = binding()
     tm = target_machine()
-    mod = llvm.parse_assembly(WARM_UP_IR, context=llvm.create_context())
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    mpm, pb = short_pipeline(tm, 3)
-    mpm.run(mod, pb)
-    LoadedObject(quick_machine().emit_object(mod)).address("tilelab_warm_up")
+    with _module_of_its_own(WARM_UP_IR) as mod:
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
+        mpm, pb = short_pipeline(tm, 3)
+        mpm.run(mod, pb)
+        LoadedObject(quick_machine().emit_object(mod)).address("tilelab_warm_up")
