@@ -37,11 +37,12 @@ import os
 import sys
 import threading
 
-#: imported in this order by the thread, then the passes every pipeline runs (``pipeline.COMMON``)
-MODULES = ("llvmlite.ir", "tilelab.compiler.passes.pipeline")
-#: on a machine without a CUDA driver, the CPU target (and so its backend); the backend comes first, so that
-#: LLVM's warm-up can start as soon as ``llvmlite.binding`` is there
-CPU_MODULES = ("tilelab.compiler.backends.cpu", "tilelab.runtime.cpu_target")
+#: what the thread imports (in ``_import_all``'s order: the CPU backend before ``llvmlite.binding``, so that
+#: LLVM's warm-up starts as soon as the bindings are there; the passes every pipeline runs, ``pipeline.COMMON``,
+#: after ``PIPELINE``)
+LLVM_IR, LLVM_BINDING, PIPELINE = "llvmlite.ir", "llvmlite.binding", "tilelab.compiler.passes.pipeline"
+#: on a machine without a CUDA driver, where the CPU target is the default: its backend, then the target
+CPU_BACKEND, CPU_TARGET = "tilelab.compiler.backends.cpu", "tilelab.runtime.cpu_target"
 
 _thread: threading.Thread | None = None
 _warming: threading.Thread | None = None
@@ -53,7 +54,7 @@ def start() -> None:
     global _thread
     if _thread is not None or os.environ.get("TILELAB_PREFETCH", "1") == "0":
         return
-    if all(name in sys.modules for name in (*MODULES, "llvmlite.binding")):
+    if all(name in sys.modules for name in (LLVM_IR, LLVM_BINDING, PIPELINE)):
         return
     _thread = threading.Thread(target=_run, name="tilelab-prefetch", daemon=True)
     if hasattr(os, "register_at_fork"):
@@ -92,17 +93,16 @@ def _import_all() -> None:
 
     llvm_library.preload()  # the loader maps LLVM on another thread while these imports run
     cpu = not driver_library_present()
-    importlib.import_module(MODULES[0])
+    importlib.import_module(LLVM_IR)
     if cpu:
-        importlib.import_module(CPU_MODULES[0])
+        importlib.import_module(CPU_BACKEND)
     llvm_library.binding()  # llvmlite.binding, once its library is mapped
     if cpu:
         _start_warm_up()
-    for name in MODULES[1:]:
-        importlib.import_module(name)
+    importlib.import_module(PIPELINE)
     from tilelab.compiler.passes.pipeline import COMMON
 
-    for name in [f"tilelab.compiler.passes.{name}" for name in COMMON] + (list(CPU_MODULES[1:]) if cpu else []):
+    for name in [f"tilelab.compiler.passes.{name}" for name in COMMON] + ([CPU_TARGET] if cpu else []):
         importlib.import_module(name)
     from .keys import compiler_fingerprint
 
