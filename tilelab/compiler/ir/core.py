@@ -32,6 +32,7 @@ class Loc:
 UNKNOWN_LOC = Loc("<unknown>", 0, 0)
 
 _value_ids = itertools.count()
+_op_ids = itertools.count()
 
 
 class Value:
@@ -137,6 +138,9 @@ class Op:
             self.add_region(r)
         self.loc = loc
         self.parent: Block | None = None
+        # A stable identity: kept while the op lives (moved, operands replaced), new for a clone.
+        # The pass viewer matches ops across snapshots by it, so renumbered names are no change.
+        self.uid = next(_op_ids)
 
     @classmethod
     def create(cls, operands, result_types, attrs, regions=(), loc: Loc = UNKNOWN_LOC) -> Op:
