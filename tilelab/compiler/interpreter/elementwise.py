@@ -5,7 +5,10 @@ integer ``div`` truncates toward zero and ``rem`` takes the dividend's sign (C, 
 Triton); ``shr`` is arithmetic for signed types, logical for unsigned; float ``min`` /
 ``max`` return the non-NaN operand; math functions of f16 / bf16 / fp8 run in f32 and
 round back once. Integer division by zero gives 0 rather than a crash (the GPU result
-is undefined).
+is undefined). Booleans are ``i1`` integers that wrap modulo 2, as in Triton (whose
+``c + c`` is an ``i1`` add): ``add`` and ``sub`` are ``xor``, ``mul`` is ``and``, and
+``-c`` is ``c`` (``0 - c`` modulo 2), where numpy would take ``+`` for ``or`` and refuse
+``-``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ _INT_BINARY = {
     "umulhi": _umulhi,
 }
 
+#: ``i1`` arithmetic modulo 2 (numpy's bool ``+`` is ``or``, its ``-`` an error)
+_BOOL_BINARY = {"add": np.logical_xor, "sub": np.logical_xor, "mul": np.logical_and}
+
 _FLOAT_BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -83,6 +89,8 @@ def binary(it, op, a, b):
     if not is_float(op.operands[0].type):
         if it.sanitize and kind in ("div", "rem") and not np.all(b):
             raise it.error(op, f"integer division by zero in program {it.pid}")
+        if np.asarray(a).dtype == np.bool_ and kind in _BOOL_BINARY:
+            return _BOOL_BINARY[kind](a, b)
         return _INT_BINARY[kind](a, b)
     fn = _FLOAT_BINARY.get(kind)
     if fn is not None:
@@ -167,8 +175,8 @@ def unary(it, op, x):
     if is_float(op.operands[0].type):
         wide = compute_dtype(op.operands[0].type)
         return np.asarray(_FLOAT_UNARY[kind](x.astype(wide))).astype(out_dtype)
-    if x.dtype == np.bool_ and kind == "not":
-        return ~x
+    if x.dtype == np.bool_ and kind in ("not", "neg", "abs"):
+        return ~x if kind == "not" else x.copy()  # -c == 0 - c == c modulo 2
     return np.asarray(_INT_UNARY[kind](x)).astype(out_dtype)
 
 

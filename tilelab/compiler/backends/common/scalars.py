@@ -98,6 +98,16 @@ def float_predicate(lw, kind: str, x: ir.Value) -> ir.Value:
     return b.icmp_signed("<", b.bitcast(x, ir.IntType(width)), ir.Constant(ir.IntType(width), 0))
 
 
+def _rounded(value, dtype) -> float:
+    """``value`` rounded to ``dtype`` as a conversion on the GPU would: too large becomes +-inf, not an error.
+
+    llvmlite packs an f16 / f32 constant with ``struct``, which raises ``OverflowError`` for a
+    value beyond the type's range (``x_f16 * 1e30``); numpy rounds it to infinity instead.
+    """
+    with np.errstate(over="ignore"):
+        return float(np.asarray(value, dtype=np.float64).astype(dtype))
+
+
 def arith_constant(t, value) -> ir.Constant:
     """An LLVM constant of IR scalar type ``t`` (bf16 and fp8 as their rounded bits): ``arith_constant(f32, 1.5)``."""
     if t.name in ("bf16", "fp8e4nv", "fp8e5"):
@@ -105,7 +115,7 @@ def arith_constant(t, value) -> ir.Constant:
         return ir.Constant(ir.IntType(t.bits), int(bits))
     lt = register_type(t)
     if t.is_float:
-        return ir.Constant(lt, float(value))
+        return ir.Constant(lt, float(_rounded(value, t.np_dtype)))
     return ir.Constant(lt, int(value) & ((1 << lt.width) - 1))
 
 

@@ -1,0 +1,150 @@
+"""Run one random program on several targets and compare what they wrote.
+
+The interpreter is the reference; every other target must agree with it: bit for bit
+on integers and booleans and on floats computed without a math library or a
+reduction order (NaNs of any payload count as equal), and within ``TOLERANCE``
+(relative to the largest magnitude of the output) on approximate floats (``exp``,
+float sums and scans, float ``tl.dot``). A target that raises where the reference
+does not (or the other way round) is a mismatch too; both raising the same error
+type means the generator wrote an ill-typed program ("rejected").
+
+    outcome = run(generate(7), ["interpret", "cpu"])
+    outcome.status   # "ok", "rejected" or "mismatch"; outcome.detail says where
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from .programs import Program
+
+HEADER = "import tilelab\nimport tilelab.language as tl\n\n\n"
+
+#: relative tolerance of approximate floats, by dtype (the math functions are documented within a few
+#: ULPs; sums and scans in a different order differ by rounding of their partial results)
+TOLERANCE = {"float16": 2e-2, "bfloat16": 1e-1, "float32": 1e-4, "float64": 1e-10}
+
+
+@dataclass
+class Outcome:
+    status: str  # "ok", "rejected" or "mismatch"
+    detail: str = ""
+
+
+_folder = None
+
+
+def load(program: Program):
+    """The ``@tilelab.jit`` kernel of ``program``, from a file of its own (tracebacks show its lines)."""
+    global _folder
+    if _folder is None:
+        _folder = tempfile.mkdtemp(prefix="tilelab-fuzz-")
+    path = os.path.join(_folder, f"fuzz_{program.seed}.py")
+    with open(path, "w") as f:
+        f.write(HEADER + program.source)
+    spec = importlib.util.spec_from_file_location(f"fuzz_{program.seed}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules.pop(spec.name, None)
+    return module.kernel
+
+
+def launch(kernel, program: Program, target: str) -> dict | str:
+    """The outputs after one launch on ``target`` (numpy arrays), or the error it raised as text."""
+    args = {name: array.copy() for name, array in program.inputs.items()}
+    for name, (dtype, count, _exact) in program.outputs.items():
+        args[name] = _poisoned(dtype, count) if name != "acc" else np.zeros(count, dtype)
+    device = _device(target)
+    moved = {name: device.put(a) for name, a in args.items()}
+    size = int(np.prod(program.shape))
+    try:
+        kernel[(program.grid,)](*moved.values(), program.n, BLOCK=size, target=target)
+    except Exception as e:  # noqa: BLE001 - every error is a result to compare
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return {name: device.get(moved[name]) for name in program.outputs}
+
+
+def run(program: Program, targets: list[str]) -> Outcome:
+    """Launch ``program`` on each of ``targets`` (the first is the reference) and compare."""
+    kernel = load(program)
+    results = {t: launch(kernel, program, t) for t in targets}
+    ref_target, ref = targets[0], results[targets[0]]
+    for target in targets[1:]:
+        got = results[target]
+        if isinstance(ref, str) or isinstance(got, str):
+            if isinstance(ref, str) and isinstance(got, str) and ref.split(":")[0] == got.split(":")[0]:
+                continue
+            return Outcome("mismatch", f"{ref_target}: {_short(ref)} | {target}: {_short(got)}")
+        for name, (dtype, _count, exact) in program.outputs.items():
+            problem = compare(ref[name], got[name], exact)
+            if problem:
+                return Outcome("mismatch", f"{name} ({dtype}{'' if exact else ', approximate'}): {target} {problem}")
+    if isinstance(ref, str):
+        return Outcome("rejected", ref)
+    return Outcome("ok")
+
+
+def compare(ref: np.ndarray, got: np.ndarray, exact: bool) -> str:
+    """``""`` when ``got`` agrees with ``ref``, else where and how it differs."""
+    if ref.dtype.kind in "biu" or (exact and ref.dtype.itemsize in (1, 2, 4, 8)):
+        same = _same_bits(ref, got)
+    else:
+        same = _close(ref, got)
+    if same.all():
+        return ""
+    i = int(np.flatnonzero(~same)[0])
+    return f"differs at {i} of {ref.size} ({int((~same).sum())} elements): reference {ref[i]!r}, got {got[i]!r}"
+
+
+def _same_bits(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
+    if ref.dtype.kind in "biu":
+        return ref == got
+    bits = np.dtype(f"u{ref.dtype.itemsize}")
+    both_nan = np.isnan(ref.astype(np.float64)) & np.isnan(got.astype(np.float64))
+    return (ref.view(bits) == got.view(bits)) | both_nan
+
+
+def _close(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
+    r, g = ref.astype(np.float64), got.astype(np.float64)
+    rtol = TOLERANCE[ref.dtype.name]
+    finite = np.isfinite(r)
+    scale = np.abs(r[finite]).max() if finite.any() else 0.0
+    close = np.abs(r - g) <= rtol * np.maximum(np.abs(r), scale)
+    return close | (np.isnan(r) & np.isnan(g)) | (r == g)
+
+
+def _poisoned(dtype: np.dtype, count: int) -> np.ndarray:
+    out = np.empty(count, dtype)
+    if dtype.kind == "b":
+        out[...] = True
+    elif dtype.kind in "iu":
+        out[...] = np.iinfo(dtype).max
+    else:
+        out[...] = np.nan
+    return out
+
+
+def _short(result) -> str:
+    return result if isinstance(result, str) else "ran"
+
+
+class _Host:
+    def put(self, a):
+        return a
+
+    def get(self, a):
+        return a.copy()
+
+
+def _device(target: str):
+    if target != "cuda":
+        return _Host()
+    from tests.conftest import DeviceMemory  # only on a GPU machine
+
+    return DeviceMemory("cuda")
