@@ -33,7 +33,7 @@ def compile_kernel(fn, signature, constants, divisibility, target: str, options:
     key = cache_key(fn, signature, constants, divisibility, target, dict(options, snapshots=snapshots))
     if disk:
         tiers.wait(key)  # the same kernel's optimized code is on its way to the cache: take it from there
-    entry = disk.get(key) if disk else None
+    entry = disk.get(key, PAYLOAD_SCHEMA) if disk else None
     if entry is not None:
         loaded = _from_entry(fn, entry, target, constants)
         if loaded is not None:
@@ -164,13 +164,34 @@ def _restore_func_attrs(module, saved: dict) -> None:
             f.attrs[k] = tuple(v) if isinstance(v, list) else v
 
 
+#: the fields of a cache entry's payload, checked before any is used (a bad entry is a miss, then rebuilt)
+PAYLOAD_SCHEMA = {
+    "name": str,
+    "signature": {str: str},
+    "options": dict,
+    "asm": {"tile": str},
+    "metadata": dict,
+    "artifact_asm": {str: str},
+    "artifact_metadata": dict,
+    "passes": [{"name": str, "seconds": (int, float), "changed": bool, "ir_before": (str, type(None))}],
+}
+
+
 def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
-    """Rebuild a ``CompiledKernel`` from a cache entry; ``None`` when the IR does not parse back."""
-    payload, blobs = entry
+    """Rebuild a ``CompiledKernel`` from a cache entry; ``None`` when anything in it does not fit.
+
+    An entry the parser, the target's checks (``load``) or the rebuild reject is rebuilt, never
+    trusted: a damaged entry must cost a compile, not a crash on every run.
+    """
     try:
-        module = stages.parse_ir(payload["asm"]["tile"])
-    except Exception:  # an entry the parser rejects is rebuilt, never trusted
+        return _rebuild(fn, entry, target_name, constants)
+    except Exception:  # noqa: BLE001 - any failure of a stored entry means: compile afresh
         return None
+
+
+def _rebuild(fn, entry, target_name, constants) -> CompiledKernel:
+    payload, blobs = entry
+    module = stages.parse_ir(payload["asm"]["tile"])
     _restore_func_attrs(module, payload.get("func_attrs", {}))
     module.attrs.setdefault("constants", dict(constants))
     module.attrs.setdefault("signature", dict(payload["signature"]))

@@ -134,6 +134,7 @@ class CpuTarget:
             "work_per_program": backend.work_per_program(module),
             "host_cpu": backend.target_machine().triple,
             "tier": compiled.tier,
+            "stack_bytes": compiled.stack_bytes,
         }
         asm = LazyTexts(compiled.asm, self.deferred_texts(compiled.asm))
         upgrade = None
@@ -161,8 +162,7 @@ class CpuLauncher:
         self.kernel = module.kernel
         self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
         self.meta = artifact.metadata
-        self.lock = threading.Lock()
-        self.reports: list[tuple] = []
+        self.lock = threading.Lock()  # guards the sanitized variant's one compile
         self.callback = REPORT_FN(self._report)
         self.lib = backend.LoadedObject(artifact.blobs["obj"])
         self.grid_fn = GRID_FN(self._bind(self.lib))
@@ -187,14 +187,16 @@ class CpuLauncher:
         if gaddr:
             ctypes.c_void_p.from_address(gaddr).value = ctypes.cast(self.callback, ctypes.c_void_p).value
         symbol = self.meta["grid_symbol"] + ("_sanitized" if sanitize else "")
-        return lib.address(symbol)
+        address = lib.address(symbol) if isinstance(symbol, str) else 0
+        if not address:  # calling address 0 would crash the process
+            raise ValueError(f"the object code has no function {symbol!r}")
+        return address
 
     # ----------------------------------------------------------------- launch
     def __call__(self, grid, args, sanitize: bool = False):
         gx, gy, gz = launch_dims(grid, _kernel_error)
         slots = self._pack(args)
         total = gx * gy * gz
-        self.reports = []
         if total == 0:
             return None
         if sanitize:
@@ -202,9 +204,14 @@ class CpuLauncher:
         else:
             fn, extra = self.grid_fn, ()
         threads = 1 if self.meta.get("has_print") else self._threads_for(total)
-        status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
+        reports = _launch_state.reports = []  # this launch's own reports, whatever other threads launch
+        stack = self.meta.get("stack_bytes", 0)
+        if stack > STACK_OF_A_THREAD:  # tiles too large for this thread's stack: run on one of their size
+            status = _on_big_stack(stack, reports, fn, slots, total, (gx, gy, gz), extra)
+        else:
+            status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
         if status:
-            raise self._error(self._arrays(args))
+            raise self._error(self._arrays(args), reports)
         return None
 
     def _threads_for(self, programs: int) -> int:
@@ -242,7 +249,16 @@ class CpuLauncher:
         bounds = [total * i // chunks for i in range(chunks + 1)]
         starting = [_starting_at(slots, bounds[i], grid) for i in range(1, chunks)]  # kept alive until done
         futures = [
-            pool.submit(fn, ctypes.addressof(s), bounds[i], bounds[i + 1], *grid, *extra_args)
+            pool.submit(
+                _reporting_to,
+                _launch_state.reports,
+                fn,
+                ctypes.addressof(s),
+                bounds[i],
+                bounds[i + 1],
+                *grid,
+                *extra_args,
+            )
             for i, s in enumerate(starting, start=1)
         ]
         first = fn(ctypes.addressof(slots), bounds[0], bounds[1], *grid, *extra_args)  # the calling thread's share
@@ -253,10 +269,11 @@ class CpuLauncher:
         return status
 
     def _sanitized_fn(self):
-        if self.sanitized is None:
-            compiled = backend.compile_kernel(self.module, sanitize=True, want_asm=False)
-            lib = backend.LoadedObject(compiled.obj)
-            self.sanitized = (lib, SANITIZED_GRID_FN(self._bind(lib, sanitize=True)))
+        with self.lock:  # launches on several threads compile it once (two compiles at once crashed LLVM)
+            if self.sanitized is None:
+                compiled = backend.compile_kernel(self.module, sanitize=True, want_asm=False)
+                lib = backend.LoadedObject(compiled.obj)
+                self.sanitized = (lib, SANITIZED_GRID_FN(self._bind(lib, sanitize=True)))
         return self.sanitized[1]
 
     def _pack(self, args):
@@ -288,16 +305,17 @@ class CpuLauncher:
         if kind == backend.REPORT_PRINT:
             _print(info, pid, index, data, count)
             return
-        with self.lock:
-            self.reports.append((kind, op_id, pid, index, addr))
+        reports = getattr(_launch_state, "reports", None)
+        if reports is not None:
+            reports.append((kind, op_id, pid, index, addr))
 
-    def _error(self, arrays) -> KernelRuntimeError:
+    def _error(self, arrays, reports) -> KernelRuntimeError:
         from tilelab.compiler.interpreter.errors import KernelRuntimeError, SourceLines, format_index
         from tilelab.compiler.interpreter.memory import Memory
 
-        if not self.reports:
+        if not reports:
             return KernelRuntimeError(f"kernel {self.kernel.sym_name} failed without a report")
-        kind, op_id, pid, index, addr = min(self.reports, key=lambda r: (r[2][2], r[2][1], r[2][0]))
+        kind, op_id, pid, index, addr = min(reports, key=lambda r: (r[2][2], r[2][1], r[2][0]))
         info = self.ops[str(op_id)]
         loc = _Loc(info["file"], info["line"])
         where = format_index(index, tuple(info.get("shape", ())))
@@ -313,6 +331,39 @@ class CpuLauncher:
         text += " is outside every array argument"
         details = Memory(arrays).describe() if arrays else ["(the kernel has no array arguments)"]
         return KernelRuntimeError(sources.message(loc, text, details))
+
+
+#: stack buffers beyond this run on a thread with a stack of their size (threads get 8 MiB; leave room)
+STACK_OF_A_THREAD = 4 << 20
+
+
+def _on_big_stack(stack: int, reports: list, fn, slots, total, grid, extra) -> int:
+    """Run all programs on a new thread whose stack holds ``stack`` bytes of tiles (and some to spare)."""
+    extra_args = (extra[0].ctypes.data, len(extra[0]) // 2) if extra else ()
+    result = []
+    with _pool_lock:  # the stack size applies to threads started while it is set
+        previous = threading.stack_size(stack + (16 << 20))
+        try:
+            worker = threading.Thread(
+                target=lambda: result.append(
+                    _reporting_to(reports, fn, ctypes.addressof(slots), 0, total, *grid, *extra_args)
+                )
+            )
+            worker.start()
+        finally:
+            threading.stack_size(previous)
+    worker.join()
+    return result[0] if result else 1
+
+
+#: the reports list of the launch a thread is running programs of (set before each call of the code)
+_launch_state = threading.local()
+
+
+def _reporting_to(reports: list, fn, *args) -> int:
+    """Run ``fn(*args)`` on a pool thread, its programs' reports going to ``reports``."""
+    _launch_state.reports = reports
+    return fn(*args)
 
 
 def _starting_at(slots, linear: int, grid):

@@ -51,6 +51,8 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
     # ------------------------------------------------------------------ emitting
     def emit(self, op):
         """Insert ``op``; wrap its single result (if any) as a tensor."""
+        for result in op.results:
+            _check_tile_size(result.type)
         self.builder.insert(op)
         return tensor(op.results[0], self) if len(op.results) == 1 else op
 
@@ -335,6 +337,19 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
         if value.type.is_tensor:
             raise SemanticError(f"full's value must be a scalar, got shape {list(value.type.shape)}")
         return self.broadcast_to_shape(self.cast(value, elem), shape)
+
+
+#: the most elements a tile may have (Triton's limit: larger tiles do not fit a program's registers or stack)
+MAX_TILE_ELEMENTS = 2**20
+
+
+def _check_tile_size(t) -> None:
+    """Refuse a tile over ``MAX_TILE_ELEMENTS`` here, rather than crash the CPU target's stack at launch."""
+    if isinstance(t, irt.TensorType) and t.numel > MAX_TILE_ELEMENTS:
+        raise SemanticError(
+            f"a tile of shape {list(t.shape)} has {t.numel} elements, over the limit of {MAX_TILE_ELEMENTS} "
+            "(2**20, as in Triton); use smaller blocks over more programs"
+        )
 
 
 def _register_tensor_methods():

@@ -68,6 +68,16 @@ _INT_BINARY = {
 #: ``i1`` arithmetic modulo 2 (numpy's bool ``+`` is ``or``, its ``-`` an error)
 _BOOL_BINARY = {"add": np.logical_xor, "sub": np.logical_xor, "mul": np.logical_and}
 
+
+def _signed_zero_pick(result, a, b, negative_if):
+    """``min`` / ``max`` of two zeros as IEEE 754-2019 orders them (-0.0 < +0.0); numpy returns the first."""
+    zeros = (a == 0) & (b == 0)
+    if not np.any(zeros):
+        return result
+    negative = negative_if(np.signbit(a), np.signbit(b))
+    return np.where(zeros, np.where(negative, -np.zeros_like(result), np.zeros_like(result)), result)
+
+
 _FLOAT_BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -75,8 +85,8 @@ _FLOAT_BINARY = {
     "div": np.divide,
     "fdiv": np.divide,
     "rem": np.fmod,
-    "min": np.fmin,
-    "max": np.fmax,
+    "min": lambda a, b: _signed_zero_pick(np.fmin(a, b), a, b, np.logical_or),
+    "max": lambda a, b: _signed_zero_pick(np.fmax(a, b), a, b, np.logical_and),
 }
 
 #: Float binaries computed in f32 (or f64) and rounded back once.

@@ -14,6 +14,7 @@ The runtime side (threads, argument packing, reports) is ``tilelab.runtime.cpu_t
 
 from __future__ import annotations
 
+import threading
 import time
 
 from ..common.types import UnsupportedType
@@ -70,6 +71,9 @@ class CpuCompiled:
         self.tier = tier  # "quick": ``obj`` is the -O0 code generator's, ``emit_optimized(asm["llir"])`` upgrades it
 
 
+_compile_lock = threading.Lock()
+
+
 def compile_kernel(
     module, sanitize: bool = False, opt_level: int = 3, want_asm: bool = True, quick: bool = False
 ) -> CpuCompiled:
@@ -81,11 +85,44 @@ def compile_kernel(
     llmod, ops, pipeline = build_llvm_module(module, sanitize)
     lowering = time.perf_counter() - t
     quick = quick and pipeline in QUICK_PIPELINES
-    asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, pipeline=pipeline, quick=quick)
+    with _compile_lock:  # LLVM's global context and the shared target machine serve one thread at a time
+        asm, obj, seconds = compile_llvm(llmod, opt_level, want_asm, pipeline=pipeline, quick=quick)
     name = module.kernel.sym_name
     seconds = {"lower": lowering, **seconds}
     tier = "quick" if quick else "optimized"
-    return CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds, tier)
+    compiled = CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds, tier)
+    compiled.stack_bytes = stack_bytes(llmod)
+    return compiled
+
+
+def stack_bytes(llmod) -> int:
+    """The bytes of the stack buffers (``alloca``) of the lowered module: what one program may need.
+
+    Tiles live on the stack; a launch whose programs need more than a thread's stack runs
+    on a thread with a stack made for it (runtime/cpu_target.py) instead of crashing.
+    """
+    from llvmlite import ir
+
+    total = 0
+    for fn in llmod.functions:
+        for block in fn.blocks:
+            for instr in block.instructions:
+                if isinstance(instr, ir.AllocaInstr):
+                    count = instr.operands[0].constant if instr.operands else 1
+                    total += int(count) * _type_bytes(instr.allocated_type)
+    return total
+
+
+def _type_bytes(t) -> int:
+    from llvmlite import ir
+
+    if isinstance(t, ir.VectorType) or isinstance(t, ir.ArrayType):
+        return t.count * _type_bytes(t.element)
+    floats = {ir.HalfType: 2, ir.FloatType: 4, ir.DoubleType: 8}
+    if type(t) in floats:
+        return floats[type(t)]
+    width = getattr(t, "width", None)
+    return max(1, (width or 64) // 8)  # pointers: 8
 
 
 __all__ = [

@@ -268,7 +268,7 @@ def _binary(lanes: Lanes, kind: str, t, x: ir.Value, y: ir.Value) -> ir.Value:
     b = lanes.lw.b
     if t.is_float:
         simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv, "fdiv": b.fdiv}
-        return simple[kind](x, y) if kind in simple else lanes.intrinsic(f"{kind}num", x, y)
+        return simple[kind](x, y) if kind in simple else lanes.intrinsic(f"{kind}imumnum", x, y)  # -0.0 < +0.0
     simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor, "shl": b.shl}
     if kind in simple:
         return simple[kind](x, y)

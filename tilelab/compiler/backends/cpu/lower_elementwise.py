@@ -58,8 +58,10 @@ _FLOAT_BINARY = {
     "fdiv": lambda lw, a, c: lw.b.fdiv(a, c),
     "div": lambda lw, a, c: lw.b.fdiv(a, c),
     "rem": lambda lw, a, c: lw.b.frem(a, c),
-    "min": lambda lw, a, c: intrinsic(lw, "minnum", a, c),
-    "max": lambda lw, a, c: intrinsic(lw, "maxnum", a, c),
+    # IEEE 754-2019 minimumNumber / maximumNumber: the non-NaN operand, and -0.0 < +0.0 (``minnum``
+    # may return either zero, and x86 returns the second: the targets disagreed on max(0.0, -0.0))
+    "min": lambda lw, a, c: intrinsic(lw, "minimumnum", a, c),
+    "max": lambda lw, a, c: intrinsic(lw, "maximumnum", a, c),
     "pow": lambda lw, a, c: intrinsic(lw, "pow", a, c),
     "atan2": lambda lw, a, c: libm(lw, "atan2", a, c),
 }
