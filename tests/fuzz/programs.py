@@ -253,6 +253,8 @@ def _reduction(b: Builder) -> Value | None:
     if x is None:
         return None
     fn = rng.choice(["sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod"])
+    if fn == "cumprod" and kind(x.dtype) == "float":
+        fn = "cumsum"  # a float product overflows or not depending on the scan's order: inf * 0 vs 0
     axis = rng.randrange(len(b.shape))
     b.features.add(fn)
     exact = kind(x.dtype) != "float" or fn in ("max", "min", "argmax", "argmin")

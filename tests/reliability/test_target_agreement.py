@@ -53,3 +53,25 @@ def test_f16_constants_beyond_range_fold_to_infinity(target, rng):
     with np.errstate(invalid="ignore", over="ignore"):
         want = x * np.float16(np.inf) + np.float16(0.0)  # 1e30 -> inf, 1e-30 -> 0 in f16
     np.testing.assert_array_equal(out, want)
+
+
+@tilelab.jit
+def min_max(x, y, out_max, out_min, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    a, b = tl.load(x + i), tl.load(y + i)
+    tl.store(out_max + i, tl.maximum(a, b))
+    tl.store(out_min + i, tl.minimum(a, b))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_min_max_order_negative_zero_below_positive_zero(target, dtype, rng):
+    """IEEE 754-2019 maximumNumber: the non-NaN operand, and max(0.0, -0.0) == 0.0 in either order."""
+    x = rng.standard_normal(64).astype(dtype)
+    y = rng.standard_normal(64).astype(dtype)
+    x[:6], y[:6] = [0.0, -0.0, -0.0, 0.0, np.nan, 1.0], [-0.0, 0.0, -0.0, 0.0, 2.0, np.nan]
+    hi, lo = np.zeros(64, dtype), np.zeros(64, dtype)
+    min_max[(1,)](x, y, hi, lo, BLOCK=64, target=target)
+    np.testing.assert_array_equal(hi, np.fmax(x, y))
+    np.testing.assert_array_equal(lo, np.fmin(x, y))
+    assert not np.signbit(hi[:2]).any() and np.signbit(lo[:3]).all() and not np.signbit(lo[3])
