@@ -219,7 +219,8 @@ def _unary(b: Builder) -> Value | None:
 
 
 def _bitcast(b: Builder, x: Value) -> Value | None:
-    if x.dtype == "int1":
+    """A bitcast of an integer: a float's bits would show a NaN's sign and payload, which no target specifies."""
+    if kind(x.dtype) != "int":
         return None
     same = [d for d in DTYPES if d != "int1" and WIDTH[d] == WIDTH[x.dtype]]
     b.features.add("bitcast")

@@ -193,6 +193,7 @@ def _rebuild(fn, entry, target_name, constants) -> CompiledKernel:
     payload, blobs = entry
     module = stages.parse_ir(payload["asm"]["tile"])
     _restore_func_attrs(module, payload.get("func_attrs", {}))
+    payload = _relocated(fn, module, payload)
     module.attrs.setdefault("constants", dict(constants))
     module.attrs.setdefault("signature", dict(payload["signature"]))
     target = get_target(target_name)
@@ -206,3 +207,39 @@ def _rebuild(fn, entry, target_name, constants) -> CompiledKernel:
     ck.launcher = target.load(artifact, module)
     ck.from_cache = True
     return ck
+
+
+def _relocated(fn, module, payload: dict) -> dict:
+    """Make the locations of an entry compiled from another file (same kernel text) point into ``fn``'s file.
+
+    Why: the key covers the kernel's text, not where it lives, so two scripts with the same
+    kernel share an entry; an error must still name the launching script's file and line
+    (``lineB.py:14``), not those of the script that compiled it first (``lineA.py:7``).
+    Returns the payload with its op table relocated too; the module's locations change in place.
+    """
+    kernel = module.kernel
+    old_file, old_first = kernel.attrs.get("filename"), kernel.attrs.get("first_line")
+    code = fn.__code__
+    new_first = code.co_firstlineno
+    if old_file is None or old_first is None or (old_file == code.co_filename and old_first == new_first):
+        return payload
+    new_file = inspect.getsourcefile(fn) or code.co_filename
+    span = range(old_first, old_first + len(kernel.attrs.get("source", "").splitlines()) + 1)
+
+    def moved(file, line):
+        return (new_file, line + new_first - old_first) if file == old_file and line in span else (file, line)
+
+    for op in module.walk():
+        file, line = moved(op.loc.file, op.loc.line)
+        if (file, line) != (op.loc.file, op.loc.line):
+            op.loc = type(op.loc)(file, line, op.loc.col)
+    kernel.attrs.update(filename=new_file, first_line=new_first)
+    ops = payload["artifact_metadata"].get("ops")
+    if not isinstance(ops, dict):
+        return payload
+    table = {}
+    for op_id, info in ops.items():
+        file, line = moved(info.get("file"), info.get("line"))
+        table[op_id] = dict(info, file=file, line=line)
+    metadata = dict(payload["artifact_metadata"], ops=table)
+    return dict(payload, artifact_metadata=metadata)

@@ -22,6 +22,7 @@ import textwrap
 from . import stages
 from .arrays import array_info
 from .build import compile_kernel
+from .captured import Captured
 from .errors import LaunchError
 from .grid import grid_dims, normalize_grid
 from .launch_keys import call_key, launch_key
@@ -62,6 +63,7 @@ class JITFunction:
         self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
         self.warm_launches: dict[tuple, object] = {}  # call_key -> ``WarmLaunch.launch`` of calls of that shape
         self._launchers: dict[tuple, object] = {}  # grid -> the launcher ``kernel[grid]`` gave for it
+        self.captured = None  # the globals the compiled code read (captured.py), re-checked at each launch
         self.constexpr_flags = tuple(name in self.constexprs for name in self.arg_names)
         #: launch options and Triton-only options, unless a parameter has the name
         self.options_named = (set(LAUNCH_OPTIONS) | TRITON_ONLY_OPTIONS) - set(self.arg_names)
@@ -95,6 +97,8 @@ class JITFunction:
         flags, by_value, warm_launches = self.constexpr_flags, self.by_value, self.warm_launches
 
         def launcher(*args, **kwargs):
+            if self.captured is not None and self.captured.changed():
+                self.forget()  # a global the compiled code baked in has another value: compile again
             call = call_key(args, kwargs, flags, by_value)
             warm = warm_launches.get(call)
             if warm is not None:
@@ -106,6 +110,13 @@ class JITFunction:
                 self._launchers.clear()
             self._launchers[grid] = launcher
         return launcher
+
+    def forget(self) -> None:
+        """Drop every compiled specialization (in place: launchers hold these dictionaries)."""
+        self.cache.clear()
+        self.launch_keys.clear()
+        self.warm_launches.clear()
+        self.captured = None
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments without launching; returns the ``CompiledKernel``."""
@@ -123,6 +134,8 @@ class JITFunction:
 
     def launch_fully(self, grid, args: tuple, kwargs: dict, call, warmup=False):
         """The full launch: bind, specialize, compile if needed, launch, and remember a warm launch for ``call``."""
+        if self.captured is not None and self.captured.changed():
+            self.forget()
         given, options = self.split_options(kwargs)
         num_warps, num_stages = options.get("num_warps", 4), options.get("num_stages", 3)
         target, sanitize = options.get("target"), options.get("sanitize")
@@ -217,6 +230,8 @@ class JITFunction:
 
     def _compile(self, signature, constants, divisibility, target_name, options):
         errors = stages.compilation_error_types()
+        if self.captured is None:
+            self.captured = Captured.of(self.fn)
         try:
             return compile_kernel(self.fn, signature, constants, divisibility, target_name, options)
         except errors as e:

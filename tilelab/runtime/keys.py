@@ -123,8 +123,16 @@ def cache_key(fn, signature: dict, constants: dict, divisibility: dict, target: 
         "target": target,
         "options": options,
         "switches": {name: os.environ.get(name) for name in COMPILER_SWITCHES},
+        "globals": captured_globals_key(fn),
     }
     return hashlib.sha256(to_json(parts).encode()).hexdigest()
+
+
+def captured_globals_key(fn) -> list:
+    """The values of the globals ``fn`` and its callees read (captured.py), as stable texts."""
+    from .captured import Captured  # captured.py builds on this module
+
+    return Captured.of(fn).key()
 
 
 #: Environment variables that change what the compiler emits: part of every cache key, so a

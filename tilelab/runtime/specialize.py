@@ -108,8 +108,23 @@ def stable_repr(value) -> str:
     fn = getattr(value, "_tilelab_fn", None)
     if fn is not None or callable(value) and hasattr(value, "__code__"):
         fn = fn or value
-        digest = hashlib.sha256(fn.__code__.co_code).hexdigest()[:16]
-        return f"<function {fn.__module__}.{fn.__qualname__} {digest}>"
+        h = hashlib.sha256(code_text(fn.__code__).encode())
+        for cell in fn.__closure__ or ():  # values the function closes over change what it computes
+            try:
+                h.update(stable_repr(cell.cell_contents).encode())
+            except ValueError:  # an empty cell
+                continue
+        h.update(stable_repr(fn.__defaults__ or ()).encode())
+        return f"<function {fn.__module__}.{fn.__qualname__} {h.hexdigest()[:16]}>"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(stable_repr(v) for v in value) + ")"
     return f"{type(value).__name__}:{value!r}"
+
+
+def code_text(code) -> str:
+    """A text of what a code object computes: bytecode, constants (nested code too) and names.
+
+    The bytecode alone is not enough: ``v * 2`` and ``v * 7`` differ only in a constant.
+    """
+    consts = [code_text(c) if hasattr(c, "co_code") else f"{type(c).__name__}:{c!r}" for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
