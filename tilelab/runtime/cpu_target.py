@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelab.compiler.backends import cpu as backend
+from tilelab.compiler.backends.cpu.interrupt import SIGNAL_STATE, STATUS_STOPPED
 from tilelab.compiler.ir.types import SCALARS, PointerType
 
-from . import tiers
+from . import interrupts, tiers
 from .grid import launch_dims
 from .targets import Artifact
 from .texts import LazyTexts
@@ -186,6 +187,9 @@ class CpuLauncher:
         gaddr = lib.address(backend.REPORT_GLOBAL)
         if gaddr:
             ctypes.c_void_p.from_address(gaddr).value = ctypes.cast(self.callback, ctypes.c_void_p).value
+        saddr = lib.address(SIGNAL_STATE)
+        if saddr:  # the stop flag the code checks between programs (interrupts.py)
+            ctypes.c_void_p.from_address(saddr).value = interrupts.state_address()
         symbol = self.meta["grid_symbol"] + ("_sanitized" if sanitize else "")
         address = lib.address(symbol) if isinstance(symbol, str) else 0
         if not address:  # calling address 0 would crash the process
@@ -205,11 +209,14 @@ class CpuLauncher:
             fn, extra = self.grid_fn, ()
         threads = 1 if self.meta.get("has_print") else self._threads_for(total)
         reports = _launch_state.reports = []  # this launch's own reports, whatever other threads launch
+        interrupts.arm(self.lib)
         stack = self.meta.get("stack_bytes", 0)
         if stack > STACK_OF_A_THREAD:  # tiles too large for this thread's stack: run on one of their size
             status = _on_big_stack(stack, reports, fn, slots, total, (gx, gy, gz), extra)
         else:
             status = self._run(fn, slots, total, (gx, gy, gz), threads, extra)
+        if status == STATUS_STOPPED:
+            interrupts.stopped()
         if status:
             raise self._error(self._arrays(args), reports)
         return None

@@ -6,7 +6,9 @@ receives ``meta`` (the bound arguments and constexprs, by name) and returns such
     normalize_grid(lambda meta: (cdiv(meta["n"], meta["BLOCK"]),), {"n": 1000, "BLOCK": 128}, "add")
     # (8, 1, 1)
 
-A count of 0 launches nothing (an empty input), as in Triton.
+A count of 0 launches nothing (an empty input), as in Triton. The largest grid is CUDA's,
+``MAX_GRID`` = (2**31 - 1, 65535, 65535), on every target: a CPU launch of ``(2**64,)``
+would otherwise wrap or run for ages instead of failing at once.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 import numbers
 
 from .errors import LaunchError
+
+#: the largest program counts along x, y and z (CUDA's grid limits)
+MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
 def grid_dims(grid) -> tuple[int, int, int] | None:
@@ -27,18 +32,19 @@ def grid_dims(grid) -> tuple[int, int, int] | None:
     size = len(grid)
     if size == 1:
         (n0,) = grid
-        return (n0, 1, 1) if type(n0) is int and n0 > 0 else None
+        return (n0, 1, 1) if type(n0) is int and 0 < n0 <= 2147483647 else None
     if size == 2:
         n0, n1 = grid
-        return (n0, n1, 1) if type(n0) is int and type(n1) is int and n0 > 0 and n1 > 0 else None
+        ok = type(n0) is int and type(n1) is int and 0 < n0 <= 2147483647 and 0 < n1 <= 65535
+        return (n0, n1, 1) if ok else None
     if size == 3 and type(grid[0]) is int and type(grid[1]) is int and type(grid[2]) is int and min(grid) > 0:
-        return grid
+        return grid if grid[0] <= 2147483647 and grid[1] <= 65535 and grid[2] <= 65535 else None
     return None
 
 
 def normalize_grid(grid, meta: dict, kernel: str) -> tuple[int, int, int]:
     """The grid as three non-negative ints; ``LaunchError`` names what is wrong."""
-    if type(grid) is tuple and 0 < len(grid) <= 3 and all(type(n) is int and n >= 0 for n in grid):
+    if grid_dims(grid) is not None:
         return grid + (1,) * (3 - len(grid))  # the common case, checked without the loop below
     if callable(grid):
         grid = grid(meta)
@@ -52,6 +58,8 @@ def normalize_grid(grid, meta: dict, kernel: str) -> tuple[int, int, int]:
             raise LaunchError(f"{kernel}(): grid[{i}] must be an int, got {type(n).__name__} {n!r}")
         if n < 0:
             raise LaunchError(f"{kernel}(): grid[{i}] must be >= 0, got {n}")
+        if n > MAX_GRID[i]:
+            raise LaunchError(f"{kernel}(): grid[{i}] = {n} is over the limit of {MAX_GRID[i]} programs (as on CUDA)")
         dims.append(int(n))
     return tuple(dims + [1] * (3 - len(dims)))
 
@@ -67,5 +75,7 @@ def launch_dims(grid, error) -> tuple[int, int, int]:
     dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
     if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
         raise error(f"launch grid {grid!r}: expected 1 to 3 non-negative sizes")
+    if any(int(d) > limit for d, limit in zip(dims, MAX_GRID)):
+        raise error(f"launch grid {grid!r}: over the limit of {MAX_GRID} programs (as on CUDA)")
     dims = tuple(int(d) for d in dims)
     return dims + (1,) * (3 - len(dims))

@@ -24,7 +24,7 @@ from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, 
 from tilelab.compiler.ir.types import SCALARS
 
 from ..common.types import I32, I64, PTR, register_type
-from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
+from . import interrupt, lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .codegen import needs_unrolling
 from .context import FunctionLowering
 from .debuginfo import LineTable
@@ -56,6 +56,7 @@ def build_llvm_module(module: Module, sanitize: bool = False) -> tuple[ir.Module
     unroll = needs_unrolling(module)
     kernel, scalar_loops = _kernel_function(llmod, func, op_ids, sanitize, lines, lanes=not (unroll or sanitize))
     _grid_function(llmod, func, kernel, sanitize, lines)
+    interrupt.define_handler(llmod)
     pipeline = "unroll" if unroll else ("vectorize" if scalar_loops or sanitize else "lanes")
     return llmod, {str(i): _op_info(op) for op, i in op_ids.items()}, pipeline
 
@@ -144,15 +145,18 @@ def _grid_function(llmod, func: FuncOp, kernel: ir.Function, sanitize: bool, lin
     b.cbranch(b.icmp_signed("<", lin, end), body, done)
     b.position_at_end(body)
     status = b.call(kernel, [*values, *pid, gx, gy, gz, *fn.args[6:]])
-    lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), body)
+    stopped = interrupt.stop_requested(b)  # Ctrl-C between two programs (interrupt.py)
+    status = b.select(stopped, ir.Constant(I32, interrupt.STATUS_STOPPED), status)
+    tail = b.block
+    lin.add_incoming(b.add(lin, ir.Constant(I64, 1)), tail)
     for phi, value in zip(pid, _next_program(b, pid, (gx, gy))):
-        phi.add_incoming(value, body)
+        phi.add_incoming(value, tail)
     failed = b.icmp_unsigned("!=", status, ir.Constant(I32, 0))
     b.cbranch(failed, done, head)
     b.position_at_end(done)
     result = b.phi(I32)
     result.add_incoming(ir.Constant(I32, 0), head)
-    result.add_incoming(status, body)
+    result.add_incoming(status, tail)
     b.ret(result)
     return fn
 

@@ -32,6 +32,7 @@ from tilelab.compiler.ir.ops import (
 )
 
 from ..common.types import I1, I64
+from . import interrupt
 from .context import REPORT_ASSERT, REPORT_PRINT, REPORT_ZERO_STEP, Tile, i64, lower, report
 
 
@@ -141,6 +142,8 @@ def lower_while(lw, op):
     head, body, done = (b.append_basic_block(n) for n in ("while.head", "while.body", "while.end"))
     b.branch(head)
     b.position_at_end(head)
+    with b.if_then(interrupt.stop_requested(b), likely=False):  # Ctrl-C stops an endless loop
+        b.ret(ir.Constant(ir.IntType(32), interrupt.STATUS_STOPPED))
     cond, *forwarded = lower_body(lw, op.before, read_slots(lw, before_slots, op.before.args))
     write_slots(lw, after_slots, op.before.terminator.operands[1:], forwarded)
     b.cbranch(cond, body, done)
