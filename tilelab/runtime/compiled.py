@@ -22,6 +22,7 @@ from tilelab.compiler.ir.types import parse_type
 from .arrays import array_info
 from .errors import LaunchError
 from .grid import normalize_grid
+from .launch_checks import check_array, int_range, scalar, written_pointer_args
 
 
 @dataclass
@@ -45,6 +46,7 @@ class CompiledKernel:
     launcher: object = field(default=None, repr=False)
     from_cache: bool = False
     _plan: list | None = field(default=None, repr=False, compare=False)  # (name, parsed type) per argument
+    _written: set | None = field(default=None, repr=False, compare=False)  # pointer arguments stored through
 
     def __getitem__(self, grid):
         """``ck[grid]`` -> a function taking the ``arg_names`` arguments (positional or by name)."""
@@ -87,6 +89,7 @@ class CompiledKernel:
         if 0 in grid:
             return self
         if self._plan is None:
+            self._written = written_pointer_args(self.module.kernel)
             self._plan = [(name, parse_type(self.signature[name])) for name in self.arg_names]
         args = [self._marshal_fast(name, expected, values[name]) for name, expected in self._plan]
         if sanitize is None:
@@ -98,9 +101,14 @@ class CompiledKernel:
         """``marshal`` with the parsed type at hand; arrays of the right dtype and Python scalars take a shortcut."""
         if expected.is_pointer:
             if type(value) is np.ndarray and value.dtype == expected.pointee.np_dtype:
+                check_array(self.name, name, value, name in self._written)
                 return value
-        elif type(value) in (int, float, bool):
+        elif type(value) is float and expected.is_float:
             return expected.np_dtype.type(value)
+        elif type(value) is int and expected.is_int and not expected.is_bool:
+            lo, hi = int_range(expected.name)
+            if lo <= value <= hi:
+                return expected.np_dtype.type(value)
         return self.marshal(name, value, expected)
 
     def marshal(self, name: str, value, expected=None):
@@ -113,9 +121,12 @@ class CompiledKernel:
                 raise LaunchError(f"{what} expects an array of {expected.pointee}, got {type(value).__name__}")
             if info.dtype != expected.pointee.np_dtype:
                 raise LaunchError(f"{what} expects an array of {expected.pointee}, got an array of {info.dtype}")
-            return info.host if info.device == "cpu" and self.target != "cuda" else info.obj
+            if info.device == "cpu" and self.target != "cuda":
+                check_array(self.name, name, info.host, name in (self._written or ()))
+                return info.host
+            return info.obj
         if info is not None:
             raise LaunchError(f"{what} expects a scalar {expected}, got an array")
         if not isinstance(value, (int, float, bool, np.generic)):
             raise LaunchError(f"{what} expects a scalar {expected}, got {type(value).__name__}")
-        return expected.np_dtype.type(value)
+        return scalar(self.name, name, value, expected)

@@ -19,6 +19,8 @@ import inspect
 import os
 import textwrap
 
+import numpy as np
+
 from . import stages
 from .arrays import array_info
 from .build import compile_kernel
@@ -137,7 +139,8 @@ class JITFunction:
         if self.captured is not None and self.captured.changed():
             self.forget()
         given, options = self.split_options(kwargs)
-        num_warps, num_stages = options.get("num_warps", 4), options.get("num_stages", 3)
+        num_warps = _count_option(self.__name__, "num_warps", options.get("num_warps", 4))
+        num_stages = _count_option(self.__name__, "num_stages", options.get("num_stages", 3))
         target, sanitize = options.get("target"), options.get("sanitize")
         bound = self.bind(args, given)
         fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
@@ -238,6 +241,16 @@ class JITFunction:
             launched = ", ".join(f"{k}: {v}" for k, v in signature.items())
             e.args = (f"{e}\n(launched with {launched})",) + e.args[1:]
             raise
+
+
+def _count_option(kernel: str, name: str, value) -> int:
+    """``num_warps`` / ``num_stages`` as an int; ``LaunchError`` naming the option otherwise (not ``int('four')``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if name == "num_warps" else 0):
+        least = "a positive" if name == "num_warps" else "a non-negative"
+        raise LaunchError(f"{kernel}(): {name} must be {least} int, got {type(value).__name__} {value!r}")
+    if name == "num_warps" and value & (value - 1):
+        raise LaunchError(f"{kernel}(): num_warps must be a power of 2, got {value}")
+    return int(value)
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, noinline=None, **_ignored):

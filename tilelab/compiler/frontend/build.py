@@ -294,8 +294,16 @@ def build_module(fn, signature: dict, constants: dict, arg_divisibility: dict | 
     func = FuncOp(info.name, types, [], names, Loc(info.filename, info.first_line, 0))
     module.funcs.append(func)
 
+    # an int argument specialized to its value (``1``, by the runtime) stays a tensor-like i32 scalar,
+    # as in Triton: ``s.to(tl.float32)`` works whatever the value; constant folding still sees the 1
+    specialized = {
+        n: v for n, v in constants.items()
+        if n in info.params and not info.is_constexpr_param(n) and type(v) is int and -(2**31) <= v < 2**31
+    }  # fmt: skip
+
     def bind(sem):
-        return {**scope, **{n: tensor(a, sem) for n, a in zip(names, func.args)}}
+        values = {n: sem.constant(v, irt.i32) for n, v in specialized.items()}
+        return {**scope, **values, **{n: tensor(a, sem) for n, a in zip(names, func.args)}}
 
     gen, ret = ctx.generate(info, func, bind)
     with gen.builder.at_end(func.body):

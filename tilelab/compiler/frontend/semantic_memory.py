@@ -100,7 +100,7 @@ class MemoryMixin:
             ptr, mask = self.broadcast(ptr, mask, what="store's pointer and mask")
         elem = ptr.type.element.pointee
         value = self.cast_scalar_to(value, elem)
-        value = self.broadcast_to_shape(value, ptr.type.shape, "store a value of shape")
+        value = self.broadcast_to_shape(value, ptr.type.shape, "store a value of")
         self.builder.insert(ops.StoreOp(ptr.handle, value.handle, _handle(mask), cache, evict))
 
     # ------------------------------------------------------------------ atomics
