@@ -15,6 +15,10 @@ tests: the parser skips the ``//`` lines, the pass runs on the rest, and FileChe
       tt.return
     }
     ''')
+
+Layouts are long, so a case may name them first, as MLIR's attribute aliases do
+(``#row = #blocked<...>`` lines before the function); ``expand_aliases`` writes them out
+in the IR and in the CHECK lines alike.
 """
 
 from __future__ import annotations
@@ -45,9 +49,21 @@ def filecheck(output: str, checks: str) -> None:
     assert code == 0, f"FileCheck failed:\n{report.getvalue()}\n--- pass output ---\n{output}"
 
 
+_ALIAS = re.compile(r"^[ \t]*(#\w+) = (#.*)\n", re.M)
+
+
+def expand_aliases(text: str) -> str:
+    """``text`` without its ``#name = #layout<...>`` lines, each ``#name`` after them written out."""
+    while alias := _ALIAS.search(text):
+        name, layout = alias.groups()
+        rest = re.sub(re.escape(name) + r"\b", lambda _: layout, text[alias.end() :])
+        text = text[: alias.start()] + rest
+    return text
+
+
 def parse(text: str, attrs: dict | None = None) -> Module:
     """The module of IR ``text`` (``//`` lines skipped), with ``attrs`` set on it (``num_warps``, ``arch``)."""
-    module = parse_module(textwrap.dedent(text))
+    module = parse_module(textwrap.dedent(expand_aliases(text)))
     module.attrs.update(attrs or {})
     verify(module)
     return module
@@ -55,7 +71,7 @@ def parse(text: str, attrs: dict | None = None) -> Module:
 
 def check_pass(pass_module, text: str, attrs: dict | None = None) -> str:
     """Run the pass on the IR of ``text``: it must say it changed it, and its output must match the CHECK lines."""
-    return check_module(pass_module, parse(text, attrs), text)
+    return check_module(pass_module, parse(text, attrs), expand_aliases(text))
 
 
 def check_module(pass_module, module: Module, checks: str) -> str:
