@@ -56,7 +56,7 @@ def expand_aliases(text: str) -> str:
     """``text`` without its ``#name = #layout<...>`` lines, each ``#name`` after them written out."""
     while alias := _ALIAS.search(text):
         name, layout = alias.groups()
-        rest = re.sub(re.escape(name) + r"(?![\w<])", lambda _: layout, text[alias.end() :])
+        rest = re.sub(re.escape(name) + r"(?![\w<])", lambda _, value=layout: value, text[alias.end() :])
         text = text[: alias.start()] + rest
     return text
 

@@ -14,6 +14,10 @@ LAYOUTS = """
 #at = #blocked<sizePerThread=[4, 1], threadsPerWarp=[4, 8], warpsPerCTA=[1, 4], order=[0, 1]>
 #mma_acc = #mma<m16n8k16, warpsPerCTA=[2, 2]>
 #wgmma_acc = #wgmma<warpsPerCTA=[4, 1], instrShape=[64, 64, 16]>
+#dot_a = #dot_op<opIdx=0, parent=#mma_acc, kWidth=2>
+#dot_b = #dot_op<opIdx=1, parent=#mma_acc, kWidth=2>
+#smem_a = #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>
+#smem_b = #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>
 """
 
 #: a 64x64 += 64x32 @ 32x64 f16 dot in a loop, the accumulator carried in the mma layout
@@ -52,8 +56,8 @@ def test_mma_sync_operands_are_converted_right_before_the_dot():
         // CHECK:      scf.for
         // CHECK-NEXT:   %[[A:.*]] = tt.load
         // CHECK-NEXT:   %[[B:.*]] = tt.load
-        // CHECK-NEXT:   %[[AD:.*]] = ttg.convert_layout %[[A]] : tensor<64x32xf16, #dot_op<opIdx=0, parent=#mma_acc, kWidth=2>>
-        // CHECK-NEXT:   %[[BD:.*]] = ttg.convert_layout %[[B]] : tensor<32x64xf16, #dot_op<opIdx=1, parent=#mma_acc, kWidth=2>>
+        // CHECK-NEXT:   %[[AD:.*]] = ttg.convert_layout %[[A]] : tensor<64x32xf16, #dot_a>
+        // CHECK-NEXT:   %[[BD:.*]] = ttg.convert_layout %[[B]] : tensor<32x64xf16, #dot_b>
         // CHECK-NEXT:   %[[D:.*]] = tt.dot %[[AD]], %[[BD]], %acc : tensor<64x64xf32, #mma_acc>
         // CHECK-NEXT:   scf.yield %[[D]]
         """,
@@ -76,7 +80,7 @@ def test_an_operand_that_is_a_conversion_is_converted_from_its_source():
         }
         // CHECK:     %[[A:.*]] = arith.constant {value = 1.0} : tensor<32x16xf16, #a>
         // CHECK-NOT: #at
-        // CHECK:     %[[AD:.*]] = ttg.convert_layout %[[A]] : tensor<32x16xf16, #dot_op<opIdx=0, parent=#mma_acc, kWidth=2>>
+        // CHECK:     %[[AD:.*]] = ttg.convert_layout %[[A]] : tensor<32x16xf16, #dot_a>
         // CHECK:     tt.dot %[[AD]],
         """,
     )
@@ -92,9 +96,9 @@ def test_hopper_dot_reads_swizzled_shared_buffers_and_its_accumulator_becomes_wg
         // CHECK-NEXT: %[[R:.*]] = scf.for {{.*}} iter_args(%acc = %[[Z]]) -> (tensor<64x64xf32, #wgmma_acc>)
         // CHECK-NEXT:   %[[A:.*]] = tt.load
         // CHECK-NEXT:   %[[B:.*]] = tt.load
-        // CHECK-NEXT:   %[[SA:.*]] = ttg.local_alloc : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
+        // CHECK-NEXT:   %[[SA:.*]] = ttg.local_alloc : tensor<64x32xf16, #smem_a>
         // CHECK-NEXT:   ttg.local_store %[[SA]], %[[A]]
-        // CHECK-NEXT:   %[[SB:.*]] = ttg.local_alloc : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+        // CHECK-NEXT:   %[[SB:.*]] = ttg.local_alloc : tensor<32x64xf16, #smem_b>
         // CHECK-NEXT:   ttg.local_store %[[SB]], %[[B]]
         // CHECK-NEXT:   ttng.fence_async_shared
         // CHECK-NEXT:   %[[D:.*]] = ttng.warp_group_dot %[[SA]], %[[SB]], %acc : tensor<64x64xf32, #wgmma_acc>
@@ -112,7 +116,7 @@ def test_plain_sm_90_keeps_mma_sync():
         LOOP
         + """
         // CHECK-NOT: ttng.warp_group_dot
-        // CHECK:     ttg.convert_layout %{{.*}} : tensor<64x32xf16, #dot_op<opIdx=0, parent=#mma_acc, kWidth=2>>
+        // CHECK:     ttg.convert_layout %{{.*}} : tensor<64x32xf16, #dot_a>
         // CHECK:     tt.dot
         // CHECK-NOT: ttng.warp_group_dot
         """,

@@ -11,6 +11,7 @@ def test_default_layout_spreads_a_range_over_num_warps():
     check_pass(
         assign_layouts,
         """
+        #spread = #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[2], order=[0]>
         tt.func @k(%x: !ptr<i32>) {
           %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
           %1 = tt.splat %x : tensor<256x!ptr<i32>>
@@ -18,9 +19,9 @@ def test_default_layout_spreads_a_range_over_num_warps():
           tt.store %2, %0 : tensor<256x!ptr<i32>>
           tt.return
         }
-        // CHECK: tt.make_range {start = 0, end = 256} : tensor<256xi32, #[[L:blocked<sizePerThread=.4., threadsPerWarp=.32., warpsPerCTA=.2., order=.0.>]]>
-        // CHECK: tt.splat %x : tensor<256x!ptr<i32>, #[[L]]>
-        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<256x!ptr<i32>, #[[L]]>
+        // CHECK: tt.make_range {start = 0, end = 256} : tensor<256xi32, #spread>
+        // CHECK: tt.splat %x : tensor<256x!ptr<i32>, #spread>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<256x!ptr<i32>, #spread>
         // CHECK-NOT: ttg.convert_layout
         """,
         attrs={"num_warps": 2},
@@ -100,6 +101,7 @@ def test_dot_accumulator_takes_an_mma_layout():
     check_pass(
         assign_layouts,
         """
+        #mma_acc = #mma<m16n8k16, warpsPerCTA=[2, 2]>
         tt.func @k(%pa: !ptr<f16>, %pc: !ptr<f32>) {
           %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
           %1 = tt.reshape %0 : tensor<32x16xi32>
@@ -113,9 +115,9 @@ def test_dot_accumulator_takes_an_mma_layout():
           tt.store %8, %7 : tensor<32x32x!ptr<f32>>
           tt.return
         }
-        // CHECK:      %[[Z:.*]] = arith.constant {value = 0.0} : tensor<32x32xf32, #[[MMA:mma<m16n8k16, warpsPerCTA=.2, 2.>]]>
-        // CHECK-NEXT: %[[D:.*]] = tt.dot %{{.*}}, %{{.*}}, %[[Z]] : tensor<32x32xf32, #[[MMA]]>
-        // CHECK:      tt.store %{{.*}}, %[[D]] : tensor<32x32x!ptr<f32>, #[[MMA]]>
+        // CHECK:      %[[Z:.*]] = arith.constant {value = 0.0} : tensor<32x32xf32, #mma_acc>
+        // CHECK-NEXT: %[[D:.*]] = tt.dot %{{.*}}, %{{.*}}, %[[Z]] : tensor<32x32xf32, #mma_acc>
+        // CHECK:      tt.store %{{.*}}, %[[D]] : tensor<32x32x!ptr<f32>, #mma_acc>
         """,
     )
 

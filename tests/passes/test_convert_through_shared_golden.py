@@ -10,6 +10,7 @@ from .support import check_pass, check_unchanged
 LAYOUTS = """
 #row = #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>
 #col = #blocked<sizePerThread=[4, 1], threadsPerWarp=[8, 4], warpsPerCTA=[1, 4], order=[0, 1]>
+#swizzled = #swizzled_shared<vec=4, perPhase=4, maxPhase=8, order=[1, 0]>
 """
 
 
@@ -27,8 +28,8 @@ def test_transposing_conversion_goes_through_a_swizzled_buffer():
           tt.return
         }
         // CHECK:      %[[V:.*]] = tt.load
-        // CHECK-NEXT: %[[BUF:.*]] = ttg.local_alloc : tensor<32x32xf32, #[[SW:swizzled_shared<vec=4, perPhase=4, maxPhase=8, order=.1, 0.>]]>
-        // CHECK-NEXT: ttg.local_store %[[BUF]], %[[V]] : tensor<32x32xf32, #[[SW]]>
+        // CHECK-NEXT: %[[BUF:.*]] = ttg.local_alloc : tensor<32x32xf32, #swizzled>
+        // CHECK-NEXT: ttg.local_store %[[BUF]], %[[V]] : tensor<32x32xf32, #swizzled>
         // CHECK-NEXT: %[[T:.*]] = ttg.local_load %[[BUF]] : tensor<32x32xf32, #col>
         // CHECK-NOT:  ttg.convert_layout
         // CHECK:      tt.store %{{.*}}, %[[T]]
