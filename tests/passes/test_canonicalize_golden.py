@@ -87,6 +87,52 @@ def test_constant_branch_keeps_the_taken_arm():
     )
 
 
+def test_accumulation_after_a_dot_moves_into_the_dot():
+    check_pass(
+        canonicalize,
+        """
+        tt.func @k(%x: !ptr<f32>, %y: !ptr<f16>) {
+          %0 = tt.splat %y : tensor<16x16x!ptr<f16>>
+          %1 = tt.load %0 : tensor<16x16xf16>
+          %2 = arith.constant {value = 0.0} : tensor<16x16xf32>
+          %3 = tt.dot %1, %1, %2 : tensor<16x16xf32>
+          %4 = tt.splat %x : tensor<16x16x!ptr<f32>>
+          %5 = tt.load %4 : tensor<16x16xf32>
+          %6 = arith.add %5, %3 : tensor<16x16xf32>
+          tt.store %4, %6 : tensor<16x16x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:      %[[A:.*]] = tt.load %{{.*}} : tensor<16x16xf16>
+        // CHECK:      %[[C:.*]] = tt.load %{{.*}} : tensor<16x16xf32>
+        // CHECK-NEXT: %[[D:.*]] = tt.dot %[[A]], %[[A]], %[[C]]
+        // CHECK-NOT:  arith.add
+        // CHECK:      tt.store %{{.*}}, %[[D]]
+        """,
+    )
+
+
+def test_loop_that_runs_zero_times_gives_its_initial_values():
+    check_pass(
+        canonicalize,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.load %x : f32
+          %1 = arith.constant {value = 4} : i32
+          %2 = arith.constant {value = 1} : i32
+          %3 = scf.for %i = %1 to %1 step %2 iter_args(%a = %0) -> (f32) {
+            %4 = arith.mul %a, %a : f32
+            scf.yield %4 : f32
+          }
+          tt.store %x, %3 : !ptr<f32>
+          tt.return
+        }
+        // CHECK:      %[[V:.*]] = tt.load %x
+        // CHECK-NEXT: tt.store %x, %[[V]]
+        // CHECK-NOT:  scf.for
+        """,
+    )
+
+
 def test_negative_float_rewrites_that_change_signed_zero_or_nan_stay():
     check_unchanged(
         canonicalize,
