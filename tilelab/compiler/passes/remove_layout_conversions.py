@@ -20,7 +20,8 @@ those ops and the loop's result take ``L``: the conversions in the loop go, and 
 one is added before the loop (for its initial value) and one after (for its users there).
 The pipeline runs this pass again after ``accelerate-dot`` for it.
 
-The conversion to the layout ``%1`` has goes; of the chain ``A -> B -> C`` only ``A -> C`` stays:
+``%2`` converts ``%1`` to the layout it already has and goes; of the chain ``%2 -> %3 -> %4``
+(4, then 1, then 2 elements per thread) one conversion stays, from 4 straight to 2:
 
 before:
     tt.func @k(%x: !ptr<f32>) {
