@@ -24,13 +24,17 @@ Only on Linux (the ``struct sigaction`` layout it edits); elsewhere launches are
 
 from __future__ import annotations
 
+import _signal
 import ctypes
 import signal
 import sys
 import threading
 
 STATE = (ctypes.c_int64 * 72)()  # [0]: the stop flag (low 32 bits); [1 + sig]: the handler replaced for sig
-_SIGNALS = (signal.SIGINT, getattr(signal, "SIGALRM", None))
+_SIGNALS = tuple(int(s) for s in (signal.SIGINT, getattr(signal, "SIGALRM", None)) if s is not None)
+_LINUX = sys.platform.startswith("linux")
+_MAIN_THREAD = threading.main_thread().ident
+_getsignal = getattr(_signal, "getsignal", signal.getsignal)
 _installed: dict[int, object] = {}  # signal -> the Python handler in place when ours was installed
 _owners: list = []  # objects whose handler was installed: never unloaded
 _lock = threading.Lock()
@@ -42,14 +46,15 @@ def state_address() -> int:
 
 
 def arm(lib) -> None:
-    """Clear the stop flag; from the main thread, put ``lib``'s handler in front of Python's where needed."""
+    """Clear the stop flag; from the main thread, put ``lib``'s handler in front of Python's where needed.
+
+    Runs on every launch: ``_signal.getsignal`` (no enum conversion) and a thread id compare, ~0.3 us.
+    """
     STATE[0] = 0
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+    if not _LINUX or threading.get_ident() != _MAIN_THREAD:
         return
     for sig in _SIGNALS:
-        if sig is None:
-            continue
-        python_handler = signal.getsignal(sig)
+        python_handler = _getsignal(sig)
         if _installed.get(sig, _installed) is python_handler or not callable(python_handler):
             continue
         with _lock:
