@@ -268,8 +268,11 @@ class CpuLauncher:
             )
             for i, s in enumerate(starting, start=1)
         ]
-        first = fn(ctypes.addressof(slots), bounds[0], bounds[1], *grid, *extra_args)  # the calling thread's share
-        status = max([first] + [f.result() for f in futures])
+        try:
+            first = fn(ctypes.addressof(slots), bounds[0], bounds[1], *grid, *extra_args)  # the calling thread's share
+        finally:  # a signal's exception too waits for the other threads, which the stop flag ends
+            rest = interrupts.wait_all([f.result for f in futures])
+        status = max([first, *rest])
         if not extra_args and self.launches >= 3:  # timed on one thread: did splitting pay?
             if time.perf_counter() - t > SPLIT_MUST_SAVE * total * self.program_seconds:
                 self.split_pays = False
@@ -359,7 +362,7 @@ def _on_big_stack(stack: int, reports: list, fn, slots, total, grid, extra) -> i
             worker.start()
         finally:
             threading.stack_size(previous)
-    worker.join()
+    interrupts.wait_all([worker.join])
     return result[0] if result else 1
 
 

@@ -87,3 +87,24 @@ def stopped() -> None:
     STATE[0] = 0
     ctypes.pythonapi.PyErr_CheckSignals()  # runs the Python handler; its exception propagates
     raise KeyboardInterrupt("the kernel launch was stopped by a signal")
+
+
+def wait_all(waits: list) -> list:
+    """Call each of ``waits`` to the end, also when a signal's exception interrupts one.
+
+    Why: a launch split over threads must not return (or raise) while its other threads still
+    run programs: the next launch clears the stop flag. On an exception the flag is set, so
+    the other threads stop at their next program, and the exception is raised once all are done.
+    """
+    results, error = [], None
+    for wait in waits:
+        while True:
+            try:
+                results.append(wait())
+                break
+            except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt, or an alarm handler's exception
+                STATE[0] = 1
+                error = error or e
+    if error is not None:
+        raise error
+    return results
