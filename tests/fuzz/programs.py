@@ -15,7 +15,7 @@ A program is a straight line of statements over tiles of one shape (1-D ``[BLOCK
 2-D ``[R, C]``); each statement builds a new value from earlier ones with one feature:
 elementwise arithmetic over every dtype (Triton's promotion decides the result type),
 casts and bitcasts, comparisons and ``where``, masked loads, reductions and scans
-(broadcast back to the tile), a loop-carried accumulator, an ``if`` on a scalar,
+(broadcast back to the tile), loop-carried accumulators (``for`` and ``while``), an ``if`` on a scalar,
 atomics and ``tl.dot``. The generator tracks each value's kind (bool, int, float) and
 shape, so the program is well typed by construction; it guards what C leaves undefined
 (division by zero, shifts past the width). Values whose result depends on rounding
@@ -295,6 +295,40 @@ def _loop(b: Builder) -> Value | None:
     return value
 
 
+def _while(b: Builder) -> Value | None:
+    """A ``while`` loop whose trip count depends on ``n`` (0 to 3 trips at run time)."""
+    x = b.pick(("int", "float"), exact_only=True)
+    if x is None:
+        return None
+    b.features.add("while")
+    b.count += 1
+    acc, j = f"v{b.count}", f"j{b.count}"
+    step = b.rng.choice(["+", "-", "*"])
+    b.lines += [
+        f"{acc} = {x.name}",
+        f"{j} = 0",
+        f"while {j} < n % 4:",
+        f"    {acc} = ({acc} {step} {x.name}).to(tl.{x.dtype})",
+        f"    {j} += 1",
+    ]
+    value = Value(acc, x.dtype)
+    b.values.append(value)
+    return value
+
+
+def _outer(b: Builder) -> Value | None:
+    """A row ``[1, C]`` and a column ``[R, 1]`` broadcast against each other (2-D tiles only)."""
+    if len(b.shape) != 2:
+        return None
+    x, y = b.pick(("int", "float"), exact_only=True), b.pick(("int", "float"), exact_only=True)
+    if x is None or y is None:
+        return None
+    b.features.add("outer")
+    op = b.rng.choice(["+", "-", "*"])
+    row, col = f"tl.max({x.name}, axis=0)[None, :]", f"tl.min({y.name}, axis=1)[:, None]"
+    return b.define(f"{row} {op} {col}", promote(x.dtype, y.dtype))
+
+
 def _branch(b: Builder) -> Value | None:
     x, y = b.pick(exact_only=True), b.pick(exact_only=True)
     if x is None:
@@ -315,7 +349,9 @@ def _branch(b: Builder) -> Value | None:
     return value
 
 
-STEPS = [(_binary, 8), (_unary, 6), (_reduction, 2), (_loop, 1), (_branch, 1), (_approximate, 1)]
+#: each step with its weight (how often it is drawn)
+STEPS = [(_binary, 8), (_unary, 6), (_reduction, 2), (_loop, 1), (_while, 1), (_outer, 1), (_branch, 1)]
+STEPS.append((_approximate, 1))
 
 
 def _dot(b: Builder) -> Value | None:

@@ -57,8 +57,8 @@ def test_generated_programs_cover_every_feature():
         program = generate(seed)
         features |= program.features
         sources += program.source
-    for feature in ("cast", "bitcast", "intdiv", "fmod", "shift", "sum", "argmax", "cumsum", "loop", "if", "dot"):
-        assert feature in features
+    wanted = ("cast", "bitcast", "intdiv", "fmod", "shift", "sum", "argmax", "cumsum", "loop", "while", "if", "dot")
+    assert set(wanted) <= features, set(wanted) - features
     assert "atomic_" in sources and "tl.bfloat16" in sources and "tl.uint64" in sources
 
 
