@@ -119,3 +119,26 @@ def test_blob_name_outside_the_entry_is_refused(tmp_path):
     meta["body"]["blobs"]["obj"]["file"] = str(outside)
     meta_path.write_text(to_json(meta))
     assert cache.get(key) is None
+
+
+def test_processes_starting_on_an_empty_cache_share_one_secret(tmp_path):
+    """Eight processes make the secret at once: none reads half of it (which would turn its cache off)."""
+    import subprocess
+    import sys
+
+    from .helpers import ROOT
+
+    root = tmp_path / "c"
+    code = (
+        "import warnings; warnings.simplefilter('error');"
+        f"from tilelab.runtime.cache import DiskCache; c = DiskCache({str(root)!r});"
+        "c.put('ab' * 32, {'x': 1}, {'o': b'1'}); assert c.get('ab' * 32) is not None; print('ok')"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        for _ in range(8)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(out.strip() == b"ok" for out, _ in outs), [err[-300:] for _, err in outs]
+    assert sorted(p.name for p in root.iterdir()) == [".secret", "ab"]  # no temporary file left

@@ -128,6 +128,24 @@ METADATA_SCHEMA = {
 }
 
 
+def _create_secret(path: Path) -> None:
+    """Write 32 random bytes to ``path`` (mode 0600) whole or not at all: another process never reads half.
+
+    The bytes go to a private temporary file first, then ``os.link`` puts it at ``path``
+    unless another process was first (then that process's secret is everyone's).
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-secret-")  # mkstemp files are 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(tmp)
+
+
 class DiskCache:
     """Entries in a folder, keyed by hex digests."""
 
@@ -155,12 +173,8 @@ class DiskCache:
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return self._refuse("other users may write to it")
         path = self.root / SECRET_FILE
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(secrets.token_bytes(32))
-        except FileExistsError:
-            pass
+        if not path.exists():
+            _create_secret(path)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
