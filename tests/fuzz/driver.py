@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -24,19 +25,23 @@ def worker(first: int, count: int, targets: list[str]) -> None:
     from .differential import run
     from .programs import generate
 
+    abort_at = os.environ.get("TILELAB_FUZZ_ABORT_AT")  # the driver's own test: a worker that dies here
     for seed in range(first, first + count):
         print(json.dumps({"seed": seed, "start": True}), flush=True)
+        if abort_at == str(seed):
+            os.abort()
         program = generate(seed)
         outcome = run(program, targets)
         line = {"seed": seed, "status": outcome.status, "detail": outcome.detail, "features": sorted(program.features)}
         print(json.dumps(line), flush=True)
 
 
-def run_chunk(first: int, count: int, targets: list[str], env: dict):
+def run_chunk(first: int, count: int, targets: list[str], env: dict, cwd=None):
     """Yield one record per program of the chunk; a worker that dies yields a crash for the program it was on."""
     cmd = [sys.executable, "-m", "tests.fuzz.driver", "--worker", "--seed", str(first), "--count", str(count)]
     cmd += ["--targets", ",".join(targets)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    errors = tempfile.TemporaryFile("w+")  # a file, not a pipe: a worker's warnings never fill a pipe and stall it
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env, cwd=cwd)
     current, done = None, first
     for text in proc.stdout:
         record = json.loads(text)
@@ -45,14 +50,16 @@ def run_chunk(first: int, count: int, targets: list[str], env: dict):
             continue
         done = record["seed"] + 1
         yield record
-    stderr = proc.stderr.read()
     code = proc.wait()
+    errors.seek(0)
+    stderr = errors.read()
+    errors.close()
     if code != 0 and current is not None and current >= done:
         tail = stderr.strip().splitlines()[-1:] or [""]
         yield {"seed": current, "status": "crash", "detail": f"exit {code}: {tail[0][:200]}", "features": []}
         done = current + 1
     if done < first + count:
-        yield from run_chunk(done, first + count - done, targets, env)
+        yield from run_chunk(done, first + count - done, targets, env, cwd)
 
 
 def main(argv=None) -> int:
@@ -94,8 +101,6 @@ class _cache_dir:
         self.env = env
 
     def __enter__(self):
-        import tempfile
-
         self.folder = tempfile.TemporaryDirectory(prefix="tilelab-fuzz-cache-")
         self.env["TILELAB_CACHE_DIR"] = self.folder.name
 
