@@ -75,3 +75,49 @@ def test_min_max_order_negative_zero_below_positive_zero(target, dtype, rng):
     np.testing.assert_array_equal(hi, np.fmax(x, y))
     np.testing.assert_array_equal(lo, np.fmin(x, y))
     assert not np.signbit(hi[:2]).any() and np.signbit(lo[:3]).all() and not np.signbit(lo[3])
+
+
+@tilelab.jit
+def narrow_1d(x, out_h, out_b, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x + i)
+    tl.store(out_h + i, v.to(tl.float16))
+    tl.store(out_b + i, v.to(tl.bfloat16))
+
+
+@tilelab.jit
+def narrow_2d(x, out_h, out_b, R: tl.constexpr, C: tl.constexpr):
+    i = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    v = tl.load(x + i)
+    tl.store(out_h + i, v.to(tl.float16))
+    tl.store(out_b + i, v.to(tl.bfloat16))
+
+
+def _double_rounding_cases(rng, narrow, mantissa_bits):
+    """f64 values just past a tie of ``narrow``: rounding to f32 first lands on the tie, then rounds to even."""
+    base = rng.standard_normal(128).astype(narrow).astype(np.float64)
+    ulp = np.abs(base) * 2.0**-mantissa_bits
+    past_tie = base + ulp / 2 + ulp * 2.0**-20
+    before_tie = base + ulp / 2 - ulp * 2.0**-20
+    wide = rng.standard_normal(256) * 10.0 ** rng.integers(-8, 6, 256)
+    return np.concatenate([past_tie, before_tie, wide, [0.0, -0.0, np.inf, -np.inf, 1e300, -1e-300, 65520.0]])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("shape", ["1d", "2d"])
+def test_f64_to_f16_and_bf16_round_once(target, shape, rng):
+    """f64 -> f16 crashed the CPU target (LLVM called __truncdfhf2, which the process lacks); both narrowings
+    must round the f64 value itself to nearest even, not a rounded f32 of it."""
+    import ml_dtypes
+
+    cases = [_double_rounding_cases(rng, np.float16, 10), _double_rounding_cases(rng, ml_dtypes.bfloat16, 7)]
+    x = np.concatenate(cases)
+    x = np.resize(x, 1024)
+    out_h, out_b = np.zeros(1024, np.float16), np.zeros(1024, ml_dtypes.bfloat16)
+    if shape == "1d":
+        narrow_1d[(1,)](x, out_h, out_b, BLOCK=1024, target=target)
+    else:
+        narrow_2d[(1,)](x, out_h, out_b, R=32, C=32, target=target)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out_h.view(np.uint16), x.astype(np.float16).view(np.uint16))
+        np.testing.assert_array_equal(out_b.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))

@@ -63,15 +63,32 @@ def _float_to_float(lw, x, src, dst, rounding):
         x = soft_to_f32(lw, x, src)
     if is_soft_float(dst):
         x = b.fpext(x, F32) if _float_bits(x.type) < 32 else x
-        x = b.fptrunc(x, F32) if _float_bits(x.type) > 32 else x
+        if _float_bits(x.type) > 32:  # f64: one rounding in all (to odd, then to the soft type)
+            x = _narrow_rtz(lw, x, F32) if rounding == "rtz" else _to_odd_f32(lw, x)
         return f32_to_soft(lw, x, dst, rounding)
     dst_t = register_type(dst)
     src_bits, dst_bits = _float_bits(x.type), _float_bits(dst_t)
     if src_bits < dst_bits:
         return b.fpext(x, dst_t)
     if src_bits > dst_bits:
+        if src_bits == 64 and dst_bits == 16:  # no instruction: LLVM calls __truncdfhf2, absent from the process
+            x = _narrow_rtz(lw, x, F32) if rounding == "rtz" else _to_odd_f32(lw, x)
         return _narrow_rtz(lw, x, dst_t) if rounding == "rtz" else b.fptrunc(x, dst_t)
     return x
+
+
+def _to_odd_f32(lw, x):
+    """``x`` (f64) to f32 rounded to odd: toward zero, with the lowest bit set when inexact.
+
+    Why: f64 -> f16 has no instruction, and f64 -> f32 -> f16 rounding to nearest twice can
+    round wrongly; rounding to odd first keeps the final rounding to nearest correct (f32
+    carries 13 more bits than f16). Toward zero composes with itself, so rtz needs no trick.
+    """
+    b = lw.b
+    y = _narrow_rtz(lw, x, F32)
+    inexact = b.fcmp_unordered("!=", b.fpext(y, x.type), x)
+    bits = b.bitcast(y, ir.IntType(32))
+    return b.bitcast(b.or_(bits, b.zext(inexact, ir.IntType(32))), F32)
 
 
 def _int_to_float(lw, x, src, dst):
