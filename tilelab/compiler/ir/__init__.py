@@ -1,6 +1,6 @@
-"""The tile IR: types, values and ops, a builder, a printer and a verifier."""
+"""The tile IR: types, values and ops, op traits, a builder, a printer and a verifier."""
 
-from . import types
+from . import traits, types
 from .builder import Builder
 from .core import (
     UNKNOWN_LOC,
@@ -19,6 +19,7 @@ from .printer import print_module, print_op
 from .verifier import VerificationError, verify
 
 __all__ = [
+    "traits",
     "types",
     "Builder",
     "UNKNOWN_LOC",

@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .traits import Pure, Terminator, Trait
 from .types import Type
 
 
@@ -51,6 +52,10 @@ class Value:
     def defining_op(self) -> Op | None:
         """The op that produced this value, or ``None`` for a block argument."""
         return self.owner if isinstance(self.owner, Op) else None
+
+    def defined_by(self, trait: type[Trait]) -> bool:
+        """Whether this value is the result of an op with ``trait`` (never for a block argument)."""
+        return isinstance(self.owner, Op) and self.owner.has_trait(trait)
 
     def __repr__(self) -> str:
         return f"<Value #{self.uid}: {self.type}>"
@@ -112,15 +117,25 @@ class Region:
 class Op:
     """Base class of all operations.
 
-    Subclasses set ``name`` (printed, e.g. ``"tt.load"``) and, where they have one,
-    ``operand_names`` (how the printer and passes refer to operands). Flags:
-    ``pure`` (no side effects: removable when unused, hoistable, CSE-able),
-    ``is_terminator``.
+    Subclasses set ``name`` (printed, e.g. ``"tt.load"``) and ``traits`` (what the op is:
+    ``Pure``, ``Elementwise``, ``Terminator``... see ``traits.py``), queried with
+    ``has_trait``. The flags ``pure`` and ``is_terminator`` follow from the traits.
     """
 
     name = "op"
-    pure = True
+    traits: frozenset[type[Trait]] = frozenset()
+    pure = False
     is_terminator = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.traits = frozenset(cls.traits)
+        cls.pure = Pure in cls.traits
+        cls.is_terminator = Terminator in cls.traits
+
+    def has_trait(self, trait: type[Trait]) -> bool:
+        """Whether this op has ``trait`` (ops may refine a class trait by their attributes)."""
+        return trait in self.traits
 
     def __init__(
         self,
@@ -189,7 +204,6 @@ class FuncOp(Op):
     """
 
     name = "tt.func"
-    pure = False
 
     def __init__(
         self,

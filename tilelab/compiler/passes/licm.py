@@ -41,7 +41,8 @@ after:
 from __future__ import annotations
 
 from ..ir.core import Module, Op, Value
-from ..ir.ops import BinaryOp, ForOp, WhileOp
+from ..ir.ops import BinaryOp
+from ..ir.traits import Loop
 from . import tracing
 
 NAME = "licm"
@@ -94,7 +95,7 @@ def run(module: Module) -> bool:
     """Hoist invariant ops out of every loop, innermost loops first."""
     changed = False
     for func in module.funcs:
-        loops = [op for op in func.walk() if isinstance(op, (ForOp, WhileOp))]
+        loops = [op for op in func.walk() if op.has_trait(Loop)]
         for loop in reversed(loops):  # post-order of nesting: inner loops before outer ones
             changed |= _hoist_from(loop)
     return changed

@@ -47,22 +47,11 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import FuncOp, Module, Op, Value, replace_uses, users
 from tilelab.compiler.ir.ops import (
-    AddPtrOp,
-    BinaryOp,
-    BitcastOp,
     BroadcastOp,
-    CastOp,
-    CmpOp,
-    ConstantOp,
     ConvertLayoutOp,
     ExpandDimsOp,
-    FmaOp,
-    HintOp,
-    MakeRangeOp,
-    SelectOp,
-    SplatOp,
-    UnaryOp,
 )
+from tilelab.compiler.ir.traits import Elementwise, LayoutFree
 from tilelab.compiler.layouts import LinearLayout, conversion_kind, slice_layout
 
 from .assign_layouts import collapse
@@ -71,12 +60,6 @@ NAME = "rematerialize"
 
 #: the most ops one rewrite may add: past it, the shared-memory trip is the cheaper one
 MAX_OPS = 30
-
-#: ops built from nothing but attributes and scalars: they take any layout
-LEAVES = (ConstantOp, MakeRangeOp, SplatOp)
-
-#: pure ops whose tensor operands share the result's layout, element by element
-ELEMENTWISE = (AddPtrOp, BinaryOp, BitcastOp, CastOp, CmpOp, FmaOp, HintOp, SelectOp, UnaryOp)
 
 
 def wanted_source_layout(op: Op) -> LinearLayout | None:
@@ -145,10 +128,10 @@ class Chain:
 
     def operands(self, op: Op, layout: LinearLayout) -> list[Value] | None:
         """The operands of ``op``'s copy in ``layout``, or None when ``op`` cannot be copied."""
-        if isinstance(op, LEAVES):
+        if op.has_trait(LayoutFree):  # built from attributes and scalars: any layout
             return list(op.operands)
         shape = op.result.type.shape
-        if isinstance(op, ELEMENTWISE):
+        if op.has_trait(Elementwise):
             wants = [layout if v.type.is_tensor else None for v in op.operands]
             if any(v.type.is_tensor and v.type.shape != shape for v in op.operands):
                 return None

@@ -33,20 +33,10 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, replace_uses, users
 from tilelab.compiler.ir.ops import (
-    BinaryOp,
-    CastOp,
-    CmpOp,
-    ConstantOp,
     ConvertLayoutOp,
-    FmaOp,
     ForOp,
-    SelectOp,
-    SplatOp,
-    UnaryOp,
 )
-
-#: pure elementwise ops: their tensor operands and result share one layout
-_ELEMENTWISE = (BinaryOp, UnaryOp, CastOp, CmpOp, FmaOp, SelectOp)
+from tilelab.compiler.ir.traits import Elementwise, Uniform
 
 NAME = "remove-layout-conversions"
 
@@ -102,7 +92,7 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
         for user in uses.get(work.pop(), []):
             if user is term:
                 continue
-            if user.parent is not body or not isinstance(user, _ELEMENTWISE) or user in ops:
+            if user.parent is not body or not user.has_trait(Elementwise) or user in ops:
                 if user in ops:
                     continue
                 return False
@@ -116,7 +106,7 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
     for op in ops:
         for v in op.operands:
             source = v.defining_op
-            if v in component or not v.type.is_tensor or isinstance(source, (ConstantOp, SplatOp)):
+            if v in component or not v.type.is_tensor or v.defined_by(Uniform):
                 continue
             if not isinstance(source, ConvertLayoutOp) or (target is not None and source.src.type.layout != target):
                 return False
@@ -149,7 +139,7 @@ def _retype(loop: ForOp, index: int, ops: list, component: set, target, uses) ->
     arg.type = arg.type.with_layout(target)
     home, init = loop.parent, loop.init_args[index]
     source = init.defining_op
-    if isinstance(source, (ConstantOp, SplatOp)):  # ``tl.zeros``: made again in the new layout
+    if init.defined_by(Uniform):  # ``tl.zeros``: made again in the new layout
         entry = type(source).create(
             source.operands, [init.type.with_layout(target)], dict(source.attrs), loc=source.loc
         )

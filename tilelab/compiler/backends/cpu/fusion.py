@@ -29,38 +29,31 @@ below their definition -- is computed once into a buffer.
 
 from __future__ import annotations
 
-from tilelab.compiler.ir.core import FuncOp, Value
+from tilelab.compiler.ir.core import FuncOp, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
     AtomicCASOp,
     AtomicRMWOp,
     BinaryOp,
-    BitcastOp,
-    BroadcastOp,
     CastOp,
-    CatOp,
     CmpOp,
-    ConstantOp,
-    ExpandDimsOp,
-    FlipOp,
-    FmaOp,
-    HintOp,
-    JoinOp,
     LoadOp,
-    MakeRangeOp,
-    ReshapeOp,
     SelectOp,
-    SplatOp,
-    SplitOp,
     StoreOp,
-    TransOp,
-    UnaryOp,
 )
+from tilelab.compiler.ir.traits import Elementwise, LayoutFree, MemoryRead, MemoryWrite, SameLayout, ShapeOnly
 
-VIEWS = (SplatOp, MakeRangeOp, ConstantOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp)
-VIEWS += (JoinOp, SplitOp, CatOp, FlipOp, HintOp)
-ELEMENTWISE = (BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, BitcastOp, FmaOp, AddPtrOp)
-READS_ONCE = ELEMENTWISE + (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
+
+def is_view(op: Op) -> bool:
+    """Shape views and constants: each element is index arithmetic over the source."""
+    return op.has_trait(ShapeOnly) or op.has_trait(LayoutFree)
+
+
+def reads_once(op: Op) -> bool:
+    """Elementwise ops, loads, stores and atomics read each element of their tile operands once."""
+    if op.has_trait(Elementwise):
+        return True
+    return op.has_trait(SameLayout) and (op.has_trait(MemoryRead) or op.has_trait(MemoryWrite))
 
 
 CHEAP_KINDS = ("add", "sub", "mul", "and", "or", "xor", "shl", "shr", "min", "max")
@@ -81,11 +74,11 @@ def lazy_values(func: FuncOp, sanitize: bool = False) -> set[Value]:
                 continue
             c = 1 + sum(cost.get(x, 0) for x in op.operands if x in lazy)
             fusable = _fusable_use(op, uses.get(v, []))
-            if isinstance(op, VIEWS):
+            if is_view(op):
                 lazy.add(v)
             elif isinstance(op, LoadOp) and fusable and not sanitize and not op.attrs.get("volatile"):
                 lazy.add(v)
-            elif isinstance(op, ELEMENTWISE) and fusable:
+            elif op.has_trait(Elementwise) and fusable:
                 lazy.add(v)
             elif _cheap_index(op) and c <= MAX_INDEX_COST:
                 lazy.add(v)
@@ -127,4 +120,4 @@ def _fusable_use(op, users) -> bool:
     if len(users) != 1:
         return False
     (user,) = users
-    return user.parent is op.parent and isinstance(user, READS_ONCE)
+    return user.parent is op.parent and reads_once(user)

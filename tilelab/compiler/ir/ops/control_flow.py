@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Block, Loc, Op, Region, Value
+from ..traits import Loop, Terminator
 from ..types import Type
 
 
@@ -10,8 +11,7 @@ class YieldOp(Op):
     """Ends a for/if/while-after body, handing values to the parent op."""
 
     name = "scf.yield"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
@@ -21,8 +21,7 @@ class ConditionOp(Op):
     """Ends a while's ``before`` region: continue while ``cond``, forwarding ``values``."""
 
     name = "scf.condition"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, cond: Value, values: list[Value], loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, *values], [], loc=loc)
@@ -38,7 +37,7 @@ class ForOp(Op):
     """
 
     name = "scf.for"
-    pure = False
+    traits = frozenset({Loop})
 
     def __init__(self, lb, ub, step, init_args: list[Value], num_stages=None, loc=UNKNOWN_LOC):
         types = [v.type for v in init_args]
@@ -62,7 +61,7 @@ class IfOp(Op):
     """``if cond`` with then/else regions, each ending with a ``YieldOp`` of the results."""
 
     name = "scf.if"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, cond: Value, result_types: list[Type], loc: Loc = UNKNOWN_LOC):
         super().__init__([cond], result_types, loc=loc)
@@ -87,7 +86,7 @@ class WhileOp(Op):
     """
 
     name = "scf.while"
-    pure = False
+    traits = frozenset({Loop})
 
     def __init__(self, init_args: list[Value], loc: Loc = UNKNOWN_LOC):
         types = [v.type for v in init_args]
@@ -108,7 +107,7 @@ class CallOp(Op):
     """A call of another function of the module (inlined by the ``inline`` pass)."""
 
     name = "tt.call"
-    pure = False
+    traits = frozenset()
 
     def __init__(
         self,
@@ -128,8 +127,7 @@ class ReturnOp(Op):
     """Ends a function, returning ``values``."""
 
     name = "tt.return"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)

@@ -9,7 +9,7 @@ class PrintOp(Op):
     """``device_print``: prints ``prefix`` and the values, per program."""
 
     name = "tt.print"
-    pure = False
+    traits = frozenset()
 
     def __init__(
         self,
@@ -25,7 +25,7 @@ class AssertOp(Op):
     """``device_assert``: fails the launch where ``cond`` is false, with ``message``."""
 
     name = "tt.assert"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, cond: Value, message: str, loc: Loc = UNKNOWN_LOC):
         super().__init__([cond], [], {"message": message}, loc=loc)
@@ -35,7 +35,7 @@ class BarrierOp(Op):
     """``debug_barrier``: every thread of the program waits here."""
 
     name = "gpu.barrier"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import (
+    Commutative,
+    Elementwise,
+    Pure,
+    SameLayout,
+    SameOperandsAndResultShape,
+    SameOperandsAndResultType,
+    ShapeOnly,
+)
 from ..types import Type, i1
 
 #: Binary kinds. Integer ``div`` truncates toward zero and ``rem`` takes the sign of the
 #: dividend (C semantics, as Triton); ``fdiv`` is true division of floats; ``shr`` is
 #: arithmetic for signed and logical for unsigned types; ``min``/``max`` of floats
 #: return the non-NaN operand; ``umulhi`` is the high half of the integer product.
+#: what every elementwise op is: pure, element by element, one shape and one layout throughout
+ELEMENTWISE_TRAITS = frozenset({Pure, Elementwise, SameLayout, SameOperandsAndResultShape})
+
 BINARY_KINDS = (
     "add",
     "sub",
@@ -29,10 +41,15 @@ BINARY_KINDS = (
 )
 
 
+#: the binary kinds whose operands may be swapped
+COMMUTATIVE_KINDS = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "umulhi"})
+
+
 class BinaryOp(Op):
     """An elementwise binary op of ``kind`` on two operands of the same type."""
 
     name = "arith.binary"
+    traits = ELEMENTWISE_TRAITS | {SameOperandsAndResultType, Commutative}
 
     def __init__(self, kind: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([lhs, rhs], [lhs.type], {"kind": kind}, loc=loc)
@@ -40,6 +57,11 @@ class BinaryOp(Op):
     @property
     def kind(self) -> str:
         return self.attrs["kind"]
+
+    def has_trait(self, trait) -> bool:
+        if trait is Commutative:
+            return self.kind in COMMUTATIVE_KINDS
+        return trait in self.traits
 
 
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -49,6 +71,7 @@ class CmpOp(Op):
     """Elementwise comparison (signedness from the operand type); gives i1."""
 
     name = "arith.cmp"
+    traits = ELEMENTWISE_TRAITS | {Commutative}
 
     def __init__(self, predicate: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
         rtype = lhs.type.with_element(i1) if lhs.type.is_tensor else i1
@@ -57,6 +80,11 @@ class CmpOp(Op):
     @property
     def predicate(self) -> str:
         return self.attrs["predicate"]
+
+    def has_trait(self, trait) -> bool:
+        if trait is Commutative:
+            return self.predicate in ("eq", "ne")
+        return trait in self.traits
 
 
 #: Unary kinds: arithmetic (``neg``, ``not`` = bitwise invert, ``abs``) and math
@@ -100,6 +128,7 @@ class UnaryOp(Op):
     """An elementwise unary op or math function of ``kind``."""
 
     name = "arith.unary"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, kind: str, x: Value, type: Type | None = None, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type or x.type], {"kind": kind}, loc=loc)
@@ -113,6 +142,7 @@ class FmaOp(Op):
     """``a * b + c`` with one rounding."""
 
     name = "math.fma"
+    traits = ELEMENTWISE_TRAITS | {SameOperandsAndResultType}
 
     def __init__(self, a: Value, b: Value, c: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b, c], [a.type], loc=loc)
@@ -122,6 +152,7 @@ class SelectOp(Op):
     """``cond ? a : b`` elementwise."""
 
     name = "arith.select"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, cond: Value, a: Value, b: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, a, b], [a.type], loc=loc)
@@ -135,6 +166,7 @@ class CastOp(Op):
     """
 
     name = "tt.cast"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], {"rounding": rounding}, loc=loc)
@@ -144,6 +176,7 @@ class BitcastOp(Op):
     """Reinterpret the bits of each element as another type of the same width."""
 
     name = "tt.bitcast"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], loc=loc)
@@ -156,6 +189,7 @@ class HintOp(Op):
     """
 
     name = "tt.hint"
+    traits = ELEMENTWISE_TRAITS | {ShapeOnly, SameOperandsAndResultType}
 
     def __init__(self, x: Value, kind: str, values: tuple, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SharedMemory
 from ..types import Type, i32
 
 # --------------------------------------------------------------------------- GPU layouts
@@ -17,6 +18,7 @@ class ConvertLayoutOp(Op):
     """
 
     name = "ttg.convert_layout"
+    traits = frozenset({Pure, SameOperandsAndResultShape})
 
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], loc=loc)
@@ -47,7 +49,7 @@ class LocalAllocOp(Op):
     """
 
     name = "ttg.local_alloc"
-    pure = False
+    traits = frozenset({SharedMemory})
 
     def __init__(self, type: Type, offset: int | None = None, stages: int | None = None, loc: Loc = UNKNOWN_LOC):
         attrs = {"offset": offset} if stages is None else {"offset": offset, "stages": stages}
@@ -74,7 +76,7 @@ class LocalStoreOp(Op):
     """Write the tile ``value`` into the shared buffer ``buf`` (same shape and element type)."""
 
     name = "ttg.local_store"
-    pure = False
+    traits = frozenset({MemoryWrite, SharedMemory})
 
     def __init__(self, buf: Value, value: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([buf, value], [], loc=loc)
@@ -92,7 +94,7 @@ class LocalLoadOp(Op):
     """Read the shared buffer ``buf`` into a tile of ``type`` (a register layout, same shape)."""
 
     name = "ttg.local_load"
-    pure = False
+    traits = frozenset({MemoryRead, SharedMemory})
 
     def __init__(self, buf: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([buf], [type], loc=loc)
@@ -112,6 +114,7 @@ class MemDescIndexOp(Op):
     """
 
     name = "ttg.memdesc_index"
+    traits = frozenset({Pure, SharedMemory})
 
     def __init__(self, ring: Value, index: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([ring, index], [ring.type], loc=loc)
@@ -142,7 +145,7 @@ class AsyncCopyGlobalToLocalOp(Op):
     """
 
     name = "ttg.async_copy_global_to_local"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory})
 
     def __init__(self, view: Value, ptrs: Value, mask: Value | None = None, loc: Loc = UNKNOWN_LOC):
         operands = [view, ptrs] + ([mask] if mask is not None else [])
@@ -168,7 +171,7 @@ class AsyncCommitGroupOp(Op):
     """
 
     name = "ttg.async_commit_group"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
@@ -184,7 +187,7 @@ class AsyncWaitOp(Op):
     """
 
     name = "ttg.async_wait"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, num: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], {"num": int(num)}, loc=loc)
@@ -213,7 +216,7 @@ class WarpGroupDotOp(Op):
     """
 
     name = "ttng.warp_group_dot"
-    pure = False
+    traits = frozenset({MemoryRead, SharedMemory})
 
     def __init__(self, a: Value, b: Value, acc: Value, attrs: dict | None = None, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b, acc], [acc.type], dict(attrs or {}), loc=loc)
@@ -243,7 +246,7 @@ class FenceAsyncSharedOp(Op):
     """
 
     name = "ttng.fence_async_shared"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op
+from ..traits import LayoutFree, Pure, Uniform
 from ..types import Type, i32
 
 
@@ -10,6 +11,7 @@ class ConstantOp(Op):
     """A compile-time constant: a scalar, or a tile with every element ``value``."""
 
     name = "arith.constant"
+    traits = frozenset({Pure, LayoutFree, Uniform})
 
     def __init__(self, value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [type], {"value": value}, loc=loc)
@@ -23,6 +25,7 @@ class ProgramIdOp(Op):
     """The index of this program instance along grid ``axis`` (0, 1 or 2): an i32."""
 
     name = "tt.get_program_id"
+    traits = frozenset({Pure})
 
     def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [i32], {"axis": axis}, loc=loc)
@@ -32,6 +35,7 @@ class NumProgramsOp(Op):
     """The number of program instances along grid ``axis``: an i32."""
 
     name = "tt.get_num_programs"
+    traits = frozenset({Pure})
 
     def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [i32], {"axis": axis}, loc=loc)
@@ -41,6 +45,7 @@ class MakeRangeOp(Op):
     """``[start, start+1, ..., end-1]`` as a 1-d i32 tile (``end - start`` a power of 2)."""
 
     name = "tt.make_range"
+    traits = frozenset({Pure, LayoutFree})
 
     def __init__(self, start: int, end: int, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [type], {"start": start, "end": end}, loc=loc)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import Elementwise, MemoryRead, MemoryWrite, Pure, SameLayout, SameOperandsAndResultShape
 
 
 class AddPtrOp(Op):
     """``ptr + offset`` in elements of the pointee (shapes already equal)."""
 
     name = "tt.addptr"
+    traits = frozenset({Pure, Elementwise, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr: Value, offset: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([ptr, offset], [ptr.type], loc=loc)
@@ -22,7 +24,7 @@ class LoadOp(Op):
     """
 
     name = "tt.load"
-    pure = False
+    traits = frozenset({MemoryRead, SameLayout, SameOperandsAndResultShape})
 
     def __init__(
         self,
@@ -57,7 +59,7 @@ class StoreOp(Op):
     """Write ``value`` where ``ptr`` points, for the lanes where ``mask`` holds."""
 
     name = "tt.store"
-    pure = False
+    traits = frozenset({MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr, value, mask=None, cache="", eviction="", loc=UNKNOWN_LOC):
         operands = [ptr, value] + ([mask] if mask is not None else [])
@@ -88,7 +90,7 @@ class AtomicRMWOp(Op):
     """Atomically ``*ptr = kind(*ptr, val)`` where ``mask`` holds; gives the old values."""
 
     name = "tt.atomic_rmw"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, kind, ptr, val, mask=None, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         operands = [ptr, val] + ([mask] if mask is not None else [])
@@ -104,7 +106,7 @@ class AtomicCASOp(Op):
     """Atomically ``old = *ptr; if old == cmp: *ptr = val``; gives ``old``."""
 
     name = "tt.atomic_cas"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr, cmp, val, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         super().__init__([ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc)

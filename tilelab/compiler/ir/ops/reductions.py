@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Block, Loc, Op, Region, Value
+from ..traits import Pure, SameLayout, SameOperandsAndResultShape, Terminator
 from ..types import Type
 
 
@@ -14,6 +15,7 @@ class ReduceOp(Op):
     """
 
     name = "tt.reduce"
+    traits = frozenset({Pure})
 
     def __init__(
         self,
@@ -35,6 +37,7 @@ class ScanOp(Op):
     """Inclusive scan of ``operands`` along ``axis`` with the combine region (as ReduceOp)."""
 
     name = "tt.scan"
+    traits = frozenset({Pure, SameLayout, SameOperandsAndResultShape})
 
     def __init__(
         self,
@@ -61,7 +64,7 @@ class ReduceReturnOp(Op):
     """Ends a combine region with the combined scalars."""
 
     name = "tt.reduce.return"
-    is_terminator = True
+    traits = frozenset({Pure, Terminator})
 
     def __init__(self, values: list[Value], loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
@@ -74,6 +77,7 @@ class DotOp(Op):
     """
 
     name = "tt.dot"
+    traits = frozenset({Pure})
 
     def __init__(
         self,
