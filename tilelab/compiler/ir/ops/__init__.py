@@ -2,8 +2,9 @@
 
 Each op is a small class: its printed ``name``, its operands and attributes, and
 its ``traits`` (``Pure``, ``Elementwise``, ``Terminator``, memory effects...: see
-``traits.py``), which the passes query instead of listing op classes. Result types are decided by the frontend's semantic layer
-(type promotion and broadcasting live there, in one place) and handed to the
+``traits.py``), which the passes query instead of listing op classes. Result types
+are decided by the frontend's semantic layer (type promotion and broadcasting live there, in
+one place) and handed to the
 constructor; ops do not re-derive them. The verifier (``verifier.py``) checks the
 invariants each op states in its docstring.
 
