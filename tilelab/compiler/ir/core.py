@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .traits import Pure, Terminator, Trait
+from .traits import Pure, SameOperandsAndResultShape, SameOperandsAndResultType, Terminator, Trait
 from .types import Type
 
 
@@ -31,6 +31,11 @@ class Loc:
 
 
 UNKNOWN_LOC = Loc("<unknown>", 0, 0)
+
+
+class VerificationError(Exception):
+    """The IR breaks an invariant; the message names the op and its location."""
+
 
 _value_ids = itertools.count()
 _op_ids = itertools.count()
@@ -137,6 +142,56 @@ class Op:
         """Whether this op has ``trait`` (ops may refine a class trait by their attributes)."""
         return trait in self.traits
 
+    # ------------------------------------------------------------------ verification
+    def verify(self) -> None:
+        """Check this op's own invariants; raise ``VerificationError`` naming the op and its location.
+
+        The traits' rules first (one shape, one type), then the class's ``_verify``: operand and
+        result counts and types, attributes, regions. The verifier calls it on every op.
+        """
+        if SameOperandsAndResultShape in self.traits:
+            shapes = {v.type.shape for v in (*self.operands, *self.results)}
+            self.expect(len(shapes) == 1, f"operand and result shapes differ: {sorted(shapes)}")
+        if SameOperandsAndResultType in self.traits:
+            types = {v.type for v in (*self.operands, *self.results)}
+            self.expect(len(types) == 1, f"operand and result types differ: {', '.join(sorted(map(str, types)))}")
+        self._verify()
+
+    def _verify(self) -> None:
+        """The class's own rules (every op class states them)."""
+
+    def fail(self, msg: str):
+        raise VerificationError(f"{self.name} at {self.loc}: {msg}")
+
+    def expect(self, cond: bool, msg: str) -> None:
+        """Fail with ``msg`` unless ``cond``."""
+        if not cond:
+            self.fail(msg)
+
+    def expect_counts(self, operands: int | tuple[int, int | None], results: int | None, regions: int = 0) -> None:
+        """Check how many operands (a number, or ``(least, most)`` with None for no bound), results and regions."""
+        lo, hi = (operands, operands) if isinstance(operands, int) else operands
+        n = len(self.operands)
+        if n < lo or (hi is not None and n > hi):
+            want = lo if lo == hi else f"{lo}..{'' if hi is None else hi}"
+            self.fail(f"expects {want} operands, has {n}")
+        if results is not None and len(self.results) != results:
+            self.fail(f"expects {results} results, has {len(self.results)}")
+        if len(self.regions) != regions:
+            self.fail(f"expects {regions} regions, has {len(self.regions)}")
+        for region in self.regions:
+            if len(region.blocks) != 1:
+                self.fail(f"a region must hold one block, not {len(region.blocks)}")
+
+    def expect_terminator(self, block: Block, cls: type[Op], count: int | None = None) -> Op:
+        """Check that ``block`` ends with an op of ``cls`` (carrying ``count`` operands when given)."""
+        term = block.ops[-1] if block.ops else None
+        if not isinstance(term, cls):
+            self.fail(f"region must end with {cls.name}")
+        if count is not None and len(term.operands) != count:
+            self.fail(f"{cls.name} gives {len(term.operands)} values, {count} expected")
+        return term
+
     def __init__(
         self,
         operands: list[Value] = (),
@@ -216,6 +271,14 @@ class FuncOp(Op):
         super().__init__([], [], {"sym_name": sym_name, "result_types": tuple(result_types)}, loc=loc)
         self.add_region(Region([Block(arg_types, arg_names)]))
         self.attrs["arg_names"] = tuple(arg_names or [])
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0, regions=1)
+        self.expect(isinstance(self.attrs.get("sym_name"), str), "needs a sym_name")
+        term = self.body.terminator
+        self.expect(
+            term is not None and term.name == "tt.return", f"function @{self.sym_name} does not end with tt.return"
+        )
 
     @property
     def sym_name(self) -> str:

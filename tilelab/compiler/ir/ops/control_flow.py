@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Block, Loc, Op, Region, Value
 from ..traits import Loop, Terminator
-from ..types import Type
+from ..types import Type, i1
 
 
 class YieldOp(Op):
@@ -16,6 +16,9 @@ class YieldOp(Op):
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts((0, None), 0)
+
 
 class ConditionOp(Op):
     """Ends a while's ``before`` region: continue while ``cond``, forwarding ``values``."""
@@ -25,6 +28,10 @@ class ConditionOp(Op):
 
     def __init__(self, cond: Value, values: list[Value], loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, *values], [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((1, None), 0)
+        self.expect(self.operands[0].type == i1, "the condition must be an i1 scalar")
 
 
 class ForOp(Op):
@@ -56,6 +63,18 @@ class ForOp(Op):
     def init_args(self) -> list[Value]:
         return self.operands[3:]
 
+    def _verify(self) -> None:
+        self.expect_counts((3, None), len(self.operands) - 3, regions=1)
+        bounds = {v.type for v in self.operands[:3]}
+        (t,) = bounds if len(bounds) == 1 else (None,)
+        self.expect(t is not None and t.is_scalar and t.is_int, "lb, ub and step must be integers of one type")
+        carried = [v.type for v in self.init_args]
+        self.expect(
+            [a.type for a in self.body.args] == [t, *carried], "body arguments must be the iv and the carried values"
+        )
+        self.expect([r.type for r in self.results] == carried, "results must have the carried values' types")
+        self.expect_terminator(self.body, YieldOp, len(carried))
+
 
 class IfOp(Op):
     """``if cond`` with then/else regions, each ending with a ``YieldOp`` of the results."""
@@ -75,6 +94,14 @@ class IfOp(Op):
     @property
     def else_block(self) -> Block:
         return self.regions[1].block
+
+    def _verify(self) -> None:
+        self.expect_counts(1, None, regions=2)
+        self.expect(self.operands[0].type == i1, "the condition must be an i1 scalar")
+        for block in (self.then_block, self.else_block):
+            self.expect(not block.args, "then/else blocks take no arguments")
+            if self.results or block.ops:
+                self.expect_terminator(block, YieldOp, len(self.results))
 
 
 class WhileOp(Op):
@@ -102,6 +129,20 @@ class WhileOp(Op):
     def after(self) -> Block:
         return self.regions[1].block
 
+    def _verify(self) -> None:
+        self.expect_counts((0, None), None, regions=2)
+        self.expect(
+            [a.type for a in self.before.args] == [v.type for v in self.operands], "before takes the carried values"
+        )
+        cond = self.before.terminator
+        if not isinstance(cond, ConditionOp):
+            self.fail("before region must end with scf.condition")
+        forwarded = [v.type for v in cond.operands[1:]]
+        self.expect([a.type for a in self.after.args] == forwarded, "after takes the values the condition forwards")
+        self.expect([r.type for r in self.results] == forwarded, "results are the values the condition forwards")
+        if not isinstance(self.after.terminator, YieldOp):
+            self.fail("after region must end with scf.yield")
+
 
 class CallOp(Op):
     """A call of another function of the module (inlined by the ``inline`` pass)."""
@@ -122,6 +163,10 @@ class CallOp(Op):
     def callee(self) -> str:
         return self.attrs["callee"]
 
+    def _verify(self) -> None:
+        self.expect_counts((0, None), None)
+        self.expect(isinstance(self.attrs.get("callee"), str), "needs a callee name")
+
 
 class ReturnOp(Op):
     """Ends a function, returning ``values``."""
@@ -131,3 +176,6 @@ class ReturnOp(Op):
 
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((0, None), 0)

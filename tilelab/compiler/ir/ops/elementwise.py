@@ -63,6 +63,10 @@ class BinaryOp(Op):
             return self.kind in COMMUTATIVE_KINDS
         return trait in self.traits
 
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        self.expect(self.kind in BINARY_KINDS, f"unknown binary kind {self.kind!r}")
+
 
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 
@@ -85,6 +89,13 @@ class CmpOp(Op):
         if trait is Commutative:
             return self.predicate in ("eq", "ne")
         return trait in self.traits
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        self.expect(self.predicate in CMP_PREDICATES, f"unknown predicate {self.predicate!r}")
+        a, b = self.operands[0].type, self.operands[1].type
+        self.expect(a.element == b.element, f"operand types differ: {a} vs {b}")
+        self.expect(self.result.type.element == i1, "gives i1")
 
 
 #: Unary kinds: arithmetic (``neg``, ``not`` = bitwise invert, ``abs``) and math
@@ -137,6 +148,10 @@ class UnaryOp(Op):
     def kind(self) -> str:
         return self.attrs["kind"]
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(self.kind in UNARY_KINDS, f"unknown unary kind {self.kind!r}")
+
 
 class FmaOp(Op):
     """``a * b + c`` with one rounding."""
@@ -147,6 +162,10 @@ class FmaOp(Op):
     def __init__(self, a: Value, b: Value, c: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b, c], [a.type], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        self.expect(self.result.type.element.is_float, "operands must be floats")
+
 
 class SelectOp(Op):
     """``cond ? a : b`` elementwise."""
@@ -156,6 +175,12 @@ class SelectOp(Op):
 
     def __init__(self, cond: Value, a: Value, b: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, a, b], [a.type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        cond, a, b = (v.type for v in self.operands)
+        self.expect(cond.element == i1, f"condition {cond} is not i1")
+        self.expect(a == b == self.result.type, "select arms differ in type")
 
 
 class CastOp(Op):
@@ -171,6 +196,11 @@ class CastOp(Op):
     def __init__(self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], {"rounding": rounding}, loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        rounding = self.attrs.get("rounding", "rtne")
+        self.expect(rounding in ("rtne", "rtz"), f"unknown rounding {rounding!r}")
+
 
 class BitcastOp(Op):
     """Reinterpret the bits of each element as another type of the same width."""
@@ -180,6 +210,11 @@ class BitcastOp(Op):
 
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, dst = self.operands[0].type.element, self.result.type.element
+        self.expect(src.itemsize == dst.itemsize, f"{src} and {dst} differ in width")
 
 
 class HintOp(Op):
@@ -193,3 +228,9 @@ class HintOp(Op):
 
     def __init__(self, x: Value, kind: str, values: tuple, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(
+            self.attrs.get("kind") in ("multiple_of", "max_contiguous"), f"unknown hint {self.attrs.get('kind')!r}"
+        )

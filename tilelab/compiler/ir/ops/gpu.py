@@ -27,6 +27,10 @@ class ConvertLayoutOp(Op):
     def src(self) -> Value:
         return self.operands[0]
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(self.src.type.element == self.result.type.element, "element types differ")
+
 
 # --------------------------------------------------------------------------- shared memory
 
@@ -71,6 +75,12 @@ class LocalAllocOp(Op):
         """Bytes the buffer takes: every stage of a ring."""
         return self.stage_bytes * self.stages
 
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        self.expect(self.result.type.is_tensor, "allocates a tile-shaped buffer")
+        stages = self.attrs.get("stages")
+        self.expect(stages is None or (isinstance(stages, int) and stages >= 1), f"stages {stages} is not a count")
+
 
 class LocalStoreOp(Op):
     """Write the tile ``value`` into the shared buffer ``buf`` (same shape and element type)."""
@@ -89,6 +99,10 @@ class LocalStoreOp(Op):
     def value(self) -> Value:
         return self.operands[1]
 
+    def _verify(self) -> None:
+        self.expect_counts(2, 0)
+        _check_shared_access(self, self.buf.type, self.value.type)
+
 
 class LocalLoadOp(Op):
     """Read the shared buffer ``buf`` into a tile of ``type`` (a register layout, same shape)."""
@@ -102,6 +116,10 @@ class LocalLoadOp(Op):
     @property
     def buf(self) -> Value:
         return self.operands[0]
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        _check_shared_access(self, self.buf.type, self.result.type)
 
 
 class MemDescIndexOp(Op):
@@ -126,6 +144,16 @@ class MemDescIndexOp(Op):
     @property
     def index(self) -> Value:
         return self.operands[1]
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        ring = self.ring.defining_op
+        if not isinstance(ring, LocalAllocOp) or ring.attrs.get("stages") is None:
+            self.fail("the indexed buffer is not a ring (ttg.local_alloc with stages)")
+        self.expect(
+            self.index.type == i32 and self.result.type == self.ring.type,
+            "needs an i32 index and gives the ring's type",
+        )
 
 
 # --------------------------------------------------------------------------- asynchronous copies
@@ -163,6 +191,14 @@ class AsyncCopyGlobalToLocalOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 0)
+        view, ptrs = self.view.type, self.ptrs.type
+        if not ptrs.is_tensor or not ptrs.element.is_pointer or ptrs.element.pointee != view.element:
+            self.fail(f"pointers {ptrs} do not point to elements of the buffer {view}")
+        shapes = {v.type.shape for v in self.operands}
+        self.expect(len(shapes) == 1, f"operand shapes differ: {sorted(shapes)}")
+
 
 class AsyncCommitGroupOp(Op):
     """Close the group of asynchronous copies this thread started since the last commit.
@@ -175,6 +211,9 @@ class AsyncCommitGroupOp(Op):
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
 
 
 class AsyncWaitOp(Op):
@@ -195,6 +234,10 @@ class AsyncWaitOp(Op):
     @property
     def num(self) -> int:
         return self.attrs["num"]
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
+        self.expect(isinstance(self.attrs.get("num"), int) and self.attrs["num"] >= 0, "num must be a non-negative int")
 
 
 #: the type of a ring stage index
@@ -233,6 +276,13 @@ class WarpGroupDotOp(Op):
     def acc(self) -> Value:
         return self.operands[2]
 
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        a, b, acc = (v.type for v in self.operands)
+        if a.shape[-1] != b.shape[0] or (a.shape[0], b.shape[-1]) != tuple(acc.shape) or a.element != b.element:
+            self.fail(f"operands {a} x {b} do not make {acc}")
+        self.expect(self.result.type == acc, "the result must have the accumulator's type")
+
 
 class FenceAsyncSharedOp(Op):
     """Order this thread's earlier ordinary shared-memory writes before later *async-proxy* reads.
@@ -251,6 +301,9 @@ class FenceAsyncSharedOp(Op):
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
+
 
 def shared_reads(op: Op) -> list[Value]:
     """The shared buffers (or ring stages) ``op`` reads: what a barrier pass must order it after.
@@ -265,3 +318,9 @@ def shared_reads(op: Op) -> list[Value]:
     if isinstance(op, WarpGroupDotOp):
         return [op.a, op.b]
     return []
+
+
+def _check_shared_access(op: Op, buf: Type, tile: Type) -> None:
+    """A local store/load moves a tile of the buffer's shape and element type."""
+    if not buf.is_tensor or buf.shape != tile.shape or buf.element != tile.element:
+        op.fail(f"tile {tile} does not match the shared buffer {buf}")

@@ -20,6 +20,10 @@ class ConstantOp(Op):
     def value(self):
         return self.attrs["value"]
 
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        self.expect("value" in self.attrs, "needs a value")
+
 
 class ProgramIdOp(Op):
     """The index of this program instance along grid ``axis`` (0, 1 or 2): an i32."""
@@ -29,6 +33,11 @@ class ProgramIdOp(Op):
 
     def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [i32], {"axis": axis}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        self.expect(self.attrs.get("axis") in (0, 1, 2), f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
+        self.expect(self.result.type == i32, "gives an i32")
 
 
 class NumProgramsOp(Op):
@@ -40,6 +49,11 @@ class NumProgramsOp(Op):
     def __init__(self, axis: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [i32], {"axis": axis}, loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        self.expect(self.attrs.get("axis") in (0, 1, 2), f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
+        self.expect(self.result.type == i32, "gives an i32")
+
 
 class MakeRangeOp(Op):
     """``[start, start+1, ..., end-1]`` as a 1-d i32 tile (``end - start`` a power of 2)."""
@@ -49,3 +63,10 @@ class MakeRangeOp(Op):
 
     def __init__(self, start: int, end: int, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [type], {"start": start, "end": end}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        n = self.attrs["end"] - self.attrs["start"]
+        self.expect(n > 0 and not n & (n - 1), f"range length {n} is not a power of two")
+        t = self.result.type
+        self.expect(t.is_tensor and t.shape == (n,) and t.element == i32, f"gives tensor<{n}xi32>, not {t}")

@@ -15,6 +15,13 @@ class AddPtrOp(Op):
     def __init__(self, ptr: Value, offset: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([ptr, offset], [ptr.type], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        ptr, offset = self.operands[0].type, self.operands[1].type
+        self.expect(ptr.element.is_pointer, "first operand is not a pointer")
+        self.expect(offset.element.is_scalar and offset.element.is_int, f"offset {offset} is not an integer")
+        self.expect(self.result.type == ptr, "the result must have the pointer's type")
+
 
 class LoadOp(Op):
     """Read the elements ``ptr`` points to; masked-off lanes give ``other`` (or undefined).
@@ -54,6 +61,14 @@ class LoadOp(Op):
     def other(self) -> Value | None:
         return self.operands[-1] if self.attrs["has_other"] else None
 
+    def _verify(self) -> None:
+        n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
+        self.expect_counts(n, 1)
+        ptr = self.ptr.type
+        self.expect(ptr.element.is_pointer, "address operand is not a pointer")
+        if self.mask is not None:
+            self.expect(self.mask.type.element.is_bool, f"mask {self.mask.type} is not i1")
+
 
 class StoreOp(Op):
     """Write ``value`` where ``ptr`` points, for the lanes where ``mask`` holds."""
@@ -82,6 +97,12 @@ class StoreOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 0)
+        self.expect(self.ptr.type.element.is_pointer, "address operand is not a pointer")
+        if self.mask is not None:
+            self.expect(self.mask.type.element.is_bool, f"mask {self.mask.type} is not i1")
+
 
 ATOMIC_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "and", "or", "xor", "xchg")
 
@@ -101,6 +122,12 @@ class AtomicRMWOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 1)
+        self.expect(self.attrs.get("kind") in ATOMIC_KINDS, f"unknown atomic kind {self.attrs.get('kind')!r}")
+        self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
+        self.expect(self.result.type == self.operands[1].type, "gives values of the operand's type")
+
 
 class AtomicCASOp(Op):
     """Atomically ``old = *ptr; if old == cmp: *ptr = val``; gives ``old``."""
@@ -110,3 +137,8 @@ class AtomicCASOp(Op):
 
     def __init__(self, ptr, cmp, val, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         super().__init__([ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
+        self.expect(self.result.type == self.operands[2].type, "gives values of the operand's type")

@@ -22,12 +22,25 @@ class SplatOp(_ShapeOp):
     name = "tt.splat"
     traits = frozenset({Pure, ShapeOnly, LayoutFree, Uniform})
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, res = self.src.type, self.result.type
+        self.expect(not src.is_tensor and res.is_tensor, f"splats a scalar into a tile, not {src} into {res}")
+        self.expect(res.element == src, f"element {res.element} is not the scalar's type {src}")
+
 
 class BroadcastOp(_ShapeOp):
     """A tile stretched along its size-1 dimensions (same rank)."""
 
     name = "tt.broadcast"
     traits = frozenset({Pure, ShapeOnly})
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, res = self.src.type, self.result.type
+        self.expect(src.is_tensor and res.is_tensor and src.element == res.element, f"cannot broadcast {src} to {res}")
+        ok = len(src.shape) == len(res.shape) and all(a in (1, b) for a, b in zip(src.shape, res.shape))
+        self.expect(ok, f"shape {list(src.shape)} does not broadcast to {list(res.shape)}")
 
 
 class ExpandDimsOp(_ShapeOp):
@@ -36,12 +49,28 @@ class ExpandDimsOp(_ShapeOp):
     name = "tt.expand_dims"
     traits = frozenset({Pure, ShapeOnly})
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, res, axis = self.src.type, self.result.type, self.attrs.get("axis")
+        self.expect(isinstance(axis, int) and 0 <= axis < len(res.shape), f"axis {axis} out of range for {res}")
+        shape = list(src.shape)
+        shape.insert(axis, 1)
+        self.expect(
+            tuple(shape) == res.shape and src.element == res.element, f"{src} with a new axis {axis} is not {res}"
+        )
+
 
 class ReshapeOp(_ShapeOp):
     """Same elements, new shape, row-major order (``can_reorder`` lets a backend permute)."""
 
     name = "tt.reshape"
     traits = frozenset({Pure, ShapeOnly})
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, res = self.src.type, self.result.type
+        self.expect(src.element == res.element, f"element types differ: {src} vs {res}")
+        self.expect(src.numel == res.numel, f"{src} and {res} hold different numbers of elements")
 
 
 class TransOp(_ShapeOp):
@@ -50,6 +79,13 @@ class TransOp(_ShapeOp):
     name = "tt.trans"
     traits = frozenset({Pure, ShapeOnly})
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, res, order = self.src.type, self.result.type, tuple(self.attrs.get("order", ()))
+        self.expect(sorted(order) == list(range(len(src.shape))), f"order {list(order)} is not a permutation")
+        ok = res.shape == tuple(src.shape[d] for d in order) and src.element == res.element
+        self.expect(ok, f"{src} permuted by {list(order)} is not {res}")
+
 
 class FlipOp(_ShapeOp):
     """Elements reversed along ``dim``."""
@@ -57,12 +93,20 @@ class FlipOp(_ShapeOp):
     name = "tt.flip"
     traits = frozenset({Pure, ShapeOnly})
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(self.src.type == self.result.type, "the result must have the source's type")
+
 
 class SortOp(_ShapeOp):
     """Elements sorted along ``dim`` (ascending unless ``descending``)."""
 
     name = "tt.sort"
     traits = frozenset({Pure})
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(self.src.type == self.result.type, "the result must have the source's type")
 
 
 class JoinOp(Op):
@@ -74,6 +118,12 @@ class JoinOp(Op):
     def __init__(self, a: Value, b: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b], [type], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        a, b, res = self.operands[0].type, self.operands[1].type, self.result.type
+        self.expect(a == b, f"joined tiles differ: {a} vs {b}")
+        self.expect(res.shape == (*a.shape, 2) and res.element == a.element, f"{a} joined is not {res}")
+
 
 class SplitOp(Op):
     """The inverse of join: a tile whose last dimension is 2 gives two tiles."""
@@ -84,6 +134,15 @@ class SplitOp(Op):
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type, type], loc=loc)
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 2)
+        src = self.operands[0].type
+        self.expect(src.is_tensor and src.shape[-1:] == (2,), f"{src}: the last dimension must be 2")
+        for r in self.results:
+            self.expect(
+                r.type.shape == src.shape[:-1] and r.type.element == src.element, f"{src} does not split into {r.type}"
+            )
+
 
 class CatOp(Op):
     """Two tiles concatenated along dimension 0."""
@@ -93,3 +152,9 @@ class CatOp(Op):
 
     def __init__(self, a: Value, b: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b], [type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        a, b, res = self.operands[0].type, self.operands[1].type, self.result.type
+        ok = a.element == b.element == res.element and a.shape[1:] == b.shape[1:] == res.shape[1:]
+        self.expect(ok and res.shape[0] == a.shape[0] + b.shape[0], f"{a} and {b} do not concatenate to {res}")
