@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .traits import Pure, SameOperandsAndResultShape, SameOperandsAndResultType, Terminator, Trait
 from .types import Type
+from .uses import OperandList, Use
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ _op_ids = itertools.count()
 class Value:
     """An SSA value: a type, an optional name hint, and its definition."""
 
-    __slots__ = ("type", "name_hint", "owner", "index", "uid")
+    __slots__ = ("type", "name_hint", "owner", "index", "uid", "_users")
 
     def __init__(self, type: Type, owner=None, index: int = 0, name_hint: str | None = None):
         self.type = type
@@ -52,6 +53,45 @@ class Value:
         self.index = index
         self.name_hint = name_hint
         self.uid = next(_value_ids)
+        self._users: dict[Op, int] = {}  # each op using this value -> how many of its operand slots
+
+    # ------------------------------------------------------------------ use-list
+    @property
+    def users(self) -> list[Op]:
+        """The ops that use this value, each once, in the order they started using it."""
+        return list(self._users)
+
+    @property
+    def uses(self) -> list[Use]:
+        """Every operand slot holding this value: ``(op, index)`` pairs."""
+        return [Use(op, i) for op in self._users for i, v in enumerate(op.operands) if v is self]
+
+    @property
+    def num_uses(self) -> int:
+        """How many operand slots hold this value."""
+        return sum(self._users.values())
+
+    def has_uses(self) -> bool:
+        return bool(self._users)
+
+    def has_one_use(self) -> bool:
+        """Exactly one operand slot holds this value."""
+        return len(self._users) == 1 and next(iter(self._users.values())) == 1
+
+    def replace_all_uses_with(self, new: Value) -> None:
+        """Make every use of this value a use of ``new``."""
+        self.replace_uses_if(new, None)
+
+    def replace_uses_if(self, new: Value, keep) -> None:
+        """Make the uses by ops for which ``keep(op)`` holds (all when ``keep`` is None) uses of ``new``."""
+        if new is self:
+            return
+        for op in list(self._users):
+            if keep is None or keep(op):
+                ops = op.operands
+                for i, v in enumerate(ops):
+                    if v is self:
+                        ops[i] = new
 
     @property
     def defining_op(self) -> Op | None:
@@ -91,8 +131,14 @@ class Block:
         return op
 
     def remove(self, op: Op) -> None:
+        """Detach ``op`` (it keeps its uses: it may be inserted elsewhere; erasing goes through the rewriter)."""
         self.ops.remove(op)
         op.parent = None
+
+    @property
+    def parent_op(self) -> Op | None:
+        """The op whose region holds this block."""
+        return self.parent.parent if self.parent is not None else None
 
     @property
     def terminator(self) -> Op | None:
@@ -149,13 +195,18 @@ class Op:
         The traits' rules first (one shape, one type), then the class's ``_verify``: operand and
         result counts and types, attributes, regions. The verifier calls it on every op.
         """
-        if SameOperandsAndResultShape in self.traits:
-            shapes = {v.type.shape for v in (*self.operands, *self.results)}
-            self.expect(len(shapes) == 1, f"operand and result shapes differ: {sorted(shapes)}")
-        if SameOperandsAndResultType in self.traits:
-            types = {v.type for v in (*self.operands, *self.results)}
-            self.expect(len(types) == 1, f"operand and result types differ: {', '.join(sorted(map(str, types)))}")
+        traits = self.traits
+        if SameOperandsAndResultShape in traits or SameOperandsAndResultType in traits:
+            self._verify_same(SameOperandsAndResultType in traits)
         self._verify()
+
+    def _verify_same(self, same_type: bool) -> None:
+        values = (*self.operands, *self.results)
+        first = values[0].type
+        if any(v.type.shape != first.shape for v in values):
+            self.fail(f"operand and result shapes differ: {sorted({v.type.shape for v in values})}")
+        if same_type and any(v.type is not first and v.type != first for v in values):
+            self.fail(f"operand and result types differ: {', '.join(sorted({str(v.type) for v in values}))}")
 
     def _verify(self) -> None:
         """The class's own rules (every op class states them)."""
@@ -200,7 +251,7 @@ class Op:
         regions: list[Region] | None = None,
         loc: Loc = UNKNOWN_LOC,
     ):
-        self.operands: list[Value] = list(operands)
+        self._operands = OperandList(self, operands)
         self.results: list[Value] = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.attrs: dict = dict(attrs or {})
         self.regions: list[Region] = []
@@ -218,6 +269,52 @@ class Op:
         op = cls.__new__(cls)
         Op.__init__(op, operands, result_types, attrs, list(regions), loc)
         return op
+
+    @property
+    def operands(self) -> OperandList:
+        """The operand values; assigning, setting or removing one keeps the use-lists right."""
+        return self._operands
+
+    @operands.setter
+    def operands(self, values) -> None:
+        values = list(values)
+        self._operands.release()
+        self._operands = OperandList(self, values)
+
+    def drop_references(self) -> None:
+        """Drop the uses held by this op and every op nested in it (the op is being erased).
+
+        The operands stay readable (as a plain list) so that a dead op can still be printed.
+        """
+        for op in self.walk():
+            if isinstance(op._operands, OperandList):
+                op._operands = op._operands.release()
+
+    def replace_uses_of(self, old: Value, new: Value) -> None:
+        """Make this op's own uses of ``old`` uses of ``new``."""
+        ops = self.operands
+        for i, v in enumerate(ops):
+            if v is old:
+                ops[i] = new
+
+    @property
+    def parent_op(self) -> Op | None:
+        """The op whose region holds this op (None at the top of a function)."""
+        return self.parent.parent_op if self.parent is not None else None
+
+    def ancestor(self, cls: type[Op]) -> Op | None:
+        """The closest op of class ``cls`` that encloses this one (not this op itself)."""
+        op = self.parent_op
+        while op is not None and not isinstance(op, cls):
+            op = op.parent_op
+        return op
+
+    def is_ancestor_of(self, other: Op) -> bool:
+        """Whether ``other`` is nested, at any depth, inside this op's regions."""
+        op = other.parent_op
+        while op is not None and op is not self:
+            op = op.parent_op
+        return op is self
 
     def add_region(self, region: Region) -> Region:
         region.parent = self
@@ -238,11 +335,6 @@ class Op:
             for block in region.blocks:
                 for op in list(block.ops):
                     yield from op.walk()
-
-    def replace_all_uses(self, old: Value, new: Value) -> None:
-        """Within this op's regions, make every use of ``old`` a use of ``new``."""
-        for op in self.walk():
-            op.operands = [new if v is old else v for v in op.operands]
 
     def clone_attrs(self) -> dict:
         return dict(self.attrs)
@@ -276,9 +368,8 @@ class FuncOp(Op):
         self.expect_counts(0, 0, regions=1)
         self.expect(isinstance(self.attrs.get("sym_name"), str), "needs a sym_name")
         term = self.body.terminator
-        self.expect(
-            term is not None and term.name == "tt.return", f"function @{self.sym_name} does not end with tt.return"
-        )
+        if not (term is not None and term.name == "tt.return"):
+            self.fail(f"function @{self.sym_name} does not end with tt.return")
 
     @property
     def sym_name(self) -> str:
@@ -322,20 +413,3 @@ class Module:
         from .printer import print_module
 
         return print_module(self)
-
-
-def users(root: Op | Module) -> dict[Value, list[Op]]:
-    """Map every value to the ops that use it, within ``root``."""
-    uses: dict[Value, list[Op]] = {}
-    for op in root.walk():
-        for v in op.operands:
-            uses.setdefault(v, []).append(op)
-    return uses
-
-
-def replace_uses(root: Op | Module, mapping: dict[Value, Value]) -> None:
-    """Replace operands throughout ``root`` following ``mapping`` (old -> new)."""
-    if not mapping:
-        return
-    for op in root.walk():
-        op.operands = [mapping.get(v, v) for v in op.operands]

@@ -4,12 +4,13 @@ It catches compiler bugs, not user errors (the frontend reports those with the
 user's line). Checked: every operand is defined before use and visible from its
 use (SSA dominance within nested regions), only the last op of a block is a
 terminator, and every op's own rules (``Op.verify``: operand and result counts and
-types, attributes, regions and their terminators, the rules its traits state).
+types, attributes, regions and their terminators, the rules its traits state), and
+that every value's use-list holds exactly the operand slots that use it (``check_uses``).
 """
 
 from __future__ import annotations
 
-from .core import Block, FuncOp, Module, Value, VerificationError
+from .core import Block, FuncOp, Module, Op, Value, VerificationError
 
 
 def _verify_block(block: Block, visible: set[Value]) -> None:
@@ -40,6 +41,46 @@ def verify(module: Module) -> None:
         names.add(f.sym_name)
         f.verify()
         _verify_block(f.body, set())
+    check_uses(module)
 
 
-__all__ = ["VerificationError", "verify"]
+def check_uses(root: Module | Op) -> None:
+    """Recompute every use-list under ``root`` by walking it, and compare with the IR's own.
+
+    A mismatch is a bug in the code that edited the IR: an op erased without dropping
+    its references, or operands changed behind the operand list's back.
+    """
+    expected: dict[Value, dict] = {}
+    values: list[Value] = []
+    live = set()
+    for op in root.walk():
+        live.add(op)
+        values.extend(op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                values.extend(block.args)
+        for v in op.operands:
+            counts = expected.setdefault(v, {})
+            counts[op] = counts.get(op, 0) + 1
+    for v in (*values, *expected):
+        want = expected.get(v, {})
+        if v._users != want:
+            _report_uses(v, want, live)
+
+
+def _report_uses(v: Value, want: dict, live: set) -> None:
+    dead = [op for op in v._users if op not in live]
+    owner = v.defining_op
+    where = f"{owner.name} at {owner.loc}" if owner is not None else f"block argument {v.name_hint or v.index}"
+    if dead:
+        raise VerificationError(
+            f"use-list of {v} ({where}) holds {dead[0].name} at {dead[0].loc}, which is not in the IR "
+            "(erased or never inserted without dropping its references)"
+        )
+    got = {op.name: n for op, n in v._users.items()}
+    raise VerificationError(
+        f"use-list of {v} ({where}) is {got}, the IR has { ({o.name: n for o, n in want.items()}) }"
+    )
+
+
+__all__ = ["VerificationError", "check_uses", "verify"]

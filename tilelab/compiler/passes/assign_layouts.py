@@ -47,6 +47,7 @@ from tilelab.compiler.ir.ops import (
     WhileOp,
     YieldOp,
 )
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import SameLayout, Uniform
 from tilelab.compiler.layouts import (
     LANE,
@@ -284,7 +285,7 @@ class _Assigner:
             )
         else:
             conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
-        block.insert(block.ops.index(op), conv)
+        Rewriter.insert_before(op, conv)
         op.operands[index] = conv.result
         self.changed = True
 

@@ -49,8 +49,8 @@ from __future__ import annotations
 from collections import ChainMap
 
 from ..ir.core import Block, Module, Op, Value
+from ..ir.rewriter import Rewriter
 from . import tracing
-from .utils import erase_op, resolve
 
 NAME = "cse"
 
@@ -88,13 +88,12 @@ def equal_pure_op(op: Op, earlier: Op) -> list[Value]:
     return list(earlier.results)
 
 
-def _cse_block(block: Block, table: ChainMap, mapping: dict[Value, Value]) -> bool:
+def _cse_block(block: Block, table: ChainMap) -> bool:
     changed = False
     for op in list(block.ops):
-        op.operands = [resolve(mapping, v) for v in op.operands]
         for region in op.regions:
             for inner in region.blocks:
-                changed |= _cse_block(inner, table.new_child(), mapping)
+                changed |= _cse_block(inner, table.new_child())
         key = _key(op)
         if key is None:
             continue
@@ -104,8 +103,7 @@ def _cse_block(block: Block, table: ChainMap, mapping: dict[Value, Value]) -> bo
             continue
         new = equal_pure_op(op, earlier)
         tracing.fired(equal_pure_op, op, new)
-        mapping.update(zip(op.results, new))
-        erase_op(op)
+        Rewriter.replace_op(op, new)
         changed = True
     return changed
 
@@ -114,5 +112,5 @@ def run(module: Module) -> bool:
     """Merge equal pure ops in every function."""
     changed = False
     for func in module.funcs:
-        changed |= _cse_block(func.body, ChainMap(), {})
+        changed |= _cse_block(func.body, ChainMap())
     return changed

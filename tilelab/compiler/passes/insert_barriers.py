@@ -57,6 +57,7 @@ from tilelab.compiler.ir.ops import (
     MemDescIndexOp,
 )
 from tilelab.compiler.ir.ops.gpu import shared_reads
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import Loop, MemoryWrite, SharedMemory
 
 NAME = "insert-barriers"
@@ -123,7 +124,7 @@ def _block(block: Block, state: Pending) -> tuple[Pending, bool]:
         else:
             needs, state = _access(op, state)
             if needs:
-                block.insert(block.ops.index(op), BarrierOp(loc=op.loc))
+                Rewriter.insert_before(op, BarrierOp(loc=op.loc))
                 changed = True
     return state, changed
 

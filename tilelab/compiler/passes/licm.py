@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from ..ir.core import Module, Op, Value
 from ..ir.ops import BinaryOp
+from ..ir.rewriter import Rewriter
 from ..ir.traits import Loop
 from . import tracing
 
@@ -72,9 +73,7 @@ def _defined_inside(loop: Op) -> set[Value]:
 
 def invariant_op(op: Op, loop: Op) -> None:
     """A pure op whose operands are all defined outside the loop moves before the loop."""
-    op.parent.remove(op)
-    block = loop.parent
-    block.insert(block.ops.index(loop), op)
+    Rewriter.move_before(op, loop)
 
 
 def _hoist_from(loop: Op) -> bool:

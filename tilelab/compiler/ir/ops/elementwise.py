@@ -65,7 +65,8 @@ class BinaryOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(2, 1)
-        self.expect(self.kind in BINARY_KINDS, f"unknown binary kind {self.kind!r}")
+        if self.kind not in BINARY_KINDS:
+            self.fail(f"unknown binary kind {self.kind!r}")
 
 
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -92,9 +93,11 @@ class CmpOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(2, 1)
-        self.expect(self.predicate in CMP_PREDICATES, f"unknown predicate {self.predicate!r}")
+        if self.predicate not in CMP_PREDICATES:
+            self.fail(f"unknown predicate {self.predicate!r}")
         a, b = self.operands[0].type, self.operands[1].type
-        self.expect(a.element == b.element, f"operand types differ: {a} vs {b}")
+        if a.element != b.element:
+            self.fail(f"operand types differ: {a} vs {b}")
         self.expect(self.result.type.element == i1, "gives i1")
 
 
@@ -150,7 +153,8 @@ class UnaryOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(1, 1)
-        self.expect(self.kind in UNARY_KINDS, f"unknown unary kind {self.kind!r}")
+        if self.kind not in UNARY_KINDS:
+            self.fail(f"unknown unary kind {self.kind!r}")
 
 
 class FmaOp(Op):
@@ -179,7 +183,8 @@ class SelectOp(Op):
     def _verify(self) -> None:
         self.expect_counts(3, 1)
         cond, a, b = (v.type for v in self.operands)
-        self.expect(cond.element == i1, f"condition {cond} is not i1")
+        if cond.element != i1:
+            self.fail(f"condition {cond} is not i1")
         self.expect(a == b == self.result.type, "select arms differ in type")
 
 
@@ -199,7 +204,8 @@ class CastOp(Op):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         rounding = self.attrs.get("rounding", "rtne")
-        self.expect(rounding in ("rtne", "rtz"), f"unknown rounding {rounding!r}")
+        if rounding not in ("rtne", "rtz"):
+            self.fail(f"unknown rounding {rounding!r}")
 
 
 class BitcastOp(Op):
@@ -214,7 +220,8 @@ class BitcastOp(Op):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, dst = self.operands[0].type.element, self.result.type.element
-        self.expect(src.itemsize == dst.itemsize, f"{src} and {dst} differ in width")
+        if src.itemsize != dst.itemsize:
+            self.fail(f"{src} and {dst} differ in width")
 
 
 class HintOp(Op):
@@ -231,6 +238,5 @@ class HintOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(1, 1)
-        self.expect(
-            self.attrs.get("kind") in ("multiple_of", "max_contiguous"), f"unknown hint {self.attrs.get('kind')!r}"
-        )
+        if self.attrs.get("kind") not in ("multiple_of", "max_contiguous"):
+            self.fail(f"unknown hint {self.attrs.get('kind')!r}")

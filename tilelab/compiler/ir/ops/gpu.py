@@ -79,7 +79,8 @@ class LocalAllocOp(Op):
         self.expect_counts(0, 1)
         self.expect(self.result.type.is_tensor, "allocates a tile-shaped buffer")
         stages = self.attrs.get("stages")
-        self.expect(stages is None or (isinstance(stages, int) and stages >= 1), f"stages {stages} is not a count")
+        if not (stages is None or (isinstance(stages, int) and stages >= 1)):
+            self.fail(f"stages {stages} is not a count")
 
 
 class LocalStoreOp(Op):
@@ -197,7 +198,8 @@ class AsyncCopyGlobalToLocalOp(Op):
         if not ptrs.is_tensor or not ptrs.element.is_pointer or ptrs.element.pointee != view.element:
             self.fail(f"pointers {ptrs} do not point to elements of the buffer {view}")
         shapes = {v.type.shape for v in self.operands}
-        self.expect(len(shapes) == 1, f"operand shapes differ: {sorted(shapes)}")
+        if len(shapes) != 1:
+            self.fail(f"operand shapes differ: {sorted(shapes)}")
 
 
 class AsyncCommitGroupOp(Op):

@@ -36,7 +36,8 @@ class ProgramIdOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(0, 1)
-        self.expect(self.attrs.get("axis") in (0, 1, 2), f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
+        if self.attrs.get("axis") not in (0, 1, 2):
+            self.fail(f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
         self.expect(self.result.type == i32, "gives an i32")
 
 
@@ -51,7 +52,8 @@ class NumProgramsOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(0, 1)
-        self.expect(self.attrs.get("axis") in (0, 1, 2), f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
+        if self.attrs.get("axis") not in (0, 1, 2):
+            self.fail(f"axis {self.attrs.get('axis')} is not 0, 1 or 2")
         self.expect(self.result.type == i32, "gives an i32")
 
 
@@ -67,6 +69,8 @@ class MakeRangeOp(Op):
     def _verify(self) -> None:
         self.expect_counts(0, 1)
         n = self.attrs["end"] - self.attrs["start"]
-        self.expect(n > 0 and not n & (n - 1), f"range length {n} is not a power of two")
+        if not (n > 0 and not n & (n - 1)):
+            self.fail(f"range length {n} is not a power of two")
         t = self.result.type
-        self.expect(t.is_tensor and t.shape == (n,) and t.element == i32, f"gives tensor<{n}xi32>, not {t}")
+        if not (t.is_tensor and t.shape == (n,) and t.element == i32):
+            self.fail(f"gives tensor<{n}xi32>, not {t}")

@@ -19,7 +19,8 @@ class AddPtrOp(Op):
         self.expect_counts(2, 1)
         ptr, offset = self.operands[0].type, self.operands[1].type
         self.expect(ptr.element.is_pointer, "first operand is not a pointer")
-        self.expect(offset.element.is_scalar and offset.element.is_int, f"offset {offset} is not an integer")
+        if not (offset.element.is_scalar and offset.element.is_int):
+            self.fail(f"offset {offset} is not an integer")
         self.expect(self.result.type == ptr, "the result must have the pointer's type")
 
 
@@ -67,7 +68,8 @@ class LoadOp(Op):
         ptr = self.ptr.type
         self.expect(ptr.element.is_pointer, "address operand is not a pointer")
         if self.mask is not None:
-            self.expect(self.mask.type.element.is_bool, f"mask {self.mask.type} is not i1")
+            if not self.mask.type.element.is_bool:
+                self.fail(f"mask {self.mask.type} is not i1")
 
 
 class StoreOp(Op):
@@ -101,7 +103,8 @@ class StoreOp(Op):
         self.expect_counts(2 + self.attrs["has_mask"], 0)
         self.expect(self.ptr.type.element.is_pointer, "address operand is not a pointer")
         if self.mask is not None:
-            self.expect(self.mask.type.element.is_bool, f"mask {self.mask.type} is not i1")
+            if not self.mask.type.element.is_bool:
+                self.fail(f"mask {self.mask.type} is not i1")
 
 
 ATOMIC_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "and", "or", "xor", "xchg")
@@ -124,7 +127,8 @@ class AtomicRMWOp(Op):
 
     def _verify(self) -> None:
         self.expect_counts(2 + self.attrs["has_mask"], 1)
-        self.expect(self.attrs.get("kind") in ATOMIC_KINDS, f"unknown atomic kind {self.attrs.get('kind')!r}")
+        if self.attrs.get("kind") not in ATOMIC_KINDS:
+            self.fail(f"unknown atomic kind {self.attrs.get('kind')!r}")
         self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
         self.expect(self.result.type == self.operands[1].type, "gives values of the operand's type")
 

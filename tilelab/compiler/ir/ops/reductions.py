@@ -38,9 +38,11 @@ class ReduceOp(Op):
         _verify_combine(self, n)
         for v, r in zip(self.operands, self.results):
             shape = list(v.type.shape)
-            self.expect(0 <= self.attrs["axis"] < len(shape), f"axis {self.attrs['axis']} out of range for {v.type}")
+            if not (0 <= self.attrs["axis"] < len(shape)):
+                self.fail(f"axis {self.attrs['axis']} out of range for {v.type}")
             del shape[self.attrs["axis"]]
-            self.expect(tuple(shape) == r.type.shape, f"reducing {v.type} does not give {r.type}")
+            if tuple(shape) != r.type.shape:
+                self.fail(f"reducing {v.type} does not give {r.type}")
 
 
 class ScanOp(Op):
@@ -74,7 +76,8 @@ class ScanOp(Op):
         self.expect_counts((1, None), n, regions=1)
         _verify_combine(self, n)
         for v, r in zip(self.operands, self.results):
-            self.expect(v.type == r.type, f"a scan of {v.type} gives {v.type}, not {r.type}")
+            if v.type != r.type:
+                self.fail(f"a scan of {v.type} gives {v.type}, not {r.type}")
 
 
 class ReduceReturnOp(Op):
@@ -119,8 +122,10 @@ class DotOp(Op):
         self.expect_counts(3, 1)
         a, b, acc = (v.type for v in self.operands)
         ok = a.is_tensor and b.is_tensor and acc.is_tensor and len(a.shape) == len(b.shape) == len(acc.shape) >= 2
-        self.expect(ok and a.shape[-1] == b.shape[-2], f"operands {a} x {b} do not multiply")
-        self.expect((*a.shape[:-1], b.shape[-1]) == acc.shape, f"operands {a} x {b} do not make {acc}")
+        if not (ok and a.shape[-1] == b.shape[-2]):
+            self.fail(f"operands {a} x {b} do not multiply")
+        if (*a.shape[:-1], b.shape[-1]) != acc.shape:
+            self.fail(f"operands {a} x {b} do not make {acc}")
         self.expect(self.result.type == acc, "the result must have the accumulator's type")
 
 

@@ -25,8 +25,10 @@ class SplatOp(_ShapeOp):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, res = self.src.type, self.result.type
-        self.expect(not src.is_tensor and res.is_tensor, f"splats a scalar into a tile, not {src} into {res}")
-        self.expect(res.element == src, f"element {res.element} is not the scalar's type {src}")
+        if not (not src.is_tensor and res.is_tensor):
+            self.fail(f"splats a scalar into a tile, not {src} into {res}")
+        if res.element != src:
+            self.fail(f"element {res.element} is not the scalar's type {src}")
 
 
 class BroadcastOp(_ShapeOp):
@@ -38,9 +40,11 @@ class BroadcastOp(_ShapeOp):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, res = self.src.type, self.result.type
-        self.expect(src.is_tensor and res.is_tensor and src.element == res.element, f"cannot broadcast {src} to {res}")
+        if not (src.is_tensor and res.is_tensor and src.element == res.element):
+            self.fail(f"cannot broadcast {src} to {res}")
         ok = len(src.shape) == len(res.shape) and all(a in (1, b) for a, b in zip(src.shape, res.shape))
-        self.expect(ok, f"shape {list(src.shape)} does not broadcast to {list(res.shape)}")
+        if not ok:
+            self.fail(f"shape {list(src.shape)} does not broadcast to {list(res.shape)}")
 
 
 class ExpandDimsOp(_ShapeOp):
@@ -52,12 +56,12 @@ class ExpandDimsOp(_ShapeOp):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, res, axis = self.src.type, self.result.type, self.attrs.get("axis")
-        self.expect(isinstance(axis, int) and 0 <= axis < len(res.shape), f"axis {axis} out of range for {res}")
+        if not (isinstance(axis, int) and 0 <= axis < len(res.shape)):
+            self.fail(f"axis {axis} out of range for {res}")
         shape = list(src.shape)
         shape.insert(axis, 1)
-        self.expect(
-            tuple(shape) == res.shape and src.element == res.element, f"{src} with a new axis {axis} is not {res}"
-        )
+        if not (tuple(shape) == res.shape and src.element == res.element):
+            self.fail(f"{src} with a new axis {axis} is not {res}")
 
 
 class ReshapeOp(_ShapeOp):
@@ -69,8 +73,10 @@ class ReshapeOp(_ShapeOp):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, res = self.src.type, self.result.type
-        self.expect(src.element == res.element, f"element types differ: {src} vs {res}")
-        self.expect(src.numel == res.numel, f"{src} and {res} hold different numbers of elements")
+        if src.element != res.element:
+            self.fail(f"element types differ: {src} vs {res}")
+        if src.numel != res.numel:
+            self.fail(f"{src} and {res} hold different numbers of elements")
 
 
 class TransOp(_ShapeOp):
@@ -82,9 +88,11 @@ class TransOp(_ShapeOp):
     def _verify(self) -> None:
         self.expect_counts(1, 1)
         src, res, order = self.src.type, self.result.type, tuple(self.attrs.get("order", ()))
-        self.expect(sorted(order) == list(range(len(src.shape))), f"order {list(order)} is not a permutation")
+        if sorted(order) != list(range(len(src.shape))):
+            self.fail(f"order {list(order)} is not a permutation")
         ok = res.shape == tuple(src.shape[d] for d in order) and src.element == res.element
-        self.expect(ok, f"{src} permuted by {list(order)} is not {res}")
+        if not ok:
+            self.fail(f"{src} permuted by {list(order)} is not {res}")
 
 
 class FlipOp(_ShapeOp):
@@ -121,8 +129,10 @@ class JoinOp(Op):
     def _verify(self) -> None:
         self.expect_counts(2, 1)
         a, b, res = self.operands[0].type, self.operands[1].type, self.result.type
-        self.expect(a == b, f"joined tiles differ: {a} vs {b}")
-        self.expect(res.shape == (*a.shape, 2) and res.element == a.element, f"{a} joined is not {res}")
+        if a != b:
+            self.fail(f"joined tiles differ: {a} vs {b}")
+        if not (res.shape == (*a.shape, 2) and res.element == a.element):
+            self.fail(f"{a} joined is not {res}")
 
 
 class SplitOp(Op):
@@ -137,11 +147,11 @@ class SplitOp(Op):
     def _verify(self) -> None:
         self.expect_counts(1, 2)
         src = self.operands[0].type
-        self.expect(src.is_tensor and src.shape[-1:] == (2,), f"{src}: the last dimension must be 2")
+        if not (src.is_tensor and src.shape[-1:] == (2,)):
+            self.fail(f"{src}: the last dimension must be 2")
         for r in self.results:
-            self.expect(
-                r.type.shape == src.shape[:-1] and r.type.element == src.element, f"{src} does not split into {r.type}"
-            )
+            if not (r.type.shape == src.shape[:-1] and r.type.element == src.element):
+                self.fail(f"{src} does not split into {r.type}")
 
 
 class CatOp(Op):
@@ -157,4 +167,5 @@ class CatOp(Op):
         self.expect_counts(2, 1)
         a, b, res = self.operands[0].type, self.operands[1].type, self.result.type
         ok = a.element == b.element == res.element and a.shape[1:] == b.shape[1:] == res.shape[1:]
-        self.expect(ok and res.shape[0] == a.shape[0] + b.shape[0], f"{a} and {b} do not concatenate to {res}")
+        if not (ok and res.shape[0] == a.shape[0] + b.shape[0]):
+            self.fail(f"{a} and {b} do not concatenate to {res}")
