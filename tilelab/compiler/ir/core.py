@@ -175,6 +175,7 @@ class Op:
 
     name = "op"
     traits: frozenset[type[Trait]] = frozenset()
+    _same = None
     pure = False
     is_terminator = False
 
@@ -183,6 +184,9 @@ class Op:
         cls.traits = frozenset(cls.traits)
         cls.pure = Pure in cls.traits
         cls.is_terminator = Terminator in cls.traits
+        # the verifier's trait rule, looked up once per class: one type, else one shape, else none
+        same = (SameOperandsAndResultType, SameOperandsAndResultShape)
+        cls._same = next((t for t in same if t in cls.traits), None)
 
     def has_trait(self, trait: type[Trait]) -> bool:
         """Whether this op has ``trait`` (ops may refine a class trait by their attributes)."""
@@ -195,13 +199,12 @@ class Op:
         The traits' rules first (one shape, one type), then the class's ``_verify``: operand and
         result counts and types, attributes, regions. The verifier calls it on every op.
         """
-        traits = self.traits
-        if SameOperandsAndResultShape in traits or SameOperandsAndResultType in traits:
-            self._verify_same(SameOperandsAndResultType in traits)
+        if self._same:
+            self._verify_same(self._same is SameOperandsAndResultType)
         self._verify()
 
     def _verify_same(self, same_type: bool) -> None:
-        values = (*self.operands, *self.results)
+        values = (*self._operands, *self.results)
         first = values[0].type
         if any(v.type.shape != first.shape for v in values):
             self.fail(f"operand and result shapes differ: {sorted({v.type.shape for v in values})}")
@@ -221,11 +224,13 @@ class Op:
 
     def expect_counts(self, operands: int | tuple[int, int | None], results: int | None, regions: int = 0) -> None:
         """Check how many operands (a number, or ``(least, most)`` with None for no bound), results and regions."""
-        lo, hi = (operands, operands) if isinstance(operands, int) else operands
-        n = len(self.operands)
-        if n < lo or (hi is not None and n > hi):
-            want = lo if lo == hi else f"{lo}..{'' if hi is None else hi}"
-            self.fail(f"expects {want} operands, has {n}")
+        n = len(self._operands)
+        if operands.__class__ is int:
+            if n != operands:
+                self.fail(f"expects {operands} operands, has {n}")
+        elif n < operands[0] or (operands[1] is not None and n > operands[1]):
+            lo, hi = operands
+            self.fail(f"expects {lo}..{'' if hi is None else hi} operands, has {n}")
         if results is not None and len(self.results) != results:
             self.fail(f"expects {results} results, has {len(self.results)}")
         if len(self.regions) != regions:

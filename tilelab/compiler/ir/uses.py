@@ -53,8 +53,9 @@ class OperandList(list):
     def __init__(self, owner, values=()):
         super().__init__(values)
         self.owner = owner
-        for v in self:
-            add_use(v, owner)
+        for v in self:  # add_use, inlined: every op built pays it
+            users = v._users
+            users[owner] = users.get(owner, 0) + 1
 
     def release(self) -> list:
         """Drop every use this list holds; return its values as a plain list (for a dead op)."""

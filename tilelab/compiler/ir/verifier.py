@@ -18,7 +18,7 @@ def _verify_block(block: Block, visible: set[Value]) -> None:
     visible.update(block.args)
     last = block.ops[-1] if block.ops else None
     for op in block.ops:
-        for v in op.operands:
+        for v in op._operands:
             if v not in visible:
                 op.fail(f"operand {v} is used before its definition or out of scope")
         if op.is_terminator and op is not last:
@@ -30,8 +30,8 @@ def _verify_block(block: Block, visible: set[Value]) -> None:
         visible.update(op.results)
 
 
-def verify(module: Module) -> None:
-    """Raise ``VerificationError`` if ``module`` breaks an invariant."""
+def verify(module: Module, uses: bool = True) -> None:
+    """Raise ``VerificationError`` if ``module`` breaks an invariant (``uses=False``: use-lists not checked)."""
     names = set()
     for f in module.funcs:
         if not isinstance(f, FuncOp):
@@ -41,7 +41,8 @@ def verify(module: Module) -> None:
         names.add(f.sym_name)
         f.verify()
         _verify_block(f.body, set())
-    check_uses(module)
+    if uses:
+        check_uses(module)
 
 
 def check_uses(root: Module | Op) -> None:

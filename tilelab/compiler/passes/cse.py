@@ -3,10 +3,12 @@
 Why: the frontend emits what each source expression needs, so ``x + offs`` written
 twice, or two ``tt.splat`` of the same scalar, become two ops. Two pure ops with the
 same name, operands, attributes and result types give the same values: the second is
-replaced by the first. Scoping follows dominance: an op in a loop body or an ``scf.if``
-branch may reuse a value computed above it, but values computed inside a region are
-not visible after it or in a sibling branch. Ops with regions and ops with side effects
-(loads included: a store may come between) are never merged.
+replaced by the first. Operands of a commutative op (``add``, ``mul``, ``max``, ``eq``
+...: the ``Commutative`` trait) count in any order, so ``a + b`` and ``b + a`` merge.
+Scoping follows dominance: an op in a loop body or an ``scf.if`` branch may reuse a
+value computed above it, but values computed inside a region are not visible after it
+or in a sibling branch. Ops with regions and ops with side effects (loads included: a
+store may come between) are never merged.
 
 before:
     tt.func @k(%x: !ptr<i32>, %c: i1) {
@@ -50,6 +52,7 @@ from collections import ChainMap
 
 from ..ir.core import Block, Module, Op, Value
 from ..ir.rewriter import Rewriter
+from ..ir.traits import Commutative
 from . import tracing
 
 NAME = "cse"
@@ -71,11 +74,14 @@ def _key(op: Op):
     """What makes two ops interchangeable, or ``None`` when ``op`` may not be merged."""
     if op.regions or not op.results or op.is_terminator or not op.pure:
         return None
+    operands = tuple(op.operands)
+    if op.has_trait(Commutative):
+        operands = tuple(sorted(operands, key=id))
     try:
         return (
             type(op),
             op.name,
-            tuple(op.operands),
+            operands,
             _freeze(op.attrs),
             tuple(r.type for r in op.results),
         )

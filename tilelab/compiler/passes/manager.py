@@ -4,7 +4,8 @@ Why: the inspector's pass viewer shows each pass's before/after diff and the rul
 fired; the lead measures compile time per pass; and a pass that breaks the IR must be
 caught at once and named. Printing costs time, so it happens only with
 ``snapshots=True``; with the default ``snapshots=False`` a pass costs its own run plus
-the verifier (``verify=False`` skips that too)::
+the verifier (``verify=False`` skips that too; the use-lists are checked before the
+first pass and after the last)::
 
     records = PassManager(PIPELINES["cpu"], snapshots=True).run(module)
     for r in records:
@@ -18,7 +19,7 @@ from contextlib import nullcontext
 
 from ..ir.core import Module
 from ..ir.printer import print_module
-from ..ir.verifier import VerificationError, verify
+from ..ir.verifier import VerificationError, check_uses, verify
 from . import tracing
 
 
@@ -63,18 +64,18 @@ class PassManager:
         self.verify = verify
         self.trace = snapshots if trace is None else trace
 
-    def _check(self, module: Module, name: str | None) -> None:
+    def _check(self, module: Module, name: str | None, uses: bool = False) -> None:
         if not self.verify:
             return
         try:
-            verify(module)
+            verify(module, uses=uses)
         except VerificationError as e:
             where = f"pass '{name}' broke the IR" if name else "the IR is invalid before the first pass"
             raise PassError(f"internal compiler error: {where}: {e}") from e
 
     def run(self, module: Module) -> list[PassRecord]:
         """Run every pass over ``module`` in place; return one record per pass."""
-        self._check(module, None)
+        self._check(module, None, uses=True)
         records = []
         text = print_module(module) if self.snapshots else None
         for p in self.passes:
@@ -86,4 +87,14 @@ class PassManager:
             after = (print_module(module) if changed else text) if self.snapshots else None
             records.append(PassRecord(p.name, seconds, changed, text, after, list(rules)))
             text = after
+        self._check_uses(module)
         return records
+
+    def _check_uses(self, module: Module) -> None:
+        """The use-lists, once after the last pass (one walk; the pass tests check them after every pass)."""
+        if not self.verify:
+            return
+        try:
+            check_uses(module)
+        except VerificationError as e:
+            raise PassError(f"internal compiler error: a pass left a stale use-list: {e}") from e
