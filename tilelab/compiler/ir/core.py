@@ -256,7 +256,7 @@ class Op:
         regions: list[Region] | None = None,
         loc: Loc = UNKNOWN_LOC,
     ):
-        self._operands = OperandList(self, operands)
+        self._operands = OperandList.of(self, operands)
         self.results: list[Value] = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.attrs: dict = dict(attrs or {})
         self.regions: list[Region] = []
@@ -284,7 +284,7 @@ class Op:
     def operands(self, values) -> None:
         values = list(values)
         self._operands.release()
-        self._operands = OperandList(self, values)
+        self._operands = OperandList.of(self, values)
 
     def drop_references(self) -> None:
         """Drop the uses held by this op and every op nested in it (the op is being erased).

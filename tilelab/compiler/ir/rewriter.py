@@ -135,7 +135,7 @@ class Rewriter:
     @staticmethod
     def erase(op: Op) -> None:
         """Remove ``op`` (and what its regions hold) from the IR; its results must be unused."""
-        inside = set(op.walk())
+        inside = set(op.walk()) if op.regions else (op,)  # a use from within the op itself goes with it
         for r in op.results:
             for user in r.users:
                 if user not in inside:

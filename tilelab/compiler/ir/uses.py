@@ -50,12 +50,15 @@ class OperandList(list):
 
     __slots__ = ("owner",)
 
-    def __init__(self, owner, values=()):
-        super().__init__(values)
-        self.owner = owner
-        for v in self:  # add_use, inlined: every op built pays it
+    @classmethod
+    def of(cls, owner, values) -> OperandList:
+        """``owner``'s operand list holding ``values``, recorded in their use-lists."""
+        ops = cls(values)  # list's own constructor: every op built pays this
+        ops.owner = owner
+        for v in ops:
             users = v._users
             users[owner] = users.get(owner, 0) + 1
+        return ops
 
     def release(self) -> list:
         """Drop every use this list holds; return its values as a plain list (for a dead op)."""
