@@ -4,8 +4,12 @@ The IR is SSA: every ``Value`` is defined once, either as the result of an ``Op`
 an argument of a ``Block``. An op holds operands (values), attributes (plain Python
 data: ints, floats, strings, tuples, types), results, nested regions (for control
 flow and combine functions) and a source location. Concrete ops live in ``ops/``;
-each is a small subclass that names itself (``name = "tt.load"``) and says how its
-results are typed.
+each is a small subclass that names itself (``name = "tt.load"``), declares its
+``traits`` and states its rules in ``_verify``.
+
+Every value keeps its use-list (``value.users``): the op's operand list updates it on
+every edit (``uses.py``). Inserting, replacing, erasing, cloning and moving ops go
+through the ``Rewriter`` (``rewriter.py``).
 """
 
 from __future__ import annotations
