@@ -104,6 +104,12 @@ def _trans(op, info):
     return AxisInfo(*(tuple(t[i] for i in order) for t in (src.contiguity, src.divisibility, src.constancy)))
 
 
+@rule(ops.ConvertLayoutOp)
+def _convert_layout(op, info):
+    """A layout conversion moves elements between threads: the values keep their facts."""
+    return info[op.operands[0]]
+
+
 @rule(ops.HintOp)
 def _hint(op, info):
     """``tl.multiple_of`` sets divisibility, ``tl.max_contiguous`` contiguity, ``max_constancy`` constancy."""

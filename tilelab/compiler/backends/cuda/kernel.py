@@ -19,7 +19,6 @@ from llvmlite import ir
 
 from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.ir.ops import ReturnOp
-from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule of convert_layout)
 
 from ..common.debuginfo import LineTable
 from . import (  # noqa: F401  (they fill the lowering table; the others load on first use, context.LAZY_LOWERINGS)
