@@ -14,7 +14,11 @@ from __future__ import annotations
 
 #: ``(layer, {unit: (package prefixes...)}, what it owns)``, lowest layer first.
 LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
-    ("meta", {"meta": ("tilelab._layers", "tilelab._version", "tilelab.compiler")}, "version, this table"),
+    (
+        "meta",
+        {"meta": ("tilelab._layers", "tilelab._registry", "tilelab._version", "tilelab.compiler")},
+        "version, this table, the decorator-filled tables (`Registry`)",
+    ),
     ("layouts", {"layouts": ("tilelab.compiler.layouts",)}, "linear layouts over GF(2), the gather math"),
     ("ir", {"ir": ("tilelab.compiler.ir",)}, "types, values, ops, printer, parser, verifier"),
     (

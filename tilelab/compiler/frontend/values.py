@@ -308,14 +308,10 @@ class tensor:
         return self._sem.subscript(self, index)
 
     def __getattr__(self, name):
-        method = _TENSOR_METHODS.get(name)
+        method = None if name.startswith("_") else self._sem.tensor_methods.get(name)
         if method is None:
             raise AttributeError(f"tensor has no attribute {name!r}")
         return lambda *args, **kwargs: method(self._sem, self, *args, **kwargs)
-
-
-#: ``x.sum(axis)`` and friends: name -> semantic method name (filled in by semantic.py).
-_TENSOR_METHODS: dict = {}
 
 
 def _binop(symbol, reverse=False):

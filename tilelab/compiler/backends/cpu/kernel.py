@@ -24,11 +24,12 @@ from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, 
 from tilelab.compiler.ir.types import SCALARS
 
 from ..common.types import I32, I64, PTR, register_type
-from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .codegen import needs_unrolling
-from .context import FunctionLowering
+from .context import LOWERINGS, FunctionLowering
 from .debuginfo import LineTable
 from .fusion import lazy_values
+
+LOWERINGS.load()  # the lowering modules load with the backend (the prefetch thread imports it)
 
 REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp, ForOp)
 #: slots after the arguments' that hold program ``start``'s ``x, y, z`` (an ``i32`` in each)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, WhileOp
+from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, ReturnOp, WhileOp
 
 from .context import GTile, lower
 
@@ -153,3 +153,8 @@ def lower_print(lw, op):
     from .debug import emit_print
 
     emit_print(lw, op)
+
+
+@lower(ReturnOp)
+def lower_return(lw, op):
+    lw.b.ret_void()
