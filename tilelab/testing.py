@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,9 +114,7 @@ def format_table(bench: Benchmark, rows: list[dict]) -> str:
 
 def plot_rows(bench: Benchmark, rows: list[dict], show: bool, save_path: str | None):
     """Plot one line per provider with matplotlib; save as ``<save_path>/<plot_name>.png`` when asked."""
-    import os
-
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # here: pyplot picks a backend on import; tables need no plot
 
     fig, ax = plt.subplots()
     xs = [r[bench.x_names[0]] for r in rows]

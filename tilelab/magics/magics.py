@@ -26,7 +26,7 @@ from .options import OptionError, parse_line
 
 
 def _show_error(err: CellError, cell: str | None = None) -> None:
-    from tilelab.viz.render import render_error, render_note, style_block
+    from tilelab.viz.render import render_error, render_note, style_block  # the views load when first shown
 
     if cell is not None and err.line is not None:
         page = render_error(err.message, cell, 1, err.line)
@@ -88,7 +88,7 @@ class TileMagics(Magics):
     def _display(self, compiled, show: str | None, run: str | None) -> None:
         import ipywidgets as w
 
-        from tilelab.viz import Inspector
+        from tilelab.viz import Inspector  # ipywidgets: ~2 s, paid by the first cell that shows it
 
         inspector = Inspector(compiled, show=show)
         if not run:
@@ -139,7 +139,7 @@ class TileMagics(Magics):
     @line_magic
     def tile_inspect(self, line: str):
         """``%tile_inspect add``: the inspector of the last compile of ``add``."""
-        from tilelab.viz import Inspector
+        from tilelab.viz import Inspector  # ipywidgets: ~2 s, paid by the first cell that shows it
 
         name = line.strip()
         if name not in self.last:
@@ -161,7 +161,7 @@ def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -
             return
         args = [eval(compile(ast.Expression(a), "<arg>", "eval"), ns) for a in call.args]
         args += [eval(compile(ast.Expression(k.value), "<arg>", "eval"), ns) for k in call.keywords]
-        from tilelab.viz.plugins import record
+        from tilelab.viz.plugins import record  # the views load when first shown
 
         names = list(inspect.signature(ns[target.value.id]._tilelab_fn).parameters)
         names = names[: len(call.args)] + [k.arg for k in call.keywords]

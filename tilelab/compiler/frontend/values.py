@@ -13,6 +13,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import operator
+
 from ..ir import types as irt
 from .errors import SemanticError
 
@@ -229,8 +233,7 @@ def _fold(op, reverse=False):
 
 
 def _install_constexpr_operators():
-    import operator as o
-
+    o = operator
     table = {
         "add": o.add,
         "sub": o.sub,
@@ -416,9 +419,6 @@ def builtin(fn):
 
     Called from plain Python (outside a kernel being compiled) it raises a clear error.
     """
-    import functools
-    import inspect
-
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)

@@ -20,7 +20,18 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilelab.compiler.ir.core import FuncOp, Module
-from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, ForOp, LoadOp, PrintOp, StoreOp
+from tilelab.compiler.ir.ops import (
+    AssertOp,
+    AtomicCASOp,
+    AtomicRMWOp,
+    CallOp,
+    DotOp,
+    ForOp,
+    LoadOp,
+    PrintOp,
+    StoreOp,
+    WhileOp,
+)
 from tilelab.compiler.ir.types import SCALARS
 
 from ..common.types import I32, I64, PTR, register_type
@@ -66,7 +77,6 @@ def work_per_program(module: Module) -> int:
 
     The runtime splits a grid over threads only when the whole launch is worth it.
     """
-    from tilelab.compiler.ir.ops import DotOp, WhileOp
 
     def block_work(block, scale):
         total = 0

@@ -15,6 +15,7 @@ from llvmlite import ir
 from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, ReturnOp, WhileOp
 
 from .context import GTile, lower
+from .debug import emit_assert, emit_print
 
 
 def flatten(values) -> list:
@@ -143,15 +144,11 @@ def lower_barrier(lw, op):
 
 @lower(AssertOp)
 def lower_assert(lw, op):
-    from .debug import emit_assert
-
     emit_assert(lw, op)
 
 
 @lower(PrintOp)
 def lower_print(lw, op):
-    from .debug import emit_print
-
     emit_print(lw, op)
 
 
