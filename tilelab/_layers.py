@@ -47,7 +47,11 @@ LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
         },
         "IR -> LLVM IR -> host code / PTX",
     ),
-    ("runtime", {"runtime": ("tilelab.runtime", "tilelab.cuda")}, "jit, keys, caches, targets, launch, autotune"),
+    (
+        "runtime",
+        {"runtime": ("tilelab.runtime", "tilelab.cuda")},
+        "jit, keys, caches, targets, launch, autotune, do_bench",
+    ),
     (
         "results",
         {"viz": ("tilelab.viz",), "testing": ("tilelab.testing",)},

@@ -27,10 +27,10 @@ from ..layouts import (
     REGISTER,
     LinearLayout,
     bank_conflicts,
+    broadcast_index,
     contiguous_elements,
-    coords_of,
-    flat_of,
     needed_indices,
+    permute_index,
     registers_holding,
     vector_run,
 )
@@ -207,16 +207,9 @@ def _source_index(op):
     if op.name in ("ttg.convert_layout", "tt.expand_dims", "tt.reshape"):
         return lambda lin: np.asarray(lin)
     if op.name == "tt.broadcast":
-        keep = np.array([1 if a == b else 0 for a, b in zip(op.operands[0].type.shape, t.shape)])
-        return lambda lin: flat_of(src, coords_of(t.shape, np.asarray(lin)) * keep)
+        return broadcast_index(src, t.shape, op.operands[0].type.shape)
     if op.name == "tt.trans":
-        order = list(op.attrs["order"])
-
-        def index(lin):
-            c = coords_of(t.shape, np.asarray(lin))
-            return flat_of(src, c[..., np.argsort(order)])
-
-        return index
+        return permute_index(src, t.shape, op.attrs["order"])
     return None
 
 

@@ -7,7 +7,16 @@ L.owner_of([[5]])        # (warp, lane, register) of element 5: lane 1, register
 """
 
 from .distributed import blocked, default_blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout
-from .indexing import coords_of, flat_of, hardware_grid, needed_indices, registers_holding, vector_run
+from .indexing import (
+    broadcast_index,
+    coords_of,
+    flat_of,
+    hardware_grid,
+    needed_indices,
+    permute_index,
+    registers_holding,
+    vector_run,
+)
 from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
 from .queries import BankConflicts, bank_conflicts, contiguous_elements, conversion_kind, shared_vector_width
 from .shared import nvmma_shared, row_major_shared, swizzled_shared
@@ -39,4 +48,6 @@ __all__ = [
     "registers_holding",
     "needed_indices",
     "vector_run",
+    "broadcast_index",
+    "permute_index",
 ]

@@ -90,6 +90,30 @@ def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarra
     return np.asarray(source_index(lin), dtype=np.int64)
 
 
+def broadcast_index(src: LinearLayout, shape, src_shape):
+    """``f(result row-major index) -> source row-major index`` of a broadcast from ``src_shape`` to ``shape``.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> S = blocked([4, 1], size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0])
+    >>> broadcast_index(S, (4, 8), (4, 1))(np.arange(16)).tolist()     # every element of a row reads the row's one
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    keep = np.array([1 if a == b else 0 for a, b in zip(src_shape, shape)])
+    return lambda lin: flat_of(src, coords_of(shape, np.asarray(lin)) * keep)
+
+
+def permute_index(src: LinearLayout, shape, order):
+    """``f(result row-major index) -> source row-major index`` of ``trans``: result dim i is source dim ``order[i]``.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> S = blocked([2, 4], size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0])
+    >>> permute_index(S, (4, 2), [1, 0])(np.arange(8)).tolist()       # result (i, j) is source (j, i)
+    [0, 4, 1, 5, 2, 6, 3, 7]
+    """
+    inverse = np.argsort(list(order))
+    return lambda lin: flat_of(src, coords_of(shape, np.asarray(lin))[..., inverse])
+
+
 def vector_run(consts: list[int], thread_flats: list[int], bits: int) -> int:
     """The widest ``v`` (at most 128 bits) such that registers ``r..r+v-1`` are ``v`` adjacent elements.
 

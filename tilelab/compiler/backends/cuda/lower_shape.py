@@ -33,9 +33,11 @@ from tilelab.compiler.layouts import (
     LANE,
     WARP,
     LinearLayout,
+    broadcast_index,
     coords_of,
     flat_of,
     needed_indices,
+    permute_index,
     registers_holding,
     vector_run,
 )
@@ -145,30 +147,16 @@ def lower_same_index(lw, op):
 
 @lower(BroadcastOp)
 def lower_broadcast(lw, op):
-    t, s = op.result.type, op.src.type
-    keep = np.array([1 if a == b else 0 for a, b in zip(s.shape, t.shape)])
-    src_layout = _tile(lw, op.src).layout
-
-    def index(lin):
-        return flat_of(src_layout, coords_of(t.shape, np.asarray(lin)) * keep)
-
-    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+    t, src = op.result.type, _tile(lw, op.src)
+    index = broadcast_index(src.layout, t.shape, op.src.type.shape)
+    lw.set(op.result, gather(lw, [src], t.layout, t.element, index))
 
 
 @lower(TransOp)
 def lower_trans(lw, op):
-    t = op.result.type
-    order = list(op.attrs["order"])
-    src_layout = _tile(lw, op.src).layout
-
-    def index(lin):
-        c = coords_of(t.shape, np.asarray(lin))
-        src = np.empty_like(c)
-        for i, o in enumerate(order):
-            src[..., o] = c[..., i]
-        return flat_of(src_layout, src)
-
-    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+    t, src = op.result.type, _tile(lw, op.src)
+    index = permute_index(src.layout, t.shape, op.attrs["order"])
+    lw.set(op.result, gather(lw, [src], t.layout, t.element, index))
 
 
 @lower(FlipOp)
