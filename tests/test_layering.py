@@ -112,3 +112,17 @@ def test_internals_doc_shows_this_table():
     table = re.search(r"<!-- layers -->\n(.*?)\n<!-- /layers -->", doc, re.S)
     assert table is not None, "docs/internals.md lost its <!-- layers --> table"
     assert table.group(1).strip() == _layers.layer_table_markdown()
+
+
+def test_every_axis_rule_is_in_axis_rules():
+    """A rule registered elsewhere would exist only once its module is imported (by whoever thinks of it)."""
+    elsewhere = []
+    for name, path in MODULES.items():
+        if name == "tilelab.compiler.analysis.axis_rules":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            for deco in getattr(node, "decorator_list", ()):
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                if ast.unparse(target) in ("rule", "axis_info.rule"):
+                    elsewhere.append(f"{name}:{node.lineno}")
+    assert not elsewhere, f"axis-info rules outside analysis/axis_rules.py: {elsewhere}"
