@@ -8,9 +8,9 @@ affine over GF(2) on the bits of the row-major index, so in each thread the sour
 index of result register ``r`` is a constant XOR a per-thread part.
 
 The gather first asks the layouts (at compile time, with numpy: ``layouts/indexing.py``)
-whether every result register is a register the same thread already holds: then it is free. Otherwise the
-elements go through shared memory: each thread writes what it holds at its row-major
-index, a barrier, each thread reads what it needs, a barrier.
+whether every result register is a register the same thread already holds: then it is
+free. Otherwise the elements go through shared memory: each thread writes what it holds
+at its row-major index, a barrier, each thread reads what it needs, a barrier.
 """
 
 from __future__ import annotations
