@@ -1,7 +1,7 @@
 """The CPU target: compile tile IR to native code with LLVM and run the grid on threads.
 
     target = CpuTarget()
-    artifact = target.compile(module, {})          # object code + LLVM IR (+ x86 assembly, lazily)
+    artifact = target.compile(module, options)     # object code + LLVM IR (+ x86 assembly, lazily)
     launch = target.load(artifact, module)         # maps the object code: no LLVM work
     launch((n // 1024, 1, 1), [x, y, out, n], False)
 
@@ -44,6 +44,7 @@ from tilelab.compiler.ir.types import SCALARS, PointerType
 
 from . import tiers
 from .grid import launch_dims
+from .options import num_threads
 from .targets import Artifact
 from .texts import LazyTexts
 
@@ -80,13 +81,6 @@ _pool_lock = threading.Lock()
 _wake_seconds: float | None = None  # a no-op's round trip through the pool, measured when it starts
 
 
-def num_threads() -> int:
-    """Threads a launch may use: ``TILELAB_NUM_THREADS`` or the usable cores."""
-    env = os.environ.get("TILELAB_NUM_THREADS", "").strip()
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, int(env)) if env.isdigit() else cores
-
-
 def _thread_pool():
     """The process-wide worker pool (imported and started on first use: most launches never need it)."""
     from concurrent.futures import ThreadPoolExecutor
@@ -119,7 +113,7 @@ class CpuTarget:
     def __init__(self):
         backend.preload()  # LLVM's library loads on another core while the kernel is built and lowered
 
-    def compile(self, module, options: dict) -> Artifact:
+    def compile(self, module, options) -> Artifact:
         try:
             compiled = backend.compile_kernel(module, sanitize=False, want_asm=False, quick=tiers.enabled())
         except backend.UnsupportedType as e:
@@ -135,14 +129,14 @@ class CpuTarget:
             "host_cpu": backend.target_machine().triple,
             "tier": compiled.tier,
         }
-        asm = LazyTexts(compiled.asm, self.deferred_texts(compiled.asm))
+        asm = LazyTexts(compiled.asm, self.deferred_texts(compiled.asm, options))
         upgrade = None
         if compiled.tier == "quick":
             llir = compiled.asm["llir"]
             upgrade = lambda: {"obj": backend.emit_optimized(llir)}  # noqa: E731 - run by runtime/tiers.py
         return Artifact(asm=asm, metadata=metadata, blobs={"obj": compiled.obj}, upgrade=upgrade)
 
-    def deferred_texts(self, texts) -> dict:
+    def deferred_texts(self, texts, options=None) -> dict:
         """Makers of the texts emitted on first access: the x86 ``asm``, from the stored ``llir``."""
         if "asm" in texts or "llir" not in texts:
             return {}

@@ -16,12 +16,14 @@ disk, else compiles it, and launches it::
 from __future__ import annotations
 
 import inspect
-import os
 import textwrap
 
+from tilelab.compiler.options import NUM_STAGES, NUM_WARPS
+
+from . import options as settings
 from . import stages
 from .arrays import array_info
-from .build import compile_kernel
+from .build import compile_kernel, options_for
 from .errors import LaunchError
 from .grid import grid_dims, normalize_grid
 from .launch_keys import call_key, launch_key
@@ -115,7 +117,7 @@ class JITFunction:
         """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``.
 
         ``kwargs`` holds the keyword arguments and constexprs of the kernel and the launch options
-        (``num_warps=4``, ``num_stages=3``, ``target=None``, ``sanitize=None``).
+        (``num_warps``, ``num_stages``: ``None`` takes the defaults; ``target=None``, ``sanitize=None``).
         """
         if warmup:
             return self.launch_fully(grid, args, kwargs, None, warmup=True)
@@ -124,21 +126,20 @@ class JITFunction:
     def launch_fully(self, grid, args: tuple, kwargs: dict, call, warmup=False):
         """The full launch: bind, specialize, compile if needed, launch, and remember a warm launch for ``call``."""
         given, options = self.split_options(kwargs)
-        num_warps, num_stages = options.get("num_warps", 4), options.get("num_stages", 3)
+        num_warps, num_stages = options.get("num_warps", NUM_WARPS), options.get("num_stages", NUM_STAGES)
         target, sanitize = options.get("target"), options.get("sanitize")
         bound = self.bind(args, given)
         fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
         kernel = self.cache.get(self.launch_keys.get(fast)) if fast is not None else None
         meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
         if kernel is None:
-            compile_options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
             if not warmup:  # a bad grid is reported before anything compiles
                 normalize_grid(grid, meta, self.__name__)
-            kernel = self.compiled_for(bound, target, compile_options, fast)
+            kernel = self.compiled_for(bound, target, (num_warps, num_stages), fast)
         if warmup:
             return kernel
         kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
-        if call is not None and sanitize is None and os.environ.get("TILELAB_SANITIZE", "") in ("", "0"):
+        if call is not None and sanitize is None and not settings.sanitize_default():
             warm = WarmLaunch.prepare(self, kernel, args, kwargs, {"num_warps": num_warps, "num_stages": num_stages})
             if warm is not None:
                 self.warm_launches[call] = warm.launch
@@ -193,32 +194,32 @@ class JITFunction:
             divisibility[pname] = spec.divisibility
         return signature, constants, divisibility, devices
 
-    def compiled_for(self, bound: dict, target, options: dict, fast_key=None):
+    def compiled_for(self, bound: dict, target, geometry: tuple = (None, None), fast_key=None):
         """The ``CompiledKernel`` for this specialization: memory cache, then disk, then compile.
 
+        ``geometry`` is ``(num_warps, num_stages)`` as the launch gave them (``None``: the default).
         ``fast_key`` (a ``launch_key``) is remembered as a shortcut to this specialization.
         """
         signature, constants, divisibility, devices = self.specialize(bound)
-        target_name = choose_target(target, devices)
+        options = options_for(choose_target(target, devices), *geometry, debug=self.debug)
         key = (
-            target_name,
             tuple(signature.items()),
             tuple((k, stable_repr(v)) for k, v in constants.items()),
             tuple(divisibility.items()),
-            tuple(options.items()),
+            options,
         )
         kernel = self.cache.get(key)
         if kernel is None:
-            kernel = self._compile(signature, constants, divisibility, target_name, options)
+            kernel = self._compile(signature, constants, divisibility, options)
             self.cache[key] = kernel
         if fast_key is not None:
             self.launch_keys[fast_key] = key
         return kernel
 
-    def _compile(self, signature, constants, divisibility, target_name, options):
+    def _compile(self, signature, constants, divisibility, options):
         errors = stages.compilation_error_types()
         try:
-            return compile_kernel(self.fn, signature, constants, divisibility, target_name, options)
+            return compile_kernel(self.fn, signature, constants, divisibility, options)
         except errors as e:
             launched = ", ".join(f"{k}: {v}" for k, v in signature.items())
             e.args = (f"{e}\n(launched with {launched})",) + e.args[1:]

@@ -3,9 +3,10 @@
 The key covers the kernel's source and the sources of every jit function it calls
 (found through the global and closure names its code uses, transitively), tilelab's
 version and the compiler's own sources (so a changed pass invalidates old entries),
-the signature, the constants, the options and the target.
+the signature, the constants and the ``CompileOptions`` (target, arch, num_warps, switches...):
+whatever changes the compiled code is an option, so the options are all the key needs::
 
-    key = cache_key(add, {"x": "*f32"}, {"BLOCK": 128}, {"x": 16}, "interpret", {"num_warps": 4})
+    key = cache_key(add, {"x": "*f32"}, {"BLOCK": 128}, {"x": 16}, CompileOptions(target="interpret"))
 """
 
 from __future__ import annotations
@@ -112,21 +113,15 @@ def source_digest(fn) -> str:
     return h.hexdigest()
 
 
-def cache_key(fn, signature: dict, constants: dict, divisibility: dict, target: str, options: dict) -> str:
-    """The hex digest naming one compiled kernel."""
+def cache_key(fn, signature: dict, constants: dict, divisibility: dict, options, snapshots: bool = False) -> str:
+    """The hex digest naming one compiled kernel (``options``: its ``CompileOptions``)."""
     parts = {
         "source": source_digest(fn),
         "compiler": compiler_fingerprint(),
         "signature": signature,
         "constants": {k: stable_repr(v) for k, v in constants.items()},
         "divisibility": divisibility,
-        "target": target,
-        "options": options,
-        "switches": {name: os.environ.get(name) for name in COMPILER_SWITCHES},
+        "options": options.key(),
+        "snapshots": bool(snapshots),
     }
     return hashlib.sha256(to_json(parts).encode()).hexdigest()
-
-
-#: Environment variables that change what the compiler emits: part of every cache key, so a
-#: kernel compiled with a switch set is never reused with it unset (and the other way round).
-COMPILER_SWITCHES = ("TILELAB_CUDA_LDMATRIX", "TILELAB_CUDA_WGMMA")

@@ -23,11 +23,10 @@ before the arguments are bound to parameter names: equal call keys bind equally.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .arrays import is_torch_tensor
+from .options import launch_environment
 from .specialize import stable_repr
 
 _PLAIN_CONSTANTS = (int, bool, str, type(None))
@@ -41,7 +40,7 @@ def launch_key(bound: dict, constexprs: set, extra: tuple) -> tuple | None:
 
     ``extra`` holds the launch options that choose the kernel (target, num_warps, ...).
     """
-    parts = [tuple(bound), extra, environment()[0]]
+    parts = [tuple(bound), extra, launch_environment()[0]]
     for name, value in bound.items():
         part = constant_part(value) if name in constexprs else argument_part(value)
         if part is None:
@@ -63,7 +62,7 @@ def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tup
     """
     if len(args) > len(constexpr_flags):
         return None  # too many arguments: the full path says so
-    parts = [_ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY), len(args)]  # environment(), inlined
+    parts = [launch_environment(), len(args)]
     for value, is_constant in zip(args, constexpr_flags):
         kind = type(value)
         if is_constant:
@@ -102,27 +101,6 @@ def _add_keyword_parts(parts: list, kwargs: dict, by_value) -> bool:
             return False
         parts.append(part)
     return True
-
-
-def environment() -> tuple:
-    """The environment variables that change a launch: ``TILELAB_TARGET`` and ``TILELAB_SANITIZE``.
-
-    Read on every launch, so straight from ``os.environ``'s own dictionary where it has one
-    (``os.environ.get`` encodes the name and raises ``KeyError`` inside for a missing
-    variable: about 0.7 us, twice per launch); ``os.environ[...] = ...`` and
-    ``monkeypatch.setenv`` update that dictionary too.
-    """
-    return _ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY)
-
-
-def _environment_reader():
-    data, encode = getattr(os.environ, "_data", None), getattr(os.environ, "encodekey", None)
-    if isinstance(data, dict) and encode is not None:
-        return data.get, encode("TILELAB_TARGET"), encode("TILELAB_SANITIZE")
-    return os.environ.get, "TILELAB_TARGET", "TILELAB_SANITIZE"
-
-
-_ENV_GET, _TARGET_KEY, _SANITIZE_KEY = _environment_reader()
 
 
 def constant_part(value):

@@ -46,7 +46,7 @@ def kernel_tiles(compiled) -> list[TileLayout]:
     """One ``TileLayout`` per distinct tile shape and layout among the kernel's op results."""
     from tilelab.compiler.layouts import default_blocked
 
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     seen, tiles = set(), []
     for op in compiled.module.walk():
         for value in op.results:

@@ -108,7 +108,7 @@ def predicted_buffers(compiled) -> list[SharedBuffer]:
     from tilelab.compiler.ir import ops
     from tilelab.compiler.layouts import default_blocked, dot_operand, mma_m16n8k16_accumulator
 
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     buffers, offset = [], 0
     for op in compiled.module.walk():
         if not isinstance(op, ops.DotOp):
