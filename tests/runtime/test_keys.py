@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tilelab
-from tilelab.runtime.keys import compiler_fingerprint, source_fingerprint
+from tilelab.runtime.sources import compiler_fingerprint, source_fingerprint
 
 
 @pytest.fixture
@@ -74,10 +74,10 @@ def test_an_edited_compiler_source_changes_the_cache_key(tmp_path):
     code = (
         "import tilelab\n"
         "from tilelab.compiler.options import CompileOptions\n"
-        "from tilelab.runtime.keys import cache_key\n"
+        "from tilelab.runtime.keys import Specialization\n"
         f"assert tilelab.__file__.startswith({str(tmp_path)!r}), tilelab.__file__\n"
         "def kern(x): pass\n"
-        "print(cache_key(kern, {'x': '*f32'}, {}, {'x': 16}, CompileOptions()))\n"
+        "print(Specialization.of({'x': '*f32'}, {}, {'x': 16}, CompileOptions()).digest(kern))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
 

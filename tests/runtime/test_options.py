@@ -12,7 +12,7 @@ import tilelab
 from tilelab.compiler.options import DEFAULTS, NUM_STAGES, NUM_WARPS, CompileOptions, options_of
 from tilelab.runtime import options as settings
 from tilelab.runtime.build import options_for
-from tilelab.runtime.keys import cache_key
+from tilelab.runtime.keys import Specialization
 
 from .kernels import add
 
@@ -112,7 +112,7 @@ def test_runtime_settings(monkeypatch, tmp_path):
 
 
 def key_of(options: CompileOptions) -> str:
-    return cache_key(add.fn, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1}, options)
+    return Specialization.of({"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1}, options).digest(add.fn)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from tilelab.compiler.options import CompileOptions
 from . import prefetch, stages, tiers
 from .cache import DiskCache
 from .compiled import CompiledKernel
-from .keys import cache_key
+from .keys import Specialization
 from .options import compile_options
 from .targets import Artifact, get_target
 from .texts import merged, ready_texts, with_makers
@@ -39,7 +39,7 @@ def compile_kernel(fn, signature, constants, divisibility, options: CompileOptio
     """Compile (or load from the disk cache) ``fn`` for this specialization and ``options`` (``options_for``)."""
     prefetch.wait()  # the compiler's imports happen on one thread at a time (prefetch.py)
     disk = DiskCache() if cache else None
-    key = cache_key(fn, signature, constants, divisibility, options, snapshots)
+    key = Specialization.of(signature, constants, divisibility, options).digest(fn, snapshots)
     if disk:
         tiers.wait(key)  # the same kernel's optimized code is on its way to the cache: take it from there
     entry = disk.get(key) if disk else None

@@ -142,7 +142,7 @@ class CudaLauncher:
             if kind == "ptr":
                 values.append(self._address(name, arg, copies))
             else:
-                values.append(_scalar(t, arg))
+                values.append(scalar_value(t, arg))
         return values, copies
 
     def _address(self, name, arg, copies) -> int:
@@ -212,16 +212,16 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list):
     namespace.update(
         acquire=lock.acquire,
         release=lock.release,
-        cu_launch=function._launch,
+        cu_launch=function.cu_launch,
         handle=function.handle,
         block=function.block,
         shared=function.shared,
         params=buffer.address,
-        success=function._success,
-        check=cuda_driver._check,
+        success=function.success,
+        check=cuda_driver.check,
         Launcher=CudaLauncher,
         buffer=buffer,
-        scalar=_scalar,
+        scalar=scalar_value,
         types=scalar_types,
     )
     exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
@@ -249,7 +249,7 @@ def _read_source(kind: str, t, value, param: int, index: int) -> str | None:
     return None
 
 
-def _scalar(t, value):
+def scalar_value(t, value):
     """A launch value of scalar type ``t``: ints wrap to the width, f16/bf16 travel as their bits."""
     if t.name in ("f16", "bf16"):
         return int(np.array(value, dtype=t.np_dtype).view(np.uint16))

@@ -106,7 +106,7 @@ def _import_all() -> None:
 
     for name in [f"tilelab.compiler.passes.{name}" for name in COMMON] + ([CPU_TARGET] if cpu else []):
         importlib.import_module(name)
-    from .keys import compiler_fingerprint
+    from .sources import compiler_fingerprint
 
     compiler_fingerprint()  # every cache key needs it; taken once per process
 
