@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Give every tile a GPU layout: which register of which lane of which warp holds each element.
 
 Why: the tile IR says *what* a kernel computes on whole tiles; a GPU runs it as
@@ -19,14 +20,22 @@ How, in two walks:
 
 ``num_warps`` comes from the module's options (``options_of(module).num_warps``).
 
-before::
-
-    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
-
-after::
-
-    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32, #blocked<sizePerThread=[2], threadsPerWarp=[32],
-        warpsPerCTA=[4], order=[0]>>
+before:
+    tt.func @k(%x: !ptr<i32>) {
+      %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+      %1 = tt.splat %x : tensor<256x!ptr<i32>>
+      %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>>
+      tt.store %2, %0 : tensor<256x!ptr<i32>>
+      tt.return
+    }
+after:
+    tt.func @k(%x: !ptr<i32>) {
+      %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      %1 = tt.splat %x : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      tt.store %2, %0 : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Remove layout conversions that move nothing: to the layout the value has, or chains of them.
 
 Why: ``assign-layouts`` inserts a ``ttg.convert_layout`` wherever a user needs another
@@ -19,14 +20,29 @@ those ops and the loop's result take ``L``: the conversions in the loop go, and 
 one is added before the loop (for its initial value) and one after (for its users there).
 The pipeline runs this pass again after ``accelerate-dot`` for it.
 
-before::
+``%2`` converts ``%1`` to the layout it already has and goes; of the chain ``%2 -> %3 -> %4``
+(4, then 1, then 2 elements per thread) one conversion stays, from 4 straight to 2:
 
-    %1 = ttg.convert_layout %0 : tensor<128xf32, #A>   (where %0 : tensor<128xf32, #A>)
-    %2 = arith.add %1, %1 : tensor<128xf32, #A>
-
-after::
-
-    %2 = arith.add %0, %0 : tensor<128xf32, #A>
+before:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.load %0 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = ttg.convert_layout %1 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = ttg.convert_layout %2 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %4 = ttg.convert_layout %3 : tensor<128xf32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %5 = ttg.convert_layout %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %5, %4 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
+after:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.load %0 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = ttg.convert_layout %1 : tensor<128xf32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = ttg.convert_layout %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %3, %2 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations
