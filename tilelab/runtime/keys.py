@@ -39,7 +39,7 @@ from tilelab.compiler.options import CompileOptions
 
 from .arrays import is_torch_tensor
 from .cache import to_json
-from .options import launch_environment
+from .options import launch_environment_reader
 from .sources import compiler_fingerprint, source_digest
 from .specialize import stable_repr
 
@@ -82,6 +82,8 @@ class Specialization(NamedTuple):
 
 
 _PLAIN_CONSTANTS = (int, bool, str, type(None))
+#: the reader of the two variables every call key holds (TILELAB_TARGET, TILELAB_SANITIZE), from the options module
+_ENV_GET, _TARGET_KEY, _SANITIZE_KEY = launch_environment_reader()
 #: Markers of how a call key holds its keyword arguments, so that two forms never give equal keys.
 _INT_KEYWORDS, _PLAIN_KEYWORDS = "keywords: ints by value", "keywords: plain values by value and type"
 _PLAIN_KINDS = frozenset(_PLAIN_CONSTANTS)
@@ -96,11 +98,11 @@ def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tup
     on every launch, so the common kinds are tested inline (``type(x) is int`` first)::
 
         call_key((x, 1024), {"BLOCK": 256}, (False, False, True), {"BLOCK"})
-        # (env, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (_INT_KEYWORDS, (("BLOCK", 256),)))
+        # (None, None, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (_INT_KEYWORDS, (("BLOCK", 256),)))
     """
     if len(args) > len(constexpr_flags):
         return None  # too many arguments: the full path says so
-    parts = [launch_environment(), len(args)]
+    parts = [_ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY), len(args)]  # options.launch_environment(), inlined
     for value, is_constant in zip(args, constexpr_flags):
         kind = type(value)
         if is_constant:
