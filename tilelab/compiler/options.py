@@ -38,7 +38,8 @@ class CompileOptions:
     ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands off, to
     compare with the older paths.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
-    (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``).
+    (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
+    with the kernel and in its key; no pass reads it yet.
     """
 
     target: str = "cpu"

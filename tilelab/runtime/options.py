@@ -22,8 +22,10 @@ passes, the backends and the cache key all take::
 | ``TILELAB_PTXAS``, ``..._NVDISASM``, ``..._CUOBJDUMP`` | each compile | CUDA tools' paths (``CompileOptions.tools``) |
 
 The variables are read when needed rather than once per process, so that a notebook (or a
-test) that sets one takes effect at the next launch. The two a launch reads are read straight
-from ``os.environ``'s own dictionary (``launch_environment``): it runs on every launch.
+test) that sets one sees it take effect at the next launch or compile (as the table says: a
+kernel already compiled for a call of the same shape keeps its code). The two a launch reads
+are read straight from ``os.environ``'s own dictionary (``launch_environment_reader``): the
+call key of every launch holds them.
 """
 
 from __future__ import annotations
