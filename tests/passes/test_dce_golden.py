@@ -76,7 +76,7 @@ def test_negative_stores_atomics_and_volatile_loads_stay():
         """
         tt.func @k(%x: !ptr<i32>, %n: i32) {
           %0 = tt.load %x {volatile = true} : i32
-          %1 = tt.atomic_rmw %x, %n {op = "add", sem = "acq_rel", scope = "gpu"} : i32
+          %1 = tt.atomic_rmw %x, %n {kind = "add", sem = "acq_rel", scope = "gpu"} : i32
           tt.store %x, %n : !ptr<i32>
           tt.return
         }

@@ -75,6 +75,7 @@ from __future__ import annotations
 from tilelab.compiler.ir.core import FuncOp, Module, Value
 from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, LocalAllocOp, LocalStoreOp
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.options import options_of
@@ -102,17 +103,14 @@ def insert_conversion(dot: DotOp, v, layout: LinearLayout):
     """
     if isinstance(v.defining_op, ConvertLayoutOp):
         v = v.defining_op.src
-    conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=dot.loc)
-    dot.parent.insert(dot.parent.ops.index(dot), conv)
-    return conv.result
+    return Rewriter.insert_before(dot, ConvertLayoutOp(v, v.type.with_layout(layout), loc=dot.loc)).result
 
 
 def drop_unused_conversions(module: Module) -> None:
     """Remove the ``convert_layout`` ops nothing reads any more."""
-    read = {id(v) for op in module.walk() for v in op.operands}
     for op in [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]:
-        if id(op.result) not in read:
-            op.parent.remove(op)
+        if not op.result.has_uses():
+            Rewriter.erase(op)
 
 
 #: architectures with ``wgmma.mma_async`` (PTX requires the arch-specific ``sm_90a`` target)
@@ -196,7 +194,7 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     memory converts anyway, and the source's layout (a load's, made for its addresses) picks
     the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
     """
-    block, loc = dot.parent, dot.loc
+    loc = dot.loc
     instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
     buffers: list[Value] = []
     new_ops = []
@@ -208,11 +206,9 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
         buffers.append(alloc.result)
     wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
     new_ops += [FenceAsyncSharedOp(loc=loc), wgd]
-    index = block.ops.index(dot)
-    block.remove(dot)
-    for i, new in enumerate(new_ops):
-        block.insert(index + i, new)
-    func.replace_all_uses(dot.result, wgd.result)
+    for new in new_ops:
+        Rewriter.insert_before(dot, new)
+    Rewriter.replace_op(dot, wgd)
     return wgd
 
 

@@ -42,33 +42,22 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, Op, Value
 from tilelab.compiler.ir.ops import (
-    AddPtrOp,
-    AtomicCASOp,
-    AtomicRMWOp,
-    BinaryOp,
-    BitcastOp,
     BroadcastOp,
-    CastOp,
-    CmpOp,
     ConditionOp,
-    ConstantOp,
     ConvertLayoutOp,
     DotOp,
     ExpandDimsOp,
-    FmaOp,
     ForOp,
-    HintOp,
     IfOp,
     LoadOp,
     ReduceOp,
     ScanOp,
-    SelectOp,
-    SplatOp,
     StoreOp,
-    UnaryOp,
     WhileOp,
     YieldOp,
 )
+from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import SameLayout, Uniform
 from tilelab.compiler.layouts import (
     LANE,
     REGISTER,
@@ -81,24 +70,6 @@ from tilelab.compiler.layouts import (
 from tilelab.compiler.options import options_of
 
 NAME = "assign-layouts"
-
-#: ops whose tensor operands and result share one layout, element by element
-ELEMENTWISE = (
-    AddPtrOp,
-    BinaryOp,
-    BitcastOp,
-    CastOp,
-    CmpOp,
-    FmaOp,
-    HintOp,
-    LoadOp,
-    SelectOp,
-    UnaryOp,
-    StoreOp,
-    AtomicRMWOp,
-    AtomicCASOp,
-    ScanOp,
-)
 
 
 def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout:
@@ -251,7 +222,7 @@ class _Assigner:
         elif isinstance(op, BroadcastOp) and op.src.type.is_tensor:
             dims = [d for d, (a, b) in enumerate(zip(op.src.type.shape, op.result.type.shape)) if a != b]
             self.want.setdefault(op.src, collapse(self.wanted(op.result), dims))
-        elif isinstance(op, ELEMENTWISE) and op.results and op.results[0] in self.want:
+        elif op.has_trait(SameLayout) and op.results and op.results[0] in self.want:
             result = op.results[0]
             for v in op.operands:
                 if v.type.is_tensor and v.type.shape == result.type.shape:
@@ -282,7 +253,7 @@ class _Assigner:
             self.reduce(block, op)
         elif isinstance(op, ExpandDimsOp):
             self.expand_dims(op)
-        elif isinstance(op, ELEMENTWISE):
+        elif op.has_trait(SameLayout):
             self.elementwise(block, op)
         elif isinstance(op, DotOp):
             self.set(
@@ -300,7 +271,7 @@ class _Assigner:
         tensors = [v for v in op.operands if v.type.is_tensor]
         if not tensors:
             return
-        computed = [v for v in tensors if not isinstance(v.defining_op, (SplatOp, ConstantOp))]
+        computed = [v for v in tensors if not v.defined_by(Uniform)]
         lead = (computed or tensors)[0]
         if op.results and op.results[0].type.is_tensor:
             layout = lead.type.layout or self.wanted(op.results[0])
@@ -318,13 +289,13 @@ class _Assigner:
         if v.type.layout == layout:
             return
         source = v.defining_op
-        if isinstance(source, (SplatOp, ConstantOp)):  # cheaper to build again in the new layout
+        if v.defined_by(Uniform):  # cheaper to build again in the new layout
             conv = type(source).create(
                 source.operands, [v.type.with_layout(layout)], dict(source.attrs), loc=source.loc
             )
         else:
             conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
-        block.insert(block.ops.index(op), conv)
+        Rewriter.insert_before(op, conv)
         op.operands[index] = conv.result
         self.changed = True
 

@@ -55,19 +55,14 @@ after:
 from __future__ import annotations
 
 from tilelab.compiler.analysis import axis_info
-from tilelab.compiler.ir.core import Block, Module, replace_uses
+from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp, StoreOp
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.options import options_of
 
 from .assign_layouts import access_vectors, tile_layout
 
 NAME = "coalesce"
-
-
-@axis_info.rule(ConvertLayoutOp)
-def _same_facts(op, info):
-    """A layout conversion moves elements between threads: the values keep their facts."""
-    return info[op.operands[0]]
 
 
 def fastest_dim(layout) -> int:
@@ -87,15 +82,12 @@ def wanted_order(contiguity) -> list[int] | None:
 def _retarget(block: Block, op, layout, num_warps: int) -> None:
     for i, v in enumerate(op.operands):
         if v.type.is_tensor and v.type.layout != layout:
-            conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
-            block.insert(block.ops.index(op), conv)
+            conv = Rewriter.insert_before(op, ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc))
             op.operands[i] = conv.result
     if isinstance(op, LoadOp):
         old = op.result.type
         op.result.type = old.with_layout(layout)
-        back = ConvertLayoutOp(op.result, old, loc=op.loc)
-        block.insert(block.ops.index(op) + 1, back)
-        return back
+        return Rewriter.insert_after(op, ConvertLayoutOp(op.result, old, loc=op.loc))
 
 
 def _walk(block: Block, info, vectors, num_warps, func) -> bool:
@@ -112,9 +104,8 @@ def _walk(block: Block, info, vectors, num_warps, func) -> bool:
             continue
         layout = tile_layout(t.shape, num_warps, vectors.get(tuple(t.shape), 4), order)
         back = _retarget(block, op, layout, num_warps)
-        if back is not None:
-            replace_uses(func, {op.result: back.result})
-            back.operands[0] = op.result
+        if back is not None:  # the load's readers now read it converted back
+            op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)
         changed = True
     return changed
 
