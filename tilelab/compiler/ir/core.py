@@ -419,6 +419,6 @@ class Module:
             yield from f.walk()
 
     def __str__(self) -> str:
-        from .printer import print_module
+        from .printer import print_module  # here: the printer builds on this module
 
         return print_module(self)

@@ -64,12 +64,6 @@ from .assign_layouts import access_vectors, tile_layout
 NAME = "coalesce"
 
 
-@axis_info.rule(ConvertLayoutOp)
-def _same_facts(op, info):
-    """A layout conversion moves elements between threads: the values keep their facts."""
-    return info[op.operands[0]]
-
-
 def fastest_dim(layout) -> int:
     order = layout.params.get("order")
     return order[0] if order else layout.rank - 1

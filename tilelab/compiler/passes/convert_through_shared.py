@@ -44,7 +44,6 @@ from __future__ import annotations
 import functools
 import os
 
-from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
 from tilelab.compiler.ir.rewriter import Rewriter
@@ -58,16 +57,6 @@ from tilelab.compiler.layouts import (
 )
 
 NAME = "convert-through-shared"
-
-
-@axis_info.rule(LocalLoadOp)
-def _stored_facts(op, info):
-    """A round trip keeps the facts of the one tile stored in the buffer (unknown if stored more than once)."""
-    alloc = op.buf.defining_op
-    stores = [s for s in alloc.parent.ops if isinstance(s, LocalStoreOp) and s.buf is op.buf] if alloc else []
-    if len(stores) == 1 and stores[0].value in info:
-        return info[stores[0].value]
-    return axis_info.AxisInfo.unknown(op.result.type.shape)
 
 
 def candidate_layouts(shape, elem_bytes: int) -> list:
