@@ -20,6 +20,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: mma operands loaded element-wise (``CompileOptions.ldmatrix``) |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |
 | ``TILELAB_PTXAS``, ``..._NVDISASM``, ``..._CUOBJDUMP`` | each compile | CUDA tools' paths (``CompileOptions.tools``) |
+| ``CUDA_HOME``, ``CUDA_PATH`` | each compile | CUDA toolkits searched for tools and libdevice (``tools``) |
 
 The variables are read when needed rather than once per process, so that a notebook (or a
 test) that sets one sees it take effect at the next launch or compile (as the table says: a
@@ -37,6 +38,8 @@ from tilelab.compiler.options import NUM_STAGES, NUM_WARPS, CompileOptions
 
 #: the CUDA tools whose path a ``TILELAB_<TOOL>`` variable may give
 TOOLS = ("ptxas", "nvdisasm", "cuobjdump")
+#: where a CUDA toolkit may be installed (its ``bin/`` tools and ``nvvm/libdevice``), searched in this order
+TOOLKIT_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
 
 
 def _get(name: str, default: str = "") -> str:
@@ -58,6 +61,7 @@ def compile_options(
     """
     named_arch = target.partition(":")[2]
     tools = tuple((tool, path) for tool in TOOLS if (path := _get(f"TILELAB_{tool.upper()}")))
+    tools += tuple((var, root) for var in TOOLKIT_VARIABLES if (root := _get(var)))
     return CompileOptions(
         target=target,
         arch=arch or named_arch or None,

@@ -45,16 +45,22 @@ def llvm_to_ptx(module: llvm.ModuleRef, arch: str) -> str:
     return target_machine(arch).emit_assembly(module)
 
 
+def toolkit_roots(tools: Mapping[str, str] | None = None) -> list[str]:
+    """The CUDA toolkit folders to search: ``CUDA_HOME``, ``CUDA_PATH`` (from the options), then the usual one."""
+    tools = tools or {}
+    return [root for root in (tools.get("CUDA_HOME"), tools.get("CUDA_PATH"), "/usr/local/cuda") if root]
+
+
 def find_tool(name: str, tools: Mapping[str, str] | None = None) -> str | None:
-    """Path of a CUDA tool: ``tools[name]``, then PATH, then ``$CUDA_HOME/bin``, then the pip wheels."""
+    """Path of a CUDA tool: ``tools[name]``, then PATH, then the toolkit's ``bin/``, then the pip wheels."""
     given = (tools or {}).get(name)
     if given and os.path.exists(given):
         return given
     found = shutil.which(name)
     if found:
         return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.path.exists(os.path.join(root, "bin", name)):
+    for root in toolkit_roots(tools):
+        if os.path.exists(os.path.join(root, "bin", name)):
             return os.path.join(root, "bin", name)
     return _wheel_tool(name)
 

@@ -91,7 +91,9 @@ def _annotate(llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
     annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(i32, 32 * num_warps)]))
 
 
-def optimize(llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None) -> llvm.ModuleRef:
+def optimize(
+    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None
+) -> llvm.ModuleRef:
     """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3."""
     try:
         mod = llvm.parse_assembly(str(llmod))
@@ -99,7 +101,7 @@ def optimize(llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str |
     except RuntimeError as e:
         raise InternalCompilerError(f"LLVM rejected the lowered kernel {llmod.name}: {e}") from None
     if link_libdevice:
-        path = libdevice_path(libdevice)
+        path = libdevice_path(libdevice, tools)
         if path is None:
             raise LoweringBug(
                 "this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME or TILELAB_LIBDEVICE"
@@ -127,5 +129,5 @@ def compile_to_ptx(module, options: CompileOptions) -> tuple[str, str, int]:
     """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel for ``options.gpu_arch``."""
     arch = options.gpu_arch
     llmod, lw = build_llvm_module(module, options)
-    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice)
+    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools))
     return str(mod), target_machine(arch).emit_assembly(mod), lw.scratch_bytes
