@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 import importlib
 
+from .errors import CompilationError, InterpreterError, OutOfResources, TritonError
 from .runtime import (
     CompiledKernel,
     Config,
@@ -51,7 +52,11 @@ def load_ipython_extension(ipython):
 
 
 __all__ = [
+    "CompilationError",
     "CompiledKernel",
+    "InterpreterError",
+    "OutOfResources",
+    "TritonError",
     "Config",
     "JITFunction",
     "LaunchError",

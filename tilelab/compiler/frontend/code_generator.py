@@ -138,7 +138,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             except CompilationError:
                 raise
             except (SemanticError, RuntimeError, TypeError, ValueError, AttributeError, IndexError, KeyError) as e:
-                raise self.error(node, str(e) or type(e).__name__) from None
+                # as in Triton, the semantic error is the cause (tests match its message there)
+                raise self.error(node, str(e) or type(e).__name__) from e.with_traceback(None)
             except Exception as e:  # an internal error: still name the user's line
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}") from e
 
