@@ -21,6 +21,7 @@ from ..ir import ops
 from ..ir import types as irt
 from .errors import SemanticError
 from .promotion import check_fits, computation_type, python_scalar_type
+from .semantic_compat import CompatMixin
 from .semantic_memory import MemoryMixin
 from .semantic_reduce import ReduceMixin
 from .semantic_shape import ShapeMixin
@@ -41,7 +42,7 @@ def shape_str(t) -> str:
     return str(list(t.type.shape)) if isinstance(t, tensor) else "scalar"
 
 
-class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
+class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
     """Typed IR construction with Triton's rules; ``builder`` says where ops go and with which location."""
 
     def __init__(self, builder, inline_call=None):
@@ -168,7 +169,7 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
                 a, b = self.cast(a, irt.f32), self.cast(b, irt.f32)
             return self.emit(ops.BinaryOp("pow", a.handle, b.handle))
         if symbol in _INT_ONLY and (ta.is_float or tb.is_float):
-            raise SemanticError(f"{symbol} needs integer operands, got {ta} and {tb}")
+            raise SemanticError(f"invalid operands of type {ta} and {tb}: {symbol} needs integer operands")
         a, b = self.promote(a, b, symbol, div_or_mod=symbol == "%")
         return self.emit(ops.BinaryOp(_ARITH[symbol], a.handle, b.handle))
 
@@ -290,7 +291,7 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
     def program_id(self, axis) -> tensor:
         axis = self.constexpr_int(axis, "program_id's axis")
         if axis not in (0, 1, 2):
-            raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
+            raise SemanticError(f"program_id axis must be 0, 1, or 2 but got {axis}")
         return self.emit(ops.ProgramIdOp(axis))
 
     def num_programs(self, axis) -> tensor:
