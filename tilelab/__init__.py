@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 import importlib
 
 from .errors import CompilationError, InterpreterError, OutOfResources, TritonError
+from .reinterpret import TensorWrapper, reinterpret
 from .runtime import (
     CompiledKernel,
     Config,
@@ -56,6 +57,7 @@ __all__ = [
     "CompiledKernel",
     "InterpreterError",
     "OutOfResources",
+    "TensorWrapper",
     "TritonError",
     "Config",
     "JITFunction",
@@ -66,6 +68,7 @@ __all__ = [
     "heuristics",
     "jit",
     "next_power_of_2",
+    "reinterpret",
     "__version__",
 ]
 
