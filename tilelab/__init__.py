@@ -20,7 +20,6 @@ __version__ = "0.1.0"
 import importlib
 
 from .errors import CompilationError, InterpreterError, OutOfResources, TritonError
-from .reinterpret import TensorWrapper, reinterpret
 from .runtime import (
     CompiledKernel,
     Config,
@@ -34,6 +33,7 @@ from .runtime import (
     next_power_of_2,
 )
 from .runtime import prefetch as _prefetch
+from .tensor_wrapper import TensorWrapper, reinterpret
 
 _LAZY_SUBMODULES = ("language", "testing", "magics", "viz")
 

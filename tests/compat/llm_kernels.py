@@ -32,8 +32,20 @@ def rms_norm_fwd(Y, Y_row_stride, X, X_row_stride, W, RSTD, n_cols, eps, offset,
 
 @triton.jit
 def rms_norm_bwd(
-    dY, dY_row_stride, dX, X, X_row_stride, W, RSTD, dW, dW_row_stride, n_rows, n_cols, offset,
-    rows_per_program, BLOCK_SIZE: tl.constexpr,
+    dY,
+    dY_row_stride,
+    dX,
+    X,
+    X_row_stride,
+    W,
+    RSTD,
+    dW,
+    dW_row_stride,
+    n_rows,
+    n_cols,
+    offset,
+    rows_per_program,
+    BLOCK_SIZE: tl.constexpr,
 ):
     """Each program walks ``rows_per_program`` rows and writes its own partial ``dW`` row."""
     pid = tl.program_id(0)
@@ -154,8 +166,17 @@ def gelu_fwd(x_ptr, y_erf_ptr, y_tanh_ptr, n, BLOCK: tl.constexpr):
 # ------------------------------------------------------------------ RoPE
 @triton.jit
 def rope_fwd(
-    q_ptr, q_row_stride, cos, cos_row_stride, sin, sin_row_stride, sl,
-    n_qh: tl.constexpr, hd: tl.constexpr, pad_n_qh: tl.constexpr, pad_hd: tl.constexpr,
+    q_ptr,
+    q_row_stride,
+    cos,
+    cos_row_stride,
+    sin,
+    sin_row_stride,
+    sl,
+    n_qh: tl.constexpr,
+    hd: tl.constexpr,
+    pad_n_qh: tl.constexpr,
+    pad_hd: tl.constexpr,
 ):
     """q: [batch * seq, n_qh, hd] rotated in place by the position's cos/sin (half-split layout)."""
     pid = tl.program_id(0)
@@ -179,8 +200,17 @@ def rope_fwd(
 # ------------------------------------------------------------------ cross-entropy (early return) and KL-div
 @triton.jit
 def cross_entropy_fwd_bwd(
-    X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, n_non_ignore, ignore_index, label_smoothing: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr, HAS_WEIGHT: tl.constexpr = False, W_ptr=None,
+    X_ptr,
+    X_stride,
+    Y_ptr,
+    loss_ptr,
+    n_cols,
+    n_non_ignore,
+    ignore_index,
+    label_smoothing: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    HAS_WEIGHT: tl.constexpr = False,
+    W_ptr=None,
 ):
     """Loss per row; the gradient overwrites the logits (the libraries' in-place trick)."""
     program_id = tl.program_id(0).to(tl.int64)
@@ -224,8 +254,17 @@ def cross_entropy_fwd_bwd(
 
 
 @triton.jit
-def kl_div_fwd(y_pred_ptr, y_pred_stride, y_true_ptr, y_true_stride, loss_ptr, n_cols, eps,
-               BLOCK_SIZE: tl.constexpr, log_target: tl.constexpr = False):
+def kl_div_fwd(
+    y_pred_ptr,
+    y_pred_stride,
+    y_true_ptr,
+    y_true_stride,
+    loss_ptr,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+    log_target: tl.constexpr = False,
+):
     """Row sums of ``y_true * (log y_true - y_pred)`` (``y_pred`` holds log-probabilities)."""
     pid = tl.program_id(0).to(tl.int64)
     y_pred_ptr += pid * y_pred_stride
@@ -256,9 +295,24 @@ def kl_div_fwd(y_pred_ptr, y_pred_stride, y_true_ptr, y_true_stride, loss_ptr, n
 @triton.heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})
 @triton.jit
 def moe_grouped_gemm(
-    x_ptr, w_ptr, out_ptr, expert_offsets_ptr, tiles_ptr, N, K,
-    stride_xm, stride_xk, stride_we, stride_wk, stride_wn, stride_om, stride_on,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr,
+    x_ptr,
+    w_ptr,
+    out_ptr,
+    expert_offsets_ptr,
+    tiles_ptr,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_we,
+    stride_wk,
+    stride_wn,
+    stride_om,
+    stride_on,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    EVEN_K: tl.constexpr,
 ):
     """Tokens sorted by expert; program (t, n) multiplies one ``BLOCK_M`` tile of one expert's tokens.
 
@@ -278,10 +332,16 @@ def moe_grouped_gemm(
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + tl.arange(0, BLOCK_K)
         k_mask = ks < K if not EVEN_K else ks >= 0
-        a = tl.load(x_ptr + rows[:, None] * stride_xm + ks[None, :] * stride_xk,
-                    mask=row_mask[:, None] & k_mask[None, :], other=0.0)
-        b = tl.load(w_base + ks[:, None] * stride_wk + cols[None, :] * stride_wn,
-                    mask=k_mask[:, None] & (cols[None, :] < N), other=0.0)
+        a = tl.load(
+            x_ptr + rows[:, None] * stride_xm + ks[None, :] * stride_xk,
+            mask=row_mask[:, None] & k_mask[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            w_base + ks[:, None] * stride_wk + cols[None, :] * stride_wn,
+            mask=k_mask[:, None] & (cols[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a, b, acc, input_precision="ieee")
     out = out_ptr + rows[:, None] * stride_om + cols[None, :] * stride_on
     tl.atomic_add(out, acc, mask=row_mask[:, None] & (cols[None, :] < N))

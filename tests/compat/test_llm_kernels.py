@@ -40,8 +40,7 @@ def test_rms_norm_forward_and_backward(target, device, gen):
     block = triton.next_power_of_2(cols)
     y = torch.empty(rows, cols, device=device)
     rstd = torch.empty(rows, device=device)
-    K.rms_norm_fwd[(rows,)](y, y.stride(0), x, x.stride(0), w, rstd, cols, eps, offset, BLOCK_SIZE=block,
-                            target=target)
+    K.rms_norm_fwd[(rows,)](y, y.stride(0), x, x.stride(0), w, rstd, cols, eps, offset, BLOCK_SIZE=block, target=target)
     xr, wr = x.cpu().double().requires_grad_(), w.cpu().double().requires_grad_()
     ref = xr * torch.rsqrt(xr.pow(2).mean(-1, keepdim=True) + eps) * (offset + wr)
     close(y, ref)
@@ -51,8 +50,24 @@ def test_rms_norm_forward_and_backward(target, device, gen):
     programs, per = 8, triton.cdiv(rows, 8)
     dx = torch.empty_like(dy)  # contiguous, with dy's row stride
     dw_partial = torch.empty(programs, cols, device=device)
-    K.rms_norm_bwd[(programs,)](dy, dy.stride(0), dx, x, x.stride(0), w, rstd, dw_partial, dw_partial.stride(0),
-                                rows, cols, offset, per, BLOCK_SIZE=block, num_warps=32, target=target)
+    K.rms_norm_bwd[(programs,)](
+        dy,
+        dy.stride(0),
+        dx,
+        x,
+        x.stride(0),
+        w,
+        rstd,
+        dw_partial,
+        dw_partial.stride(0),
+        rows,
+        cols,
+        offset,
+        per,
+        BLOCK_SIZE=block,
+        num_warps=32,
+        target=target,
+    )
     close(dx, xr.grad)
     close(dw_partial.sum(0), wr.grad, 1e-3)
 
@@ -74,8 +89,9 @@ def test_layer_norm_weight_and_bias_gradients(target, device, gen):
     programs = triton.cdiv(rows, per)
     dx = torch.empty_like(x)
     dw, db = torch.empty(programs, cols, device=device), torch.empty(programs, cols, device=device)
-    K.layer_norm_bwd[(programs,)](dx, dy, dw, db, x, w, mean, rstd, x.stride(0), rows, cols, ROWS=per,
-                                  BLOCK_SIZE=block, target=target)
+    K.layer_norm_bwd[(programs,)](
+        dx, dy, dw, db, x, w, mean, rstd, x.stride(0), rows, cols, ROWS=per, BLOCK_SIZE=block, target=target
+    )
     close(dx, xr.grad, 1e-3)
     close(dw.sum(0), wr.grad, 1e-3)
     close(db.sum(0), br.grad, 1e-3)
@@ -119,8 +135,20 @@ def test_rope_rotates_in_place(target, device, gen):
     c, s = cos.cpu().double()[None, :, None, :], sin.cpu().double()[None, :, None, :]
     ref[..., : hd // 2], ref[..., hd // 2 :] = q1 * c - q2 * s, q2 * c + q1 * s
     flat = q.view(batch * seq, heads, hd)
-    K.rope_fwd[(batch * seq,)](flat, flat.stride(0), cos, cos.stride(0), sin, sin.stride(0), seq, n_qh=heads,
-                               hd=hd, pad_n_qh=triton.next_power_of_2(heads), pad_hd=hd, target=target)
+    K.rope_fwd[(batch * seq,)](
+        flat,
+        flat.stride(0),
+        cos,
+        cos.stride(0),
+        sin,
+        sin.stride(0),
+        seq,
+        n_qh=heads,
+        hd=hd,
+        pad_n_qh=triton.next_power_of_2(heads),
+        pad_hd=hd,
+        target=target,
+    )
     close(q, ref)
 
 
@@ -133,8 +161,18 @@ def test_cross_entropy_with_ignored_rows(target, device, gen, label_smoothing):
     labels = labels.to(device)
     n_non_ignore = int((labels != ignore).sum())
     grad, loss = logits.clone(), torch.zeros(rows, device=device)
-    K.cross_entropy_fwd_bwd[(rows,)](grad, grad.stride(0), labels, loss, vocab, n_non_ignore, ignore,
-                                     label_smoothing=label_smoothing, BLOCK_SIZE=128, target=target)
+    K.cross_entropy_fwd_bwd[(rows,)](
+        grad,
+        grad.stride(0),
+        labels,
+        loss,
+        vocab,
+        n_non_ignore,
+        ignore,
+        label_smoothing=label_smoothing,
+        BLOCK_SIZE=128,
+        target=target,
+    )
     xr = logits.cpu().double().requires_grad_()
     ref = F.cross_entropy(xr, labels.cpu(), ignore_index=ignore, label_smoothing=label_smoothing)
     ref.backward()
@@ -148,8 +186,9 @@ def test_kl_div_rows(target, device, gen):
     y_pred = F.log_softmax(rand(gen, rows, cols), -1).to(device)
     y_true = F.softmax(rand(gen, rows, cols), -1).to(device)
     loss = torch.empty(rows, device=device)
-    K.kl_div_fwd[(rows,)](y_pred, y_pred.stride(0), y_true, y_true.stride(0), loss, cols, 1e-10, BLOCK_SIZE=64,
-                          target=target)
+    K.kl_div_fwd[(rows,)](
+        y_pred, y_pred.stride(0), y_true, y_true.stride(0), loss, cols, 1e-10, BLOCK_SIZE=64, target=target
+    )
     ref = F.kl_div(y_pred.cpu().double(), y_true.cpu().double(), reduction="none").sum(-1)
     close(loss, ref)
 
@@ -165,8 +204,22 @@ def test_moe_grouped_gemm_autotuned(target, device, gen):
     tiles_t = torch.tensor(tiles, dtype=torch.int32).flatten().to(device)
     out = torch.zeros(tokens, inter, device=device)
     grid = lambda meta: (len(tiles), triton.cdiv(inter, meta["BLOCK_N"]))  # noqa: E731
-    args = (x, w, out, offsets.to(device), tiles_t, inter, hidden, x.stride(0), x.stride(1), w.stride(0),
-            w.stride(1), w.stride(2), out.stride(0), out.stride(1))
+    args = (
+        x,
+        w,
+        out,
+        offsets.to(device),
+        tiles_t,
+        inter,
+        hidden,
+        x.stride(0),
+        x.stride(1),
+        w.stride(0),
+        w.stride(1),
+        w.stride(2),
+        out.stride(0),
+        out.stride(1),
+    )
     K.moe_grouped_gemm[grid](*args, target=target)  # tunes (out is reset to zero before each trial)
     out.zero_()
     K.moe_grouped_gemm[grid](*args, target=target)  # the tuned config, from the cache

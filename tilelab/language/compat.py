@@ -9,7 +9,10 @@ Triton binds many ``tl`` functions as ``tensor`` methods (``x.cast(tl.float16)``
 
 from __future__ import annotations
 
-from ..compiler.frontend.values import _TENSOR_METHODS, builtin, constexpr, unwrap
+from ..compiler.frontend.values import _TENSOR_METHODS, builtin, constexpr, dtype, pointer_type, unwrap
+
+#: ``tl.pi32_t``: the pointer-to-int32 type (a cast target for addresses).
+pi32_t = pointer_type(dtype("int32"))
 
 #: Triton's largest tile (elements); larger shapes are rejected.
 TRITON_MAX_TENSOR_NUMEL = constexpr(1048576)
@@ -113,6 +116,7 @@ __all__ = [
     "load_tensor_descriptor",
     "make_tensor_descriptor",
     "mul",
+    "pi32_t",
     "reduce_or",
     "store_tensor_descriptor",
     "sub",

@@ -19,6 +19,8 @@ import operator
 from ..ir.core import Loc
 from .control_flow import RETURN_VALUE, ControlFlowMixin, fold_early_return
 from .errors import CompilationError, SemanticError
+from .promotion import python_scalar_type
+from .structure import is_python_number
 from .values import block_ptr, constexpr, dtype, is_builtin, range_spec, tensor, unwrap
 
 _BINOPS = {
@@ -259,6 +261,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_Attribute(self, node):
         obj = self.visit(node.value)
         target = obj if isinstance(obj, (tensor, dtype, block_ptr)) else unwrap(obj)
+        if node.attr == "dtype" and is_python_number(target):  # `value = 1; value.dtype`: the literal's type
+            return dtype(python_scalar_type(target))
         if not hasattr(target, node.attr):
             raise SemanticError(f"'{type(target).__name__}' object has no attribute '{node.attr}'")
         return getattr(target, node.attr)

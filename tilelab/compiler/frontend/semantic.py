@@ -171,7 +171,17 @@ class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
         if symbol in _INT_ONLY and (ta.is_float or tb.is_float):
             raise SemanticError(f"invalid operands of type {ta} and {tb}: {symbol} needs integer operands")
         a, b = self.promote(a, b, symbol, div_or_mod=symbol == "%")
+        if symbol == ">>" and not ta.is_bool and ta.is_signed != a.type.element.is_signed:
+            return self._shift_as(a, b, ta.is_signed)
         return self.emit(ops.BinaryOp(_ARITH[symbol], a.handle, b.handle))
+
+    def _shift_as(self, a, b, signed: bool) -> tensor:
+        """``>>`` arithmetic when the left operand was signed, logical when not (Triton picks by it,
+        before promotion: ``int8 >> uint8`` shifts the uint8 bits arithmetically)."""
+        t = a.type.element
+        twin = irt.parse_type(("i" if signed else "u") + str(t.bits))
+        shifted = self.emit(ops.BinaryOp("shr", self.cast(a, twin).handle, self.cast(b, twin).handle))
+        return self.cast(shifted, t)
 
     def _pointer_arith(self, symbol, a, b, ta, tb) -> tensor:
         if symbol == "+" and tb.is_pointer and not ta.is_pointer:

@@ -113,6 +113,9 @@ class ShapeMixin:
         shape = x.type.shape
         if not shape or shape[-1] != 2:
             raise SemanticError(f"split needs a last dimension of size 2, got shape {list(shape)}")
+        if len(shape) == 1:  # two scalars: the pair's first and second element (an ordered 2-element reduce)
+            first = self.reduce([x], 0, lambda lhs, rhs: lhs)[0]
+            return first, self.reduce([x], 0, lambda lhs, rhs: rhs)[0]
         op = ops.SplitOp(x.handle, irt.tensor(shape[:-1], x.type.element))
         self.builder.insert(op)
         return tensor(op.results[0], self), tensor(op.results[1], self)
