@@ -14,6 +14,10 @@ from ..ir import types as irt
 from .errors import SemanticError
 from .values import tensor, unwrap
 
+#: the largest one-hot comparison ``gather`` builds (index elements x source positions); larger
+#: ones would need tens of MB of stack per program on the CPU
+_GATHER_LIMIT = 1 << 18
+
 
 class tensor_descriptor:
     """``tl.make_tensor_descriptor(base, shape, strides, block_shape)``: a view that loads and stores blocks.
@@ -86,6 +90,11 @@ class CompatMixin:
             if d != axis and src.type.shape[d] != index.type.shape[d]:
                 raise SemanticError(f"gather: src {src.type.shape} and index {index.type.shape} differ in dim {d}")
         size = src.type.shape[axis]
+        if index.type.numel * size > _GATHER_LIMIT:
+            raise SemanticError(
+                f"gather of {index.type.numel} indices into {size} positions is too large here "
+                f"(it is built as a {index.type.numel * size}-element comparison; the limit is {_GATHER_LIMIT})"
+            )
         pos = self.arange(0, size)  # the source position, a new dimension right after `axis`
         for _ in range(axis + 1):
             pos = self.expand_dims(pos, 0)
