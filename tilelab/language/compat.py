@@ -9,7 +9,8 @@ Triton binds many ``tl`` functions as ``tensor`` methods (``x.cast(tl.float16)``
 
 from __future__ import annotations
 
-from ..compiler.frontend.values import _TENSOR_METHODS, builtin, constexpr, dtype, pointer_type, unwrap
+from ..compiler.frontend.semantic import TENSOR_METHODS
+from ..compiler.frontend.values import builtin, constexpr, dtype, pointer_type, unwrap
 
 #: ``tl.pi32_t``: the pointer-to-int32 type (a cast target for addresses).
 pi32_t = pointer_type(dtype("int32"))
@@ -98,12 +99,12 @@ def register_tensor_members(namespace: dict) -> None:
     """``x.<name>(...)`` calls ``tl.<name>(x, ...)`` for every Triton tensor member not yet registered."""
     for name in _MEMBERS:
         fn = namespace.get(name)
-        if fn is None or name in _TENSOR_METHODS:
+        if fn is None or name in TENSOR_METHODS:
             continue
         if getattr(fn, "__tilelab_builtin__", False):
-            _TENSOR_METHODS[name] = lambda s, x, *a, _fn=fn, **k: _fn(x, *a, _semantic=s, **k)
+            TENSOR_METHODS[name] = lambda s, x, *a, _fn=fn, **k: _fn(x, *a, _semantic=s, **k)
         elif getattr(fn, "_tilelab_fn", None) is not None:  # written in tl: compiled like a @jit callee
-            _TENSOR_METHODS[name] = lambda s, x, *a, _fn=fn, **k: s.inline_call(_fn, [x, *a, *k.values()])
+            TENSOR_METHODS[name] = lambda s, x, *a, _fn=fn, **k: s.inline_call(_fn, [x, *a, *k.values()])
 
 
 __all__ = [
