@@ -131,9 +131,14 @@ class AccessRow:
     cost: AccessCost
 
     @property
+    def kind(self) -> str:
+        """``load``, ``store``, or ``cp.async`` (a pipelined loop's copy from global into shared memory)."""
+        return "cp.async" if getattr(self.access.op, "ptrs", None) is not None else self.access.kind
+
+    @property
     def label(self) -> str:
         arg = self.access.arg_name or "?"
-        return f"line {self.access.line}: {self.access.kind} {arg} {list(self.access.addresses.shape)}"
+        return f"line {self.access.line}: {self.kind} {arg} {list(self.access.addresses.shape)}"
 
 
 def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None):
@@ -143,7 +148,7 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
     """
     from tilelab.compiler.layouts import blocked
 
-    ty = op.operands[0].type
+    ty = pointer_operand(op).type
     if getattr(ty, "layout", None) is not None:
         return ty.layout, "assigned by the compiler"
     shape = list(ty.shape)
@@ -167,6 +172,15 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
     return blocked(shape, spt, tpw, wpc, order), "predicted (what the coalesce pass picks for this access)"
 
 
+def pointer_operand(op):
+    """The pointer tile of a global access: a load's or store's first operand, an async copy's ``ptrs``.
+
+    A pipelined loop's loads become ``ttg.async_copy_global_to_local`` (cp.async) whose first operand
+    is the shared-memory destination; the threads' global addresses are its ``ptrs``.
+    """
+    return getattr(op, "ptrs", None) or op.operands[0]
+
+
 def _vector_elems(ptr_info, elem_bytes: int, dim: int, mask_info=None) -> int:
     from tilelab.compiler.analysis.memory_access import vector_width
 
@@ -187,7 +201,7 @@ def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], objec
     for acc in traced:
         if acc.addresses.ndim == 0:
             continue
-        ptr_info = info[acc.op.operands[0]]
+        ptr_info = info[pointer_operand(acc.op)]
         mask_info = info[acc.op.mask] if acc.op.mask is not None else None
         layout, origin = access_layout(acc.op, ptr_info, acc.elem_bytes, num_warps, mask_info)
         v = _vector_elems(ptr_info, acc.elem_bytes, _fastest_dim(layout), mask_info)
@@ -245,7 +259,7 @@ def rows_table(rows: list[AccessRow]) -> str:
         body.append(
             [
                 r.access.line,
-                r.access.kind,
+                r.kind,
                 r.access.arg_name,
                 c.vector_label,
                 c.requests,
