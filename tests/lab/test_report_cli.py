@@ -40,7 +40,7 @@ def test_report_sections_links_and_diffs(tmp_path):
     assert ir_links and all(h[1:] in page.ids for h in ir_links)  # every IR line link lands on a source line
     assert page.classes.count("tl-del") == 1 and "tl-unchanged" in page.classes
     text = path.read_text()
-    assert "ptx: not produced for this target (cpu)" in text
+    assert "PTX: no GPU compile of this kernel" in text
 
 
 def test_report_uses_registered_html_views():

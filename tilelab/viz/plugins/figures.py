@@ -105,15 +105,16 @@ class LazyPane:
             self.widget.children = (w.HTML(note_html(f"cannot draw this view: {type(e).__name__}: {e}")),)
 
 
+def render_selected(tab) -> None:
+    """Renders the ``LazyPane`` of the selected tab of ``tab``, if it has one."""
+    index = tab.selected_index
+    if index is not None and 0 <= index < len(tab.children):
+        pane = getattr(tab.children[index], "_tl_lazy", None)
+        if pane is not None:
+            pane.render()
+
+
 def watch_tabs(tab) -> None:
     """Renders the ``LazyPane`` of each tab of ``tab`` (an ``ipywidgets.Tab``) when it is selected."""
-
-    def on_select(change):
-        index = change["new"]
-        if index is not None and 0 <= index < len(tab.children):
-            pane = getattr(tab.children[index], "_tl_lazy", None)
-            if pane is not None:
-                pane.render()
-
-    tab.observe(on_select, names="selected_index")
-    on_select({"new": tab.selected_index})
+    tab.observe(lambda _: render_selected(tab), names="selected_index")
+    render_selected(tab)
