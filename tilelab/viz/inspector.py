@@ -18,7 +18,7 @@ import ipywidgets as w
 from .gpu import GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .linked import LinkedCode
-from .models import code_lines, diff_rows, pass_rows, source_model
+from .models import CodeLine, code_lines, pass_diff_rows, pass_rows, source_model, without_locs
 from .plugins.figures import render_selected, watch_tabs
 from .render import render_code, render_note, render_table, style_block
 from .resources import resource_rows
@@ -43,6 +43,7 @@ class PassesTab:
     def __init__(self, compiled):
         self.records = list(compiled.passes or [])
         self.hide = w.Checkbox(value=False, description="hide unchanged passes", indent=False)
+        self.locs = w.Checkbox(value=False, description="show locations", indent=False)
         self.search = w.Text(placeholder="search passes / IR", layout=w.Layout(width="220px"))
         self.pass_list = w.Select(options=[], rows=14, layout=w.Layout(width="420px"))
         self.pass_list.add_class("tl-mono")
@@ -50,9 +51,10 @@ class PassesTab:
         self.code = LinkedCode(source_model(compiled), "tile")
         self.code.search.layout.display = "none"
         self.hide.observe(lambda _: self.refresh(), names="value")
+        self.locs.observe(lambda _: self.show_pass(self.pass_list.value), names="value")
         self.search.observe(self._on_search, names="value")
         self.pass_list.observe(lambda c: self.show_pass(c["new"]), names="value")
-        controls = w.VBox([w.HBox([self.hide, self.search]), self.pass_list])
+        controls = w.VBox([w.HBox([self.hide, self.locs, self.search]), self.pass_list])
         self.widget = w.VBox([controls, self.title, self.code.widget])
         if not self.records:
             self.widget = w.HTML(render_note("No pass snapshots: compile with snapshots=True to see them."))
@@ -81,10 +83,17 @@ class PassesTab:
         if index is None:
             return
         rec = self.records[index]
-        state = "changed the IR" if rec.changed else "left the IR unchanged"
+        rows = pass_diff_rows(rec, locs=self.locs.value)
+        removed, added = (sum(r.kind == k for r in rows) for k in ("del", "add"))
+        state = f"changed the IR: {removed} line(s) removed, {added} added" if rec.changed else "left the IR unchanged"
+        if rec.changed and not removed + added:
+            state = "changed only module attributes (no op)"
         self.title.value = f"<b>{rec.name}</b> — {rec.seconds * 1e3:.2f} ms, {state}"
         after = rec.ir_after or ""
-        self.code.set_code(code_lines(after, "tile"), diff_rows(rec.ir_before, after, context=None))
+        lines = code_lines(after, "tile")
+        if not self.locs.value:
+            lines = [CodeLine(without_locs(c.text), c.src_line) for c in lines]
+        self.code.set_code(lines, rows)
 
 
 def _code_tab(compiled, key: str, language: str):

@@ -16,7 +16,7 @@ from pathlib import Path
 from .gpu import GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .inspector import CODE_TABS
-from .models import code_lines, diff_rows, pass_rows, source_model
+from .models import code_lines, pass_diff_rows, pass_rows, source_model
 from .render import render_code, render_diff, render_note, render_table, style_block
 from .resources import resource_rows
 from .views import load_builtin_views, views
@@ -43,7 +43,7 @@ def _passes_html(compiled) -> str:
     parts = []
     for row in rows:
         rec = compiled.passes[row.index]
-        diff = diff_rows(rec.ir_before, rec.ir_after, context=3) if row.changed else []
+        diff = pass_diff_rows(rec, context=3) if row.changed else []
         body = render_diff(diff) if diff else render_note("left the IR unchanged")
         cls = "" if row.changed else ' class="tl-unchanged"'
         parts.append(f"<details{cls}><summary>{html.escape(row.label)}</summary>{body}</details>")

@@ -17,7 +17,7 @@ import time
 from contextlib import nullcontext
 
 from ..ir.core import Module
-from ..ir.printer import print_module
+from ..ir.printer import print_module_uids
 from ..ir.verifier import VerificationError, verify
 from . import tracing
 
@@ -41,6 +41,8 @@ class PassRecord:
         ir_before: str | None = None,
         ir_after: str | None = None,
         rules: list[tracing.RuleRecord] | None = None,
+        uids_before: tuple | None = None,
+        uids_after: tuple | None = None,
     ):
         self.name = name
         self.seconds = seconds
@@ -48,6 +50,8 @@ class PassRecord:
         self.ir_before = ir_before
         self.ir_after = ir_after
         self.rules = [] if rules is None else rules
+        # per line of ir_before / ir_after, the uid of the op printed there: the pass diff matches ops by it
+        self.uids_before, self.uids_after = uids_before, uids_after
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
@@ -76,14 +80,16 @@ class PassManager:
         """Run every pass over ``module`` in place; return one record per pass."""
         self._check(module, None)
         records = []
-        text = print_module(module) if self.snapshots else None
+        text, uids = print_module_uids(module) if self.snapshots else (None, None)
         for p in self.passes:
             with tracing.tracing() if self.trace else nullcontext([]) as rules:
                 start = time.perf_counter()
                 changed = bool(p.run(module))
                 seconds = time.perf_counter() - start
             self._check(module, p.name)
-            after = (print_module(module) if changed else text) if self.snapshots else None
-            records.append(PassRecord(p.name, seconds, changed, text, after, list(rules)))
-            text = after
+            after, after_uids = (text, uids)
+            if self.snapshots and changed:
+                after, after_uids = print_module_uids(module)
+            records.append(PassRecord(p.name, seconds, changed, text, after, list(rules), uids, after_uids))
+            text, uids = after, after_uids
         return records
