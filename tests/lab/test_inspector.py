@@ -82,7 +82,7 @@ def test_missing_stage_says_not_produced():
     assert "not produced for this target (cpu)" in _child(Inspector(make_compiled()), "Assembly").value
 
 
-@pytest.mark.parametrize("title", ["PTX", "SASS", "layouts"])
+@pytest.mark.parametrize("title", ["PTX", "SASS"])
 def test_gpu_tabs_without_a_gpu_compile_say_so(title):
     assert "no GPU compile of this kernel" in _child(Inspector(make_compiled()), title).value
 

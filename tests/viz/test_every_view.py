@@ -1,8 +1,9 @@
 """Every view draws every kernel of the suite compiled for the GPU (no GPU needed: the CUDA pipeline runs anywhere).
 
 Each kernel is compiled once per target (sm_90: mma.sync with cp.async pipelines; sm_90a: wgmma) and
-each inspector view is built as the notebook builds it: no exception, no "cannot draw" note, a PNG
-wherever the kernel has what the view shows (accesses, tiles, shared buffers), and roofline bytes equal
+each inspector view is built as the notebook builds it: no exception, no "cannot draw" note, a picture
+wherever the kernel has what the view shows (the memory line of its accesses, the ownership grid of its
+tiles, the bank grids of its shared buffers, swizzled and not), and roofline bytes equal
 to the analysis' loads plus stores, the same pipelined or not.
 """
 
@@ -11,7 +12,7 @@ import pytest
 from tests.viz.suite import CASES, TARGETS, compile_case
 from tilelab.compiler.analysis import count_flops_bytes
 from tilelab.viz.plugins.coalescing import CoalescingTab
-from tilelab.viz.plugins.layout_view import LayoutsTab
+from tilelab.viz.plugins.layout_view import SHOWN_MAX, LayoutsTab, grid_rows
 from tilelab.viz.plugins.roofline import RooflineTab, count_point
 from tilelab.viz.plugins.shared_memory import SharedMemoryTab
 
@@ -38,10 +39,11 @@ def test_every_view_draws(case, target):
     assert coalescing.rows and "cannot" not in coalescing.note.value, coalescing.note.value
     assert _drawn(coalescing.image)
     layouts = LayoutsTab(compiled)
-    assert layouts.tiles and _drawn(layouts.image)
+    grid, _, _ = grid_rows(layouts.tiles[0])
+    assert layouts.view.value.count("<td ") == min(grid.shape[0], SHOWN_MAX) * min(grid.shape[1], SHOWN_MAX)
     shared = SharedMemoryTab(compiled)
     if "ttg.local_alloc" in compiled.asm["tile"]:
-        assert shared.buffers and _drawn(shared.image)
+        assert shared.buffers and shared.grid.value.count("<table class='tl-banks'>") == 2
     roofline = RooflineTab(compiled)
     assert _drawn(roofline.image) and "loads 0 " not in roofline.table.value
 

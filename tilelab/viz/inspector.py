@@ -124,13 +124,11 @@ def _gpu_note(gpu: GpuView, title: str):
 def gpu_tab(gpu: GpuView, title: str):
     """The body of GPU tab ``title`` (PTX, SASS or an analysis view) from the chosen GPU compile."""
     compiled = gpu.compiled()
-    if compiled is None:
-        return _gpu_note(gpu, title)
     for tab_title, key, lang in CODE_TABS:
         if tab_title == title:
-            return _code_tab(compiled, key, lang)
+            return _code_tab(compiled, key, lang) if compiled is not None else _gpu_note(gpu, title)
     view = next(v for v in views() if v.name == title)
-    return _plugin_tab(view, compiled)
+    return _plugin_tab(view, compiled or gpu.run)  # without a GPU compile: the views' predictions
 
 
 def _resources(gpu: GpuView):

@@ -73,11 +73,11 @@ def _plugin_html(view, compiled) -> str:
 def _gpu_html(gpu: GpuView, title: str, key: str | None = None, language: str = "") -> str:
     """A GPU section (PTX, SASS or an analysis view) from the GPU compile, or why there is none."""
     compiled = gpu.compiled()
-    if compiled is None:
-        return render_note(f"{title}: no GPU compile of this kernel" + (f": {gpu.error}" if gpu.error else "."))
     if key is not None:
+        if compiled is None:
+            return render_note(f"{title}: no GPU compile of this kernel" + (f": {gpu.error}" if gpu.error else "."))
         return _code_html(compiled, key, language)
-    return _plugin_html(next(v for v in views() if v.name == title), compiled)
+    return _plugin_html(next(v for v in views() if v.name == title), compiled or gpu.run)
 
 
 def _code_sections(compiled, gpu: GpuView) -> list[tuple[str, str, str]]:

@@ -67,9 +67,11 @@ def table_html(header: list[str], rows: list[list], flagged: set[int] = frozense
         body.append(f"<tr{cls}>{cells}</tr>")
     style = (
         "<style>.tl-vtable td,.tl-vtable th{padding:2px 10px;font-family:ui-monospace,Menlo,monospace;"
-        "font-size:12px;text-align:left}.tl-vtable .tl-flag{background:#fdf0c2}</style>"
+        "font-size:12px;text-align:left;white-space:nowrap}.tl-vtable .tl-flag{background:#fdf0c2}"
+        ".tl-scroll{overflow-x:auto;max-width:100%}</style>"
     )
-    return f'{style}<table class="tl-vtable"><tr>{head}</tr>{"".join(body)}</table>'
+    # one line per row (no wrapped cells); a table wider than the pane scrolls instead of being cut
+    return f'{style}<div class="tl-scroll"><table class="tl-vtable"><tr>{head}</tr>{"".join(body)}</table></div>'
 
 
 def note_html(text: str) -> str:
