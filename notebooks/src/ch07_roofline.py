@@ -49,6 +49,16 @@ def notebook():
             print(f"{kernel.__name__:5}: {cost.flops:>10,} FLOPs {cost.bytes:>10,} B  intensity {cost.intensity:.2f}")
         """),
             md("""
+        **Question.** The roofline tab of `poly` draws its intensity as a vertical line before it is
+        timed. Is it left or right of the ridge (where the bandwidth roof meets the compute roof) of an
+        sm_90 GPU? Of this CPU?
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(poly, {"x": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": BLOCK}, target=TARGET, show="roofline")
+        """),
+            md("""
         ## Measure
 
         `do_bench` runs a function many times and returns milliseconds. FLOP/s and bytes/s follow from the

@@ -78,6 +78,14 @@ class PassesTab:
             changed = [r.index for r in rows if r.changed]
             self.pass_list.value = (changed or indices)[0]
 
+    def choose(self, name: str) -> None:
+        """Shows the first pass called ``name`` (its diff); an unknown name says which passes there are."""
+        names = [r.name for r in self.records]
+        if name not in names:
+            raise ValueError(f"no pass {name!r}; passes: {', '.join(names)}")
+        self.hide.value = False
+        self.pass_list.value = names.index(name)
+
     def show_pass(self, index: int | None) -> None:
         """Shows the diff of pass ``index`` (the IR before it against the IR after it)."""
         if index is None:
@@ -205,10 +213,14 @@ class Inspector:
         raise ValueError(f"no inspector tab {name!r}; tabs: {', '.join(self.titles)}")
 
     def open(self, show: str) -> None:
-        """Selects the first tab named in ``show`` (a comma-separated list)."""
+        """Selects the first tab named in ``show`` (a comma-separated list); ``passes:cse`` also picks a pass."""
         first = [s for s in show.split(",") if s.strip()]
-        if first:
-            self.tab.selected_index = self.tab_index(first[0])
+        if not first:
+            return
+        tab, _, pass_name = first[0].partition(":")
+        self.tab.selected_index = self.tab_index(tab)
+        if pass_name:
+            self.passes.choose(pass_name.strip())
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
