@@ -7,7 +7,6 @@ import pytest
 
 import tilelab
 import tilelab.language as tl
-
 from tilelab.viz.autotune_view import AutotuneProgress, summary_rows, times_figure
 
 autotune = importlib.import_module("tilelab.runtime.autotune")  # the module (the package exports the decorator)
