@@ -94,6 +94,32 @@ def notebook():
         ax.set_xlabel("FLOPs per byte"), ax.set_ylabel("GFLOP/s"), ax.legend()
         plt.show()
         """),
+            md("""
+        ## Let the machine choose: autotuning
+
+        Which `BLOCK` is fastest depends on the machine. `@tilelab.autotune` compiles and times each config
+        on the first launch (once per value of its `key`) and keeps the fastest; in Jupyter a progress bar
+        follows it, then a table and a chart of each config's time. A config that cannot run is skipped
+        with its reason.
+
+        **Question.** Which `BLOCK` won here, by how much, and why did `BLOCK=3000` fail?
+        """),
+            code("""
+        import tilelab.viz  # noqa: F401  (in Jupyter: the autotuner's progress bar and results)
+
+
+        @tilelab.autotune([tilelab.Config({"BLOCK": b}) for b in (256, 1024, 3000, 4096)], key=["n"], warmup=2, rep=10)
+        @tilelab.jit
+        def add_tuned(x, y, out, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+
+        add_tuned[lambda meta: (tilelab.cdiv(n, meta["BLOCK"]),)](x, y, out, n, target=TARGET)
+        assert_close(out, x + y)
+        print("best:", add_tuned.best_config)
+        """),
             *exercise(
                 """
             Predict before you measure: if `poly` loops 64 times instead of 16, by how much does its intensity
