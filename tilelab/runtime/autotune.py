@@ -16,6 +16,7 @@ meta-parameters from the other arguments at each launch::
 from __future__ import annotations
 
 from .arrays import array_info
+from .bench import do_bench
 from .errors import LaunchError
 
 
@@ -140,8 +141,6 @@ class Autotuner(KernelWrapper):
         A config that fails (out of shared memory, say) is recorded in ``failures`` and skipped; the
         listeners in ``PROGRESS`` (a text line by default) hear each phase.
         """
-        from tilelab.testing import do_bench
-
         bench = self.do_bench or (lambda fn: do_bench(fn, warmup=self.warmup, rep=self.rep, return_mode="median"))
         saved = {n: _copy(named[n]) for n in self.restore_value}
         self.timings, self.failures = {}, {}

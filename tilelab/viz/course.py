@@ -12,13 +12,13 @@ from __future__ import annotations
 
 def inspect(kernel, signature: dict, constants: dict | None = None, target: str = "cpu", show=None, gpu=None, **opts):
     """The inspector of ``kernel`` compiled for ``target``, its GPU tabs from ``cuda:<gpu>`` (sm_90 by default)."""
-    import tilelab
+    from tilelab import runtime
 
     from .gpu import gpu_compiler
     from .inspector import Inspector
 
     opts.setdefault("snapshots", True)
-    compiled = tilelab.compile(kernel, signature=signature, constants=constants or {}, target=target, **opts)
+    compiled = runtime.compile(kernel, signature=signature, constants=constants or {}, target=target, **opts)
     return Inspector(compiled, show=show, gpu=gpu_compiler(kernel, signature, constants, **opts), arch=gpu)
 
 

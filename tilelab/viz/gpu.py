@@ -28,13 +28,13 @@ def arch_of(target: str) -> str | None:
 
 def gpu_compiler(kernel, signature: dict, constants: dict | None = None, **options) -> Callable[[str], object]:
     """``arch -> CompiledKernel``: ``kernel`` compiled for ``cuda:<arch>`` with snapshots, once per arch."""
-    import tilelab
+    from tilelab import runtime
 
     done: dict[str, object] = {}
 
     def compile_for(arch: str):
         if arch not in done:
-            done[arch] = tilelab.compile(
+            done[arch] = runtime.compile(
                 kernel, signature=signature, constants=constants or {}, target=f"cuda:{arch}", **options
             )
         return done[arch]

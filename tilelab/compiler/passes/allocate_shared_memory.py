@@ -72,7 +72,7 @@ def live_range(alloc: LocalAllocOp, order: dict, uses: list[Op]) -> tuple[int, i
     end = order[alloc][0]
     for use in uses:
         while use.parent is not alloc.parent and use.parent is not None:
-            use = use.parent.parent.parent  # block -> region -> op
+            use = use.parent_op
         end = max(end, order[use][1])
     return order[alloc][0], end
 
@@ -98,12 +98,7 @@ def run(module: Module) -> bool:
     func = module.kernel
     order = number_ops(func.body)
     allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
-    uses: dict = {a.result: [] for a in allocs}
-    for op in func.walk():
-        for v in op.operands:
-            if v in uses:
-                uses[v].append(op)
-    ranges = [(*live_range(a, order, uses[a.result]), a.nbytes) for a in allocs]
+    ranges = [(*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
     offsets, total = first_fit(ranges)
     changed = module.attrs.get("shared_bytes") != total
     for alloc, offset in zip(allocs, offsets):

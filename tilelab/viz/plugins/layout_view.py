@@ -18,6 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilelab.compiler.layouts import contiguous_elements, default_blocked
+
+from .figures import LazyPane, note_html, table_html
+
 #: A grid with at most this many columns and cells writes ``warp:lane:register`` in each cell.
 LABEL_MAX_COLS, LABEL_MAX_CELLS = 32, 1024
 #: Larger tiles show their top-left corner of this many rows and columns (a note says so).
@@ -72,8 +76,6 @@ class TileLayout:
         return self.layout.owner_of(np.stack(np.indices(self.shape), axis=-1))
 
     def parameters(self) -> list[tuple[str, str]]:
-        from tilelab.compiler.layouts import contiguous_elements
-
         rows = [("layout", str(self.layout)), ("origin", self.origin)]
         rows += [(k, str(v)) for k, v in self.layout.params.items() if k not in ("parent", "shape", "kind")]
         rows.append(("elements per thread in a row", str(contiguous_elements(self.layout))))
@@ -85,7 +87,6 @@ def kernel_tiles(compiled) -> list[TileLayout]:
 
     Shared-memory buffers (whose layouts map offsets, not threads) belong to the shared-memory view.
     """
-    from tilelab.compiler.layouts import default_blocked
 
     num_warps = int((compiled.options or {}).get("num_warps", 4))
     seen, tiles = set(), []
@@ -207,7 +208,6 @@ BASES_NOTE = (
 
 def layout_html(tile: TileLayout) -> str:
     """The whole view of one tile: the grid, then the bases explained, then the parameters."""
-    from .figures import note_html, table_html
 
     return (
         grid_html(tile)
@@ -221,7 +221,6 @@ REPORT_MAX_TILES = 12
 
 
 def layouts_html(compiled) -> str:
-    from .figures import note_html
 
     tiles = kernel_tiles(compiled)
     if not tiles:
@@ -256,6 +255,4 @@ class LayoutsTab:
 
 
 def layouts_tab(compiled):
-    from .figures import LazyPane
-
     return LazyPane(lambda: [LayoutsTab(compiled).widget], "layouts").widget
