@@ -192,17 +192,17 @@ def _check_gpu_ptx(inspector) -> None:
     inspector.screenshot(path=str(OUTPUT / "ptx.png"))
 
 
-SHOWN_PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-
-
 def _run_notebook(page, url: str, name: str):
     """Opens ``name``, starts running all its cells and returns its panel (callers wait for their outputs)."""
     page.goto(f"{url}/lab/tree/{name}")
-    panel = page.locator(SHOWN_PANEL, has=page.locator(".jp-Cell")).last
-    panel.locator(".jp-Cell").first.wait_for(timeout=60_000)
-    page.wait_for_function("window.jupyterapp && window.jupyterapp.commands.hasCommand('notebook:run-all-cells')")
+    page.wait_for_function(
+        """name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                     return w && w.context && w.context.path.endsWith(name) && w.content.widgets.length > 0; }""",
+        arg=name,
+        timeout=90_000,
+    )
+    panel = page.locator("#" + page.evaluate("window.jupyterapp.shell.currentWidget.id"))
     page.get_by_text("(ipykernel) | Idle").wait_for(timeout=90_000)
-    panel.locator(".jp-Cell").first.click()
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     return panel
 
@@ -224,7 +224,7 @@ def test_chapters_03_and_06_draw_the_gpu_in_jupyterlab(lab):
             assert len(labels) == 16 * 8 and labels[:3] == ["0:0:0", "0:0:1", "0:1:0"]  # lane 0 holds C[0, 0:2]
             assert panel.locator("table.tl-banks").count() >= 2  # the column read, swizzled and not
             grid.scroll_into_view_if_needed()
-            panel.locator(".jp-OutputArea-output", has=grid).first.screenshot(path=str(OUTPUT / "ch03_layout_grid.png"))
+            grid.screenshot(path=str(OUTPUT / "ch03_layout_grid.png"))
 
             panel = _run_notebook(page, url, CHAPTERS[1])
             inspector = panel.locator(".tl-inspector").first
