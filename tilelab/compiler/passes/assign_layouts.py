@@ -18,7 +18,7 @@ How, in two walks:
    one for their shape (``tile_layout``: up to 4 consecutive elements per thread along
    the last dim, lanes then warps row-major).
 
-``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
+``num_warps`` comes from the module's options (``options_of(module).num_warps``).
 
 before:
     tt.func @k(%x: !ptr<i32>) {
@@ -67,6 +67,7 @@ from tilelab.compiler.layouts import (
     mma_m16n8k16_accumulator,
     slice_layout,
 )
+from tilelab.compiler.options import options_of
 
 NAME = "assign-layouts"
 
@@ -369,7 +370,7 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module))
+    assigner = _Assigner(options_of(module).num_warps, access_vectors(module), chained_dots(module))
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

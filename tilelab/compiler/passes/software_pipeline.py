@@ -109,9 +109,9 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.ir.ops.gpu import shared_reads
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.options import options_of
 
 NAME = "software-pipeline"
-DEFAULT_STAGES = 3
 
 
 @dataclass
@@ -370,7 +370,7 @@ def pipeline_loop(loop: ForOp, stages: int) -> bool:
 
 
 def run(module: Module) -> bool:
-    default = module.attrs.get("num_stages", DEFAULT_STAGES)
+    default = options_of(module).num_stages
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]

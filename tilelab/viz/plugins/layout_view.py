@@ -87,8 +87,7 @@ def kernel_tiles(compiled) -> list[TileLayout]:
 
     Shared-memory buffers (whose layouts map offsets, not threads) belong to the shared-memory view.
     """
-
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     seen, tiles = set(), []
     for op in compiled.module.walk():
         for value in op.results:

@@ -48,9 +48,9 @@ _LIBDEVICE = {
 }
 
 
-def libdevice_path() -> str | None:
-    """Where libdevice lives: ``$TILELAB_LIBDEVICE``, the CUDA toolkit, or None."""
-    candidates = [os.environ.get("TILELAB_LIBDEVICE")]
+def libdevice_path(given: str | None = None) -> str | None:
+    """Where libdevice lives: ``given`` (``CompileOptions.libdevice``), the CUDA toolkit, or None."""
+    candidates = [given]
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
             candidates.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
