@@ -11,7 +11,9 @@ group each; every iteration then waits until its own group has landed
 the previous iteration free again), reads its stage, and starts the copy for iteration
 ``i + S - 1`` into that free slot. Slots are i32 loop-carried values wrapped with a
 select. Copies past the loop's end are masked off (``iv < ub``), so the tail needs no
-special case; after the loop ``async_wait {num = 0}`` drains them.
+special case; after the loop ``async_wait {num = 0}`` drains them. When the rings and the
+kernel's other shared buffers would not fit in the architecture's shared memory, the loop gets
+the most stages that do fit (none below 2: it is left unpipelined), as Triton's configs expect.
 
 A load is pipelined when it is a tile load directly in an ``scf.for`` body whose only
 user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read only by
@@ -109,6 +111,7 @@ from tilelab.compiler.ir.ops import (
     i32,
 )
 from tilelab.compiler.ir.ops.gpu import shared_reads
+from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 
 NAME = "software-pipeline"
 DEFAULT_STAGES = 3
@@ -395,13 +398,37 @@ def pipeline_loop(loop: ForOp, stages: int) -> bool:
     return True
 
 
+def fitting_stages(func, loop: ForOp, stages: int, limit: int | None) -> int:
+    """The most stages, up to ``stages``, whose rings fit in ``limit`` bytes of shared memory with
+    every other buffer of ``func`` (1: no pipelining fits). A config asking for more stages than
+    fit still compiles, with fewer (a 128x128 attention tile at 3 stages, say)."""
+    cands = candidates(loop) if limit is not None else []
+    if not cands:
+        return stages
+    moved = {c.alloc for c in cands}
+
+    def planned(s):
+        def resize(order):
+            start, end = order[loop]
+            return {a: (start, end, a.stage_bytes * s) for a in moved}
+
+        return first_fit(alloc_ranges(func, resize)[1])[1]
+
+    while stages >= 2 and planned(stages) > limit:
+        stages -= 1
+    return stages
+
+
 def run(module: Module) -> bool:
     default = module.attrs.get("num_stages", DEFAULT_STAGES)
+    limit = shared_memory_limit(module.attrs.get("arch"))
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
+            if stages >= 2:
+                stages = fitting_stages(func, loop, int(stages), limit)
             if stages >= 2:
                 changed |= pipeline_loop(loop, int(stages))
     return changed
