@@ -63,8 +63,8 @@ from __future__ import annotations
 
 import os
 
-from tilelab.compiler.ir.core import FuncOp, Module, Value
-from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, LocalAllocOp, LocalStoreOp
+from tilelab.compiler.ir.core import Block, FuncOp, Module, Op, Value
+from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, ForOp, LocalAllocOp, LocalStoreOp
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
@@ -179,6 +179,30 @@ def retype(func: FuncOp, old: LinearLayout, new: LinearLayout) -> None:
                 v.type = v.type.with_layout(layout)
 
 
+def outermost_invariant_loop(op: Op, v: Value) -> ForOp | None:
+    """The outermost loop around ``op`` that ``v`` is defined outside of (None: no such loop)."""
+    found, loop = None, _enclosing_op(op.parent)
+    while isinstance(loop, ForOp) and not _defined_inside(v, loop):
+        found, loop = loop, _enclosing_op(loop.parent)
+    return found
+
+
+def _enclosing_op(block: Block | None) -> Op | None:
+    """The op whose region holds ``block`` (None at a function's body)."""
+    region = block.parent if block is not None else None
+    return region.parent if region is not None else None
+
+
+def _defined_inside(v: Value, loop: ForOp) -> bool:
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    while block is not None:
+        if block is loop.body:
+            return True
+        op = _enclosing_op(block)
+        block = op.parent if op is not None else None
+    return False
+
+
 def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``.
 
@@ -194,7 +218,14 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
         if isinstance(v.defining_op, ConvertLayoutOp):
             v = v.defining_op.operands[0]
         alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
-        new_ops += [alloc, LocalStoreOp(alloc.result, v, loc=loc)]
+        store = LocalStoreOp(alloc.result, v, loc=loc)
+        outside = outermost_invariant_loop(dot, v)
+        if outside is None:
+            new_ops += [alloc, store]
+        else:  # attention's q: stored once before the loop, not in every iteration
+            at = outside.parent.ops.index(outside)
+            outside.parent.insert(at, alloc)
+            outside.parent.insert(at + 1, store)
         buffers.append(alloc.result)
     wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
     new_ops += [FenceAsyncSharedOp(loc=loc), wgd]

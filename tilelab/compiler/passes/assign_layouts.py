@@ -12,7 +12,8 @@ How, in two walks:
    elementwise ops pass their result's wish on to their operands;
 2. forwards, each result takes its layout: a reduction gives the slice of its operand's
    layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
-   operands' layout; where an operand's layout differs, a ``ttg.convert_layout`` is
+   operands' layout (a computed data operand's before a mask's: in ``tl.where(keep, qk, -inf)``
+   the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where an operand's layout differs, a ``ttg.convert_layout`` is
    inserted in front of the user. Other tiles take the wished layout, or the default
    one for their shape (``tile_layout``: up to 4 consecutive elements per thread along
    the last dim, lanes then warps row-major).
@@ -291,7 +292,8 @@ class _Assigner:
         if not tensors:
             return
         computed = [v for v in tensors if not isinstance(v.defining_op, (SplatOp, ConstantOp))]
-        lead = (computed or tensors)[0]
+        data = [v for v in computed if getattr(v.type.element, "name", "") != "i1"]
+        lead = (data or computed or tensors)[0]  # a mask follows the data it selects, not the other way
         if op.results and op.results[0].type.is_tensor:
             layout = lead.type.layout or self.wanted(op.results[0])
             for r in op.results:
