@@ -68,7 +68,7 @@ from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, 
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
-from tilelab.compiler.passes.assign_layouts import collapse
+from tilelab.compiler.passes.assign_layouts import FP8, collapse
 from tilelab.compiler.passes.convert_through_shared import stored_order
 
 NAME = "accelerate-dot"
@@ -110,9 +110,10 @@ WGMMA_ARCHS = ("sm_90a",)
 
 
 def operands_fit(op: DotOp) -> bool:
-    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit float type."""
+    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit or 8-bit float type."""
     a, b = op.operands[0].type, op.operands[1].type
-    return a.element == b.element and a.element.name in ("f16", "bf16") and len(op.operands[2].type.shape) == 2
+    types = ("f16", "bf16", *FP8)
+    return a.element == b.element and a.element.name in types and len(op.operands[2].type.shape) == 2
 
 
 def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
@@ -128,7 +129,7 @@ def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
         return acc  # another dot with the same accumulator layout was converted first
     (m, n), k = acc.shape, op.operands[0].type.shape[-1]
     num_warps = 1 << len(acc.in_bases(WARP))
-    if num_warps % 4 or m % 64 or k % 16:
+    if num_warps % 4 or m % 64 or k % (32 // op.operands[0].type.element.itemsize):  # an instruction's K
         return None
     groups_m = num_warps // 4
     while groups_m > 1 and m % (64 * groups_m):
@@ -152,7 +153,8 @@ def operand_shared(t, instr_n: int | None = None) -> LinearLayout:
     every instruction starts on an atom.
     """
     elem_bytes = t.element.itemsize
-    if instr_n is not None and t.layout is not None and stored_order(t.layout) == (0, 1):
+    k_major = t.layout is not None and stored_order(t.layout) == (0, 1)
+    if instr_n is not None and (k_major or t.element.name in FP8):  # 8-bit B: wgmma reads it K-major only
         return nvmma_shared(t.shape, elem_bytes, min(128, t.shape[0] * elem_bytes), [0, 1])
     width = t.shape[1] if instr_n is None else min(t.shape[1], instr_n)
     return nvmma_shared(t.shape, elem_bytes, min(128, width * elem_bytes), [1, 0])

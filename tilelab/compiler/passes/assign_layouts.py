@@ -32,6 +32,8 @@ after::
 
 from __future__ import annotations
 
+import os
+
 from tilelab.compiler.ir.core import Block, Module, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
@@ -168,16 +170,25 @@ def chained_dots(module: Module) -> set[DotOp]:
     return found
 
 
-def mma_layout(op: DotOp, num_warps: int, chained: bool = False) -> LinearLayout | None:
+#: 8-bit float operands: only Hopper's wgmma multiplies them (``fp8`` below)
+FP8 = ("fp8e4nv", "fp8e5")
+
+
+def mma_layout(op: DotOp, num_warps: int, chained: bool = False, fp8: bool = False) -> LinearLayout | None:
     """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
 
     Warps split the tile so each warp's own part stays close to square (``warp_split``):
     a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
+    With ``fp8`` (the target has wgmma) an fp8 dot whose shape wgmma takes (M a multiple of 64,
+    K of 32, whole warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma.
     """
     a, b, c = (v.type for v in op.operands)
-    if len(c.shape) != 2 or c.element.name != "f32" or {a.element.name, b.element.name} - {"f16", "bf16"}:
+    if len(c.shape) != 2 or c.element.name != "f32" or a.element != b.element:
         return None
-    if a.element != b.element:
+    if a.element.name in FP8:
+        if not fp8 or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % 32:
+            return None
+    elif a.element.name not in ("f16", "bf16"):
         return None
     m, n = c.shape
     k = a.shape[-1]
@@ -203,8 +214,9 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int, vectors: dict, chained: set):
+    def __init__(self, num_warps: int, vectors: dict, chained: set, fp8: bool = False):
         self.num_warps = num_warps
+        self.fp8 = fp8
         self.chained = chained
         self.vectors = vectors
         self.want: dict[Value, LinearLayout] = {}
@@ -224,7 +236,7 @@ class _Assigner:
 
     def wish_op(self, op: Op) -> None:
         if isinstance(op, DotOp):
-            layout = mma_layout(op, self.num_warps, op in self.chained)
+            layout = mma_layout(op, self.num_warps, op in self.chained, self.fp8)
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
@@ -279,7 +291,7 @@ class _Assigner:
             self.set(
                 op.result,
                 self.want.get(op.result)
-                or mma_layout(op, self.num_warps, op in self.chained)
+                or mma_layout(op, self.num_warps, op in self.chained, self.fp8)
                 or self.wanted(op.result),
             )
             self.convert_operand(block, op, 2, op.result.type.layout)
@@ -391,7 +403,8 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module))
+    fp8 = module.attrs.get("arch") == "sm_90a" and os.environ.get("TILELAB_CUDA_WGMMA", "1") != "0"
+    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module), fp8)
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

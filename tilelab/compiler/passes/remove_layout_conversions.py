@@ -9,7 +9,9 @@ Two rewrites, repeated until nothing changes:
 
 Unused conversions left behind are dropped.
 
-A third one moves a loop-carried value to the layout its loop computes it in. Layouts
+A third one moves a loop-carried value to the layout its loop computes it in (or, when the
+loop only steps it by constants and splats, to the one layout the loop reads it in: a
+pointer tile advanced with ``b_ptrs += BK * stride`` and loaded K-contiguous). Layouts
 are assigned before ``accelerate-dot`` knows the mma layout of a dot's result, so a running
 statistic of that result (attention's row sum ``l_i = l_i * alpha + tl.sum(p, 1)``) can be
 carried in a blocked layout, each iteration converting its inputs to it through shared
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, replace_uses, users
 from tilelab.compiler.ir.ops import (
+    AddPtrOp,
     BinaryOp,
     CastOp,
     CmpOp,
@@ -46,7 +49,7 @@ from tilelab.compiler.ir.ops import (
 )
 
 #: pure elementwise ops: their tensor operands and result share one layout
-_ELEMENTWISE = (BinaryOp, UnaryOp, CastOp, CmpOp, FmaOp, SelectOp)
+_ELEMENTWISE = (AddPtrOp, BinaryOp, UnaryOp, CastOp, CmpOp, FmaOp, SelectOp)
 
 NAME = "remove-layout-conversions"
 
@@ -97,10 +100,13 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
     if not arg.type.is_tensor or arg.type.layout is None:
         return False
     uses, term = users(func), loop.body.terminator
-    ops, component, work = [], {arg}, [arg]
+    ops, component, work, exits = [], {arg}, [arg], set()
     while work:  # the values computed from ``arg`` in this iteration
         for user in uses.get(work.pop(), []):
             if user is term:
+                continue
+            if isinstance(user, ConvertLayoutOp) and user.parent is body:
+                exits.add(user.result.type.layout)  # read in another layout (a load's pointers)
                 continue
             if user.parent is not body or not isinstance(user, _ELEMENTWISE) or user in ops:
                 if user in ops:
@@ -122,7 +128,10 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
                 return False
             target = source.src.type.layout
             removed += 1
-    if target is None or target == arg.type.layout or not removed:
+    if target is None and len(exits) == 1:  # ``ptrs += step`` carried in one layout, loaded in another
+        (target,) = exits
+        removed = 1
+    if target is None or target == arg.type.layout or not removed or (exits and exits != {target}):
         return False
     _retype(loop, index, ops, component, target, uses)
     return True
@@ -141,7 +150,8 @@ def _retype(loop: ForOp, index: int, ops: list, component: set, target, uses) ->
                 again = type(source).create(
                     source.operands, [v.type.with_layout(target)], dict(source.attrs), loc=source.loc
                 )
-                op.parent.insert(op.parent.ops.index(op), again)
+                home = source.parent  # next to the original: a step made before the loop stays there
+                home.insert(home.ops.index(source) + 1, again)
                 op.operands[k] = again.result
         for r in op.results:
             r.type = r.type.with_layout(target)

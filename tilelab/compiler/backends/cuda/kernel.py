@@ -73,6 +73,7 @@ def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
     fn = ir.Function(llmod, fnty, func.sym_name)
     fn.calling_convention = "ptx_kernel"
     lw = LocatedLowering(llmod, fn, num_warps)
+    lw.sm = int("".join(ch for ch in str(module.attrs.get("arch") or "sm_90")[3:] if ch.isdigit()) or 90)
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
     lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
     lw.lines.function(fn, name=func.sym_name, line=func.loc.line)
