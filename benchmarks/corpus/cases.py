@@ -9,8 +9,8 @@ compiled for sm_90 on a machine without a GPU. A case returns a ``Setup``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from benchmarks.corpus import kernels as K
 

@@ -116,7 +116,19 @@ def layernorm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.
 
 
 def layernorm_bwd_kernel(
-    DX, DY, DW_partial, DB_partial, X, W, Mean, Rstd, stride, M, N, ROWS_PER_PROGRAM: tl.constexpr, BLOCK_N: tl.constexpr
+    DX,
+    DY,
+    DW_partial,
+    DB_partial,
+    X,
+    W,
+    Mean,
+    Rstd,
+    stride,
+    M,
+    N,
+    ROWS_PER_PROGRAM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     # dx per row; each program sums dw, db over its rows and writes one partial row of each
     pid = tl.program_id(0)
@@ -162,9 +174,7 @@ def rmsnorm_kernel(Y_ptr, Y_row_stride, X_ptr, X_row_stride, W_ptr, RSTD_ptr, n_
     tl.store(Y_ptr + col_offsets, Y_row, mask=mask)
 
 
-def cross_entropy_kernel(
-    X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, BLOCK_SIZE: tl.constexpr
-):
+def cross_entropy_kernel(X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
     # loss = logsumexp(x) - x[y]; the gradient softmax(x) - onehot(y) is written over x
     program_id = tl.program_id(0).to(tl.int64)
     X_ptr += program_id * X_stride
@@ -197,7 +207,9 @@ def cumsum_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + row * stride + cols, tl.cumsum(x, axis=0), mask=mask)
 
 
-def transpose_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, stride_yn, BM: tl.constexpr, BN: tl.constexpr):
+def transpose_kernel(
+    x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, stride_yn, BM: tl.constexpr, BN: tl.constexpr
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)

@@ -151,8 +151,17 @@ def compile_only(names):
             short = ",".join(f"{v}" for k, v in cfg.items() if k not in ("HEAD_DIM", "CAUSAL", "HINTS"))
             t0 = time.perf_counter()
             try:
-                ck = tilelab.compile(kern, sig, consts, target="cuda:sm_90a", num_warps=cfg["num_warps"],
-                                     num_stages=cfg["num_stages"], divisibility=div, snapshots=False, cache=False)
+                ck = tilelab.compile(
+                    kern,
+                    sig,
+                    consts,
+                    target="cuda:sm_90a",
+                    num_warps=cfg["num_warps"],
+                    num_stages=cfg["num_stages"],
+                    divisibility=div,
+                    snapshots=False,
+                    cache=False,
+                )
             except Exception as e:  # noqa: BLE001 - report and go on
                 print(f"| {name} | {short} | ERROR {type(e).__name__}: {str(e).splitlines()[0][:120]} |", flush=True)
                 continue
@@ -262,7 +271,8 @@ def run_gpu(names, out_path=None):
         ratio = f"{tl / tr:.2f}x" if tl and tr else "-"
         cfgs = f"{_cfg_text(tr_cfg) if tr_cfg else '-'} / {_cfg_text(tl_cfg) if tl_cfg else '-'}"
         comp = f"{tr_c:.2f} / {tl_c:.2f}" if tr_c is not None and tl_c is not None else f"{tr_c} / {tl_c}"
-        row = f"| {name} | {_cell(tr, setup)} | {_cell(tl, setup)} | {_cell(torch_ms, setup)} | {ratio} | {cfgs} | {comp} |"
+        cells = [name, _cell(tr, setup), _cell(tl, setup), _cell(torch_ms, setup), ratio, cfgs, comp]
+        row = "| " + " | ".join(cells) + " |"
         print(row, flush=True)
         rows.append(row)
         notes += [f"- {name}, Triton {e}" for e in tr_err] + [f"- {name}, tilelab {e}" for e in tl_err]

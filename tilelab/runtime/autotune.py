@@ -15,6 +15,8 @@ meta-parameters from the other arguments at each launch::
 
 from __future__ import annotations
 
+from tilelab.errors import OutOfResources
+
 from .arrays import array_info
 from .errors import LaunchError
 
@@ -151,7 +153,10 @@ class Autotuner(KernelWrapper):
                 for name, value in saved.items():
                     named[name][...] = value
 
-            self.timings[config] = bench(call)
+            try:
+                self.timings[config] = bench(call)
+            except OutOfResources:  # a config the hardware cannot run is skipped, as Triton does
+                self.timings[config] = float("inf")
         return min(self.timings, key=self.timings.get)
 
 

@@ -90,7 +90,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value, users
+from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value, replace_uses, users
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
     AsyncCommitGroupOp,
@@ -110,7 +110,7 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
-from tilelab.compiler.ir.ops.gpu import shared_reads
+from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 
 NAME = "software-pipeline"
@@ -419,6 +419,48 @@ def fitting_stages(func, loop: ForOp, stages: int, limit: int | None) -> int:
     return stages
 
 
+def overlap_wgmma(func, loop: ForOp) -> bool:
+    """Keep each iteration's wgmma running while the copies for a later iteration are issued.
+
+    Applies to a pipelined loop whose one ``warp_group_dot`` accumulates into a carried value
+    that nothing else in the loop reads (a matmul's ``acc``). The dot waits with ``pendings = 1``
+    (only the previous iteration's wgmma must be done), then a barrier (every warpgroup's previous
+    wgmma is done: its ring slot is free), then the copies into that slot start. After the loop,
+    ``ttng.warp_group_dot_wait {pendings = 0}`` completes the accumulator before its readers.
+    """
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
+    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
+    if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
+        return False
+    dot, index = dots[0], body.args.index(dots[0].acc) - 1
+    uses = users(func)
+    if uses.get(dot.acc) != [dot] or uses.get(dot.result) != [body.terminator]:
+        return False
+    if body.terminator.operands.index(dot.result) != index:
+        return False
+    moved = []
+    for copy in copies:
+        view = copy.operands[0].defining_op
+        if isinstance(view, MemDescIndexOp) and uses.get(view.result) == [copy]:
+            moved.append(view)
+        moved.append(copy)
+    moved.append(commits[0])
+    for op in moved:
+        body.remove(op)
+    at = body.ops.index(dot) + 1
+    for i, op in enumerate([BarrierOp(loc=loop.loc), *moved]):
+        body.insert(at + i, op)
+    dot.attrs["pendings"] = 1
+    result = loop.results[index]
+    wait = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
+    loop.parent.insert(loop.parent.ops.index(loop) + 1, wait)
+    replace_uses(func, {result: wait.result})
+    wait.operands[0] = result
+    return True
+
+
 def run(module: Module) -> bool:
     default = module.attrs.get("num_stages", DEFAULT_STAGES)
     limit = shared_memory_limit(module.attrs.get("arch"))
@@ -429,6 +471,7 @@ def run(module: Module) -> bool:
             stages = loop.attrs.get("num_stages") or default
             if stages >= 2:
                 stages = fitting_stages(func, loop, int(stages), limit)
-            if stages >= 2:
-                changed |= pipeline_loop(loop, int(stages))
+            if stages >= 2 and pipeline_loop(loop, int(stages)):
+                changed = True
+                overlap_wgmma(func, loop)
     return changed

@@ -45,6 +45,7 @@ LAZY_LOWERINGS = {
     "ttg.async_wait": "lower_async",
     "ttng.warp_group_dot": "lower_wgmma",
     "ttng.fence_async_shared": "lower_wgmma",
+    "ttng.warp_group_dot_wait": "lower_wgmma",
 }
 
 

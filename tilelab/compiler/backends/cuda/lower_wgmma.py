@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp
+from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
 
 from ..common.types import F32, I32, I64
@@ -293,9 +293,9 @@ def _fence(lw, regs: list) -> list:
     return _tied(lw, "wgmma.fence.sync.aligned;", regs)
 
 
-def _wait(lw, regs: list) -> list:
-    """``wgmma.commit_group`` + ``wait_group 0``, the accumulator registers tied through it."""
-    return _tied(lw, "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", regs)
+def _wait(lw, regs: list, pendings: int = 0) -> list:
+    """``wgmma.commit_group`` + ``wait_group pendings``, the accumulator registers tied through it."""
+    return _tied(lw, f"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned {pendings};", regs)
 
 
 def _tied(lw, text: str, regs: list) -> list:
@@ -348,4 +348,11 @@ def lower_warp_group_dot(lw, op):
             ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
         ):
             out[i] = v
-    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out)))
+    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out, int(op.attrs.get("pendings", 0)))))
+
+
+@lower(WarpGroupDotWaitOp)
+def lower_warp_group_dot_wait(lw, op):
+    acc = lw.get(op.operands[0])
+    regs = _tied(lw, f"wgmma.wait_group.sync.aligned {int(op.attrs['pendings'])};", list(acc.regs))
+    lw.set(op.result, GTile(acc.layout, op.result.type.element, regs))

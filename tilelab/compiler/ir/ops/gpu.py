@@ -231,6 +231,22 @@ class WarpGroupDotOp(Op):
         return self.operands[2]
 
 
+class WarpGroupDotWaitOp(Op):
+    """Wait until at most ``pendings`` of this warpgroup's wgmma groups are in flight; gives ``acc``.
+
+    A ``ttng.warp_group_dot`` with ``pendings = 1`` leaves its group running (the next
+    iteration's copies overlap it); its accumulator may only be read after this wait.
+
+        %r = ttng.warp_group_dot_wait %acc {pendings = 0} : tensor<128x128xf32, #wgmma<...>>
+    """
+
+    name = "ttng.warp_group_dot_wait"
+    pure = False
+
+    def __init__(self, acc: Value, pendings: int = 0, loc: Loc = UNKNOWN_LOC):
+        super().__init__([acc], [acc.type], {"pendings": int(pendings)}, loc=loc)
+
+
 class FenceAsyncSharedOp(Op):
     """Order this thread's earlier ordinary shared-memory writes before later *async-proxy* reads.
 
