@@ -14,9 +14,9 @@ How, in two walks:
    layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
    operands' layout (a computed data operand's before a mask's: in ``tl.where(keep, qk, -inf)``
    the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where
-   an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user. Other tiles take the wished layout, or the default
-   one for their shape (``tile_layout``: up to 4 consecutive elements per thread along
-   the last dim, lanes then warps row-major).
+   an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user.
+   Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
+   up to 4 consecutive elements per thread along the last dim, lanes then warps row-major).
 
 ``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
 
