@@ -15,10 +15,9 @@ run Triton kernels::
     add[(tilelab.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
 """
 
-__version__ = "0.1.0"
-
 import importlib
 
+from ._version import __version__
 from .runtime import (
     CompiledKernel,
     Config,

@@ -15,6 +15,9 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import tilelab
+from tilelab.compiler.frontend.errors import CompilationError
+
 from .magics.options import OptionError, kernel_parser, parse_consts, parse_signature
 
 STAGES = ("tile", "llir", "asm", "ptx", "sass")
@@ -53,8 +56,6 @@ def load_kernel(spec: str):
 
 def compile_from_args(args):
     """Compiles the kernel named on the command line with its options."""
-    import tilelab
-
     if not args.signature:
         raise OptionError('--signature is required, e.g. --signature "x=*fp32, n=i32"')
     return tilelab.compile(
@@ -77,7 +78,7 @@ def _run(args) -> int:
             raise OptionError(f"--stage {args.stage}: not produced for target {compiled.target} (available: {have})")
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
-    from .viz.report import write_report
+    from .viz.report import write_report  # ~1 s of view imports, which `tilelab compile` never needs
 
     out = write_report(compiled, args.output or f"{compiled.name}.html")
     print(f"wrote {out}")
@@ -86,9 +87,6 @@ def _run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tilelab`` command; returns the exit status."""
-    import tilelab
-    from tilelab.compiler.frontend.errors import CompilationError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,6 +1,5 @@
 """The CUDA lowering table: modules imported on first use cover exactly the ops they lower."""
 
-import importlib
 import os
 import subprocess
 import sys
@@ -8,17 +7,15 @@ from pathlib import Path
 
 from tilelab.compiler.backends.cuda import context
 
-LAZY_MODULES = set(context.LAZY_LOWERINGS.values())
+LAZY_MODULES = set(context.LOWERINGS.on_demand)
 
 
 def test_every_lazy_op_is_lowered_by_the_module_named_for_it():
-    for module in LAZY_MODULES:
-        importlib.import_module(f"tilelab.compiler.backends.cuda.{module}")
-    owners = {cls.name: fn.__module__.rsplit(".", 1)[-1] for cls, fn in context.LOWERINGS.items()}
-    for name, module in context.LAZY_LOWERINGS.items():
-        assert owners.get(name) == module, name
-    for name, module in owners.items():  # an op of a lazy module must be listed, or it would not be found
-        assert module not in LAZY_MODULES or name in context.LAZY_LOWERINGS, name
+    owners = {cls: fn.__module__.rsplit(".", 1)[-1] for cls, fn in context.LOWERINGS.items()}
+    for module, classes in context.LOWERINGS.on_demand.items():
+        assert all(owners.get(cls) == module for cls in classes), module
+    for cls, module in owners.items():  # an op of a lazy module must be listed, or it would not be found
+        assert module not in LAZY_MODULES or cls in context.LOWERINGS.on_demand[module], cls.name
 
 
 def test_a_vector_add_compiles_without_the_lazy_modules(tmp_path):
@@ -35,7 +32,7 @@ def add(x, y, out, n, BLOCK: tl.constexpr):
 
 sig = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
 tilelab.compile(add, signature=sig, constants={"BLOCK": 256}, target="cuda:sm_90a", cache=False)
-loaded = {m for m in set(context.LAZY_LOWERINGS.values()) if f"tilelab.compiler.backends.cuda.{m}" in sys.modules}
+loaded = {m for m in context.LOWERINGS.on_demand if f"tilelab.compiler.backends.cuda.{m}" in sys.modules}
 print(sorted(loaded))
 """
     script = tmp_path / "add.py"

@@ -13,9 +13,16 @@ import tilelab
 import tilelab.language as tl
 from tilelab.compiler.backends.cuda import find_tool
 from tilelab.compiler.backends.cuda.lower_ldmatrix import LdmatrixGroup, lane_element, plan_ldmatrix
-from tilelab.compiler.backends.cuda.lower_shape import flat_of
 from tilelab.compiler.backends.cuda.lower_shared import buffer_places
-from tilelab.compiler.layouts import LANE, REGISTER, WARP, dot_operand, mma_m16n8k16_accumulator, swizzled_shared
+from tilelab.compiler.layouts import (
+    LANE,
+    REGISTER,
+    WARP,
+    dot_operand,
+    flat_of,
+    mma_m16n8k16_accumulator,
+    swizzled_shared,
+)
 from tilelab.compiler.passes.assign_layouts import warp_split
 from tilelab.compiler.passes.convert_through_shared import mma_operand_shared
 

@@ -1,6 +1,6 @@
 """Layout conversions through shared memory move runs of adjacent elements as one vector."""
 
-from tilelab.compiler.backends.cuda.lower_shape import vector_run
+from tilelab.compiler.layouts import vector_run
 
 
 def test_four_adjacent_halves_move_as_one_64_bit_access():

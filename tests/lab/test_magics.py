@@ -32,7 +32,7 @@ def ip(shell, monkeypatch):
             raise shell.compile_error
         return make_compiled()
 
-    monkeypatch.setattr(tilelab, "compile", fake_compile)
+    monkeypatch.setattr(tilelab.runtime, "compile", fake_compile)
     shell.shown, shell.calls, shell.compile_error = shown, calls, None
     yield shell
     shell.user_ns.pop("add", None)

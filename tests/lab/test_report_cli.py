@@ -115,7 +115,7 @@ def test_cli_compile_error_names_the_line(fake_compile, kernel_file, capsys):
     assert capsys.readouterr().err.startswith("k.py:2: bad thing\n    y = x + 1")
 
 
-def test_compiled_kernel_report_method(tmp_path):
+def test_write_report_of_a_compiled_kernel(tmp_path):
     import tilelab.language as tl
 
     @tilelab.jit
@@ -124,6 +124,6 @@ def test_compiled_kernel_report_method(tmp_path):
         tl.store(out + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
 
     ck = tilelab.compile(scale, signature={"x": "*fp32", "out": "*fp32", "n": "i32"}, constants={"BLOCK": 64})
-    path = ck.report(tmp_path / "scale.html")
+    path = write_report(ck, tmp_path / "scale.html")
     text = path.read_text()
     assert "scale" in text and "canonicalize" in text and "<html" in text.lower()

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["gf2", "linear", "distributed", "shared", "queries", "text"]
+MODULES = ["gf2", "linear", "distributed", "shared", "queries", "text", "indexing"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -28,6 +28,26 @@ def test_equal_splats_merge():
     assert changed and out.count("tt.splat") == 1 and "tt.store %0, %1" in out
 
 
+def test_commutative_operands_merge_in_any_order():
+    out, changed = run_pass(
+        cse,
+        func(
+            """
+            %0 = arith.add %a, %b : i32
+            %1 = arith.add %b, %a : i32
+            %2 = arith.sub %a, %b : i32
+            %3 = arith.sub %b, %a : i32
+            tt.store %x, %0 : !ptr<i32>
+            tt.store %x, %1 : !ptr<i32>
+            tt.store %x, %2 : !ptr<i32>
+            tt.store %x, %3 : !ptr<i32>
+            """,
+            "%x: !ptr<i32>, %a: i32, %b: i32",
+        ),
+    )
+    assert changed and out.count("arith.add") == 1 and out.count("arith.sub") == 2
+
+
 def test_value_from_outer_scope_is_reused_in_loop_body():
     out, changed = run_pass(
         cse,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tilelab import testing
+from tilelab.runtime import bench
 
 matplotlib.use("Agg")
 
@@ -90,7 +91,7 @@ class FakeDriver:
         monkeypatch.setattr(cuda_driver, "memset_d8", memset_d8)
         monkeypatch.setattr(cuda_driver, "mem_alloc", lambda nbytes: 0x1000)
         monkeypatch.setattr(cuda_driver, "synchronize", lambda: None)
-        monkeypatch.setattr(testing, "_gpu_cache", {})
+        monkeypatch.setattr(bench, "_gpu_cache", {})
 
 
 def test_gpu_timing_uses_events_and_flushes_l2(monkeypatch):
@@ -111,7 +112,7 @@ def test_automatic_device_follows_cuda_launches(monkeypatch):
     from tilelab.runtime import cuda_driver
     from tilelab.runtime.cuda_target import CudaLauncher
 
-    monkeypatch.setattr(testing, "_gpu_times", lambda fn, warmup, rep, grads: [7.0, 9.0])
+    monkeypatch.setattr(bench, "_gpu_times", lambda fn, warmup, rep, grads: [7.0, 9.0])
     monkeypatch.setitem(cuda_driver._state, "context", None)
     assert testing.do_bench(lambda: time.sleep(1e-4), rep=1) < 5  # no CUDA context: host timing
     monkeypatch.setitem(cuda_driver._state, "context", object())

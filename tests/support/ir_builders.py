@@ -109,8 +109,7 @@ class KernelBuilder:
         return op
 
     def finish(self) -> Module:
-        self.b.block = self.func.body
-        self.b.index = None
+        self.b.set_insertion_point_to_end(self.func.body)
         self.op(O.ReturnOp([]))
         module = Module(self.funcs, self.func.sym_name)
         ir.verify(module)

@@ -9,6 +9,7 @@ semantic builder as ``_semantic``; called from plain Python it raises a clear er
 
 from __future__ import annotations
 
+from ..compiler.frontend.errors import SemanticError
 from ..compiler.frontend.values import builtin, is_builtin, unwrap
 
 
@@ -368,8 +369,6 @@ def assume(cond, _semantic=None):
 @builtin
 def static_assert(cond, msg="", _semantic=None):
     """Fail compilation when the compile-time ``cond`` is false."""
-    from ..compiler.frontend.errors import SemanticError
-
     if not isinstance(unwrap(cond), (bool, int)):
         raise SemanticError("static_assert needs a compile-time condition")
     if not unwrap(cond):

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from dataclasses import dataclass
+
+import tilelab.language as tl
+from tilelab import runtime
+from tilelab.compiler.frontend.errors import CompilationError
 
 from .options import OptionError, parse_consts, parse_signature, signature_from_args
 
@@ -53,16 +58,15 @@ def _last_function(cell: str, filename: str) -> str:
 
 def define_kernel(shell, cell: str) -> DefinedKernel:
     """Runs ``cell`` in ``shell``'s namespace; returns its last function, as a jit kernel."""
-    import tilelab
-
     filename = shell.compile.cache(cell, shell.execution_count, raw_code=cell)
     name = _last_function(cell, filename)
-    shell.user_ns.setdefault("tl", tilelab.language)
-    shell.user_ns.setdefault("tilelab", tilelab)
+    shell.user_ns.setdefault("tl", tl)
+    # the package itself, initialized before any of its modules: the magics sit below its public API
+    shell.user_ns.setdefault("tilelab", sys.modules["tilelab"])
     exec(compile(cell, filename, "exec"), shell.user_ns)
     obj = shell.user_ns[name]
-    if not isinstance(obj, tilelab.JITFunction):
-        obj = tilelab.jit(obj)
+    if not isinstance(obj, runtime.JITFunction):
+        obj = runtime.jit(obj)
         shell.user_ns[name] = obj
     return DefinedKernel(name, obj, filename)
 
@@ -83,12 +87,9 @@ def specialize(opts, kernel, namespace: dict) -> tuple[dict, dict]:
 
 def compile_cell(opts, defined: DefinedKernel, namespace: dict):
     """Compiles the cell's kernel; compiler and option errors become ``CellError``."""
-    import tilelab
-    from tilelab.compiler.frontend.errors import CompilationError
-
     signature, constants = specialize(opts, defined.kernel, namespace)
     try:
-        return tilelab.compile(
+        return runtime.compile(
             defined.kernel,
             signature=signature,
             constants=constants,
@@ -102,5 +103,5 @@ def compile_cell(opts, defined: DefinedKernel, namespace: dict):
         line = e.line if same_file and e.line else None
         where = f"line {line}: " if line else ""
         raise CellError(f"{where}{e.message}", line) from None
-    except tilelab.LaunchError as e:
+    except runtime.LaunchError as e:
         raise CellError(str(e)) from None

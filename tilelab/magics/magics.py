@@ -16,15 +16,17 @@ import numpy as np
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from tilelab.runtime import cuda_driver
+from tilelab.runtime import LaunchError, cuda_driver
+from tilelab.runtime.arrays import array_info
 from tilelab.runtime.cuda_driver import CudaError
+from tilelab.testing import do_bench
 
 from .cell import CellError, compile_cell, define_kernel
 from .options import OptionError, parse_line
 
 
 def _show_error(err: CellError, cell: str | None = None) -> None:
-    from tilelab.viz.render import render_error, render_note, style_block
+    from tilelab.viz.render import render_error, render_note, style_block  # the views load when first shown
 
     if cell is not None and err.line is not None:
         page = render_error(err.message, cell, 1, err.line)
@@ -39,16 +41,13 @@ def _array_names(expr: str, namespace: dict) -> list[str]:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
         return []
-    from tilelab.runtime.arrays import array_info
-
     names = dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
     return [n for n in names if n in namespace and array_info(namespace[n]) is not None]
 
 
 def run_panel_html(expr: str, seconds: float, namespace: dict) -> str:
     """The outputs of a launch: the time, then each array argument's shape, dtype and first values."""
-    from tilelab.runtime.arrays import array_info
-    from tilelab.viz.render import render_table
+    from tilelab.viz.render import render_table  # the views (pygments, ipywidgets, matplotlib) load when shown
 
     rows = [("launch", expr), ("time", f"{seconds * 1e3:.3f} ms (first launch, includes loading)")]
     for name in _array_names(expr, namespace):
@@ -89,7 +88,7 @@ class TileMagics(Magics):
     def _display(self, compiled, show: str | None, run: str | None) -> None:
         import ipywidgets as w
 
-        from tilelab.viz import Inspector
+        from tilelab.viz import Inspector  # ipywidgets: ~2 s, paid by the first cell that shows it
 
         inspector = Inspector(compiled, show=show)
         if not run:
@@ -106,8 +105,6 @@ class TileMagics(Magics):
 
     def _run(self, expr: str, compiled) -> float:
         """Evaluates ``--run`` with the kernel's name bound to what was just compiled; returns seconds."""
-        import tilelab
-
         try:
             code = compile(expr, "<--run>", "eval")
         except SyntaxError as e:
@@ -117,15 +114,13 @@ class TileMagics(Magics):
         start = time.perf_counter()
         try:
             eval(code, namespace)
-        except (tilelab.LaunchError, CudaError) as e:
+        except (LaunchError, CudaError) as e:
             raise CellError(f"--run: {e}") from None
         return time.perf_counter() - start
 
     @line_magic
     def tile_bench(self, line: str):
         """``%tile_bench <launch expression>``: the median time of the launch (``tilelab.testing.do_bench``)."""
-        from tilelab.testing import do_bench
-
         expr = line.strip()
         if not expr:
             raise _shown(CellError("%tile_bench: give a launch expression, e.g. add[(g,)](x, y, out, n)"))
@@ -144,7 +139,7 @@ class TileMagics(Magics):
     @line_magic
     def tile_inspect(self, line: str):
         """``%tile_inspect add``: the inspector of the last compile of ``add``."""
-        from tilelab.viz import Inspector
+        from tilelab.viz import Inspector  # ipywidgets: ~2 s, paid by the first cell that shows it
 
         name = line.strip()
         if name not in self.last:
@@ -155,8 +150,6 @@ class TileMagics(Magics):
 
 def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -> None:
     """Puts a timed launch ``kernel[grid](args)`` on the roofline view, when its kernel was compiled here."""
-    import ast
-
     try:
         call = ast.parse(expr, mode="eval").body
         target = call.func if isinstance(call, ast.Call) else None
@@ -168,7 +161,7 @@ def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -
             return
         args = [eval(compile(ast.Expression(a), "<arg>", "eval"), ns) for a in call.args]
         args += [eval(compile(ast.Expression(k.value), "<arg>", "eval"), ns) for k in call.keywords]
-        from tilelab.viz.plugins import record
+        from tilelab.viz.plugins import record  # the views load when first shown
 
         names = list(inspect.signature(ns[target.value.id]._tilelab_fn).parameters)
         names = names[: len(call.args)] + [k.arg for k in call.keywords]

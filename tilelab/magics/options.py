@@ -17,6 +17,8 @@ import shlex
 
 import numpy as np
 
+from tilelab.compiler.ir.types import scalar_from_numpy
+
 TARGETS = ("cpu", "cuda", "interpret")
 
 
@@ -110,8 +112,6 @@ def parse_consts(texts: list[str]) -> dict:
 
 def type_of_value(name: str, value) -> str:
     """The signature type of a launch value: arrays -> ``*<elem>``, ints -> i32/i64, floats -> fp32."""
-    from tilelab.compiler.ir.types import scalar_from_numpy
-
     dtype = getattr(value, "dtype", None)
     if hasattr(value, "shape") and dtype is not None and getattr(value, "ndim", 0) > 0:
         return "*" + scalar_from_numpy(np.dtype(dtype)).name

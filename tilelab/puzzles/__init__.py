@@ -8,7 +8,8 @@
 Reference solutions live in ``tilelab.puzzles.solutions`` (try first, then peek).
 """
 
-from . import catalog as _catalog  # noqa: F401  (registers the puzzles)
+import numpy as np
+
 from .checker import PuzzleFailed, Verdict, check, poison, poisoned
 from .spec import REGISTRY, Case, Puzzle, cdiv
 
@@ -26,7 +27,7 @@ def get(name: str) -> Puzzle:
 def show(name: str) -> None:
     """Print a puzzle's statement, its call (arguments, constants, grid) and its numpy spec."""
     p = REGISTRY[name]
-    case = p.make(__import__("numpy").random.default_rng(0))
+    case = p.make(np.random.default_rng(0))
     consts = "".join(f", {k}={v}" for k, v in p.constants.items())
     print(f"Puzzle {p.name} (level {p.level})\n\n{p.statement}\n")
     print(f"Launch: {p.name}[grid]({', '.join(case.args)}{consts})   grid has {len(case.grid)} dim(s)")

@@ -20,6 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import tilelab
+from tilelab.compiler.frontend import CompilationError, get_jit_fn
+from tilelab.compiler.interpreter import KernelRuntimeError
+from tilelab.runtime import LaunchError
+
 from .spec import REGISTRY, Case, Puzzle
 
 # Bit patterns of NaNs no float arithmetic produces (a quiet-bit-clear NaN with a payload).
@@ -79,8 +84,6 @@ def _find(name_or_kernel, kernel) -> tuple[Puzzle, object]:
 
 
 def _python_fn(kernel):
-    from tilelab.compiler.frontend import get_jit_fn
-
     return get_jit_fn(kernel) or kernel
 
 
@@ -118,10 +121,6 @@ def _prepare(p: Puzzle, case: Case) -> list:
 
 def _launch(p: Puzzle, kernel, case: Case, args: list, target: str) -> str | None:
     """Run the kernel; the fault it raised, as a message, or None."""
-    from tilelab.compiler.frontend import CompilationError
-    from tilelab.compiler.interpreter import KernelRuntimeError
-    from tilelab.runtime import LaunchError
-
     try:
         kernel[case.grid](*args, **p.constants, target=target, sanitize=True)
     except CompilationError as e:
@@ -200,8 +199,6 @@ def check(
     ``Verdict`` that prints as ``PASS ...`` or ``FAIL ...`` with what is wrong; ``strict=True``
     raises ``PuzzleFailed`` instead of returning a failing verdict.
     """
-    import tilelab
-
     p, kernel = _find(name_or_kernel, kernel)
     if not hasattr(kernel, "__getitem__"):
         kernel = tilelab.jit(kernel)

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-REGISTRY: dict[str, Puzzle] = {}
+from tilelab._registry import Registry
+
+#: name -> ``Puzzle``, registered with ``@puzzle`` in ``catalog.py`` (imported on the first lookup)
+REGISTRY = Registry("puzzle", __package__, modules=("catalog",))
 
 
 def cdiv(a: int, b: int) -> int:
@@ -92,7 +95,6 @@ def puzzle(level: int, outputs: tuple[str, ...], constants: dict | None = None, 
 
     def register(spec: Callable) -> Puzzle:
         p = Puzzle(spec.__name__, level, spec, tuple(outputs), dict(constants or {}), None, tuple(zeroed), atol, rtol)
-        REGISTRY[p.name] = p
-        return p
+        return REGISTRY.register(p.name)(p)
 
     return register

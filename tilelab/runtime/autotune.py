@@ -18,6 +18,7 @@ from __future__ import annotations
 from tilelab.errors import OutOfResources
 
 from .arrays import array_info
+from .bench import do_bench
 from .errors import LaunchError
 
 
@@ -137,8 +138,6 @@ class Autotuner(KernelWrapper):
 
     def tune(self, args, kwargs, grid, named) -> Config:
         """Time each candidate; return the fastest."""
-        from tilelab.testing import do_bench
-
         bench = self.do_bench or (lambda fn: do_bench(fn, warmup=self.warmup, rep=self.rep, return_mode="median"))
         saved = {n: _copy(named[n]) for n in self.restore_value}
         self.timings = {}

@@ -55,12 +55,6 @@ class CompiledKernel:
 
         return launch
 
-    def report(self, path):
-        """Write the inspector's views of this kernel as one static HTML page at ``path``; returns the path."""
-        from tilelab.viz.report import write_report  # the viz layer reads results; imported only when asked
-
-        return write_report(self, path)
-
     def bind(self, args: tuple, kwargs: dict) -> dict:
         """Match launch arguments to ``arg_names``, with messages naming what is wrong."""
         if len(args) > len(self.arg_names):

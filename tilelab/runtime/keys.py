@@ -16,6 +16,8 @@ import os
 import types
 from functools import lru_cache
 
+from tilelab._version import __version__
+
 from .cache import to_json
 from .specialize import stable_repr
 
@@ -99,9 +101,8 @@ def _scan_sources(folder: str, prefix: str, entries: list[str]) -> None:
 @lru_cache(maxsize=1)
 def compiler_fingerprint() -> str:
     """``source_fingerprint`` of tilelab's own sources and version, taken once per process (at its first compile)."""
-    import tilelab
-
-    return source_fingerprint(os.path.dirname(tilelab.__file__), tilelab.__version__)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return source_fingerprint(package, __version__)
 
 
 def source_digest(fn) -> str:

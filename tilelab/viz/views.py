@@ -52,7 +52,7 @@ def unregister_view(name: str) -> None:
 
 def load_builtin_views() -> None:
     """Registers the analysis views shipped with tilelab (``tilelab.viz.plugins``), once."""
-    import tilelab.viz.plugins  # noqa: F401  (importing registers them)
+    import tilelab.viz.plugins  # noqa: F401  (here: the plug-ins import this module; importing them registers them)
 
 
 def views() -> list[View]:

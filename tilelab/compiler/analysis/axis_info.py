@@ -27,8 +27,9 @@ Offsets are assumed non-negative (as in Triton).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
+
+from tilelab._registry import Registry
 
 from ..ir.core import Block, FuncOp, Module, Op, Value
 
@@ -108,18 +109,10 @@ class AxisInfoMap:
         return v in self.facts
 
 
-_RULES: dict[type, Callable] = {}
-
-
-def rule(*op_classes):
-    """Register a transfer function ``fn(op, info_map) -> AxisInfo | list[AxisInfo]``."""
-
-    def register(fn):
-        for cls in op_classes:
-            _RULES[cls] = fn
-        return fn
-
-    return register
+#: op class -> transfer function ``fn(op, info_map) -> AxisInfo | list[AxisInfo]``, registered with
+#: ``@rule`` in ``axis_rules.py`` (every rule lives there; other ops take ``_elementwise_or_unknown``)
+_RULES = Registry("axis-info rule", __package__, modules=("axis_rules",))
+rule = _RULES.register
 
 
 def analyze(root: Module | FuncOp) -> AxisInfoMap:
@@ -172,7 +165,5 @@ def _elementwise_or_unknown(op: Op, info: AxisInfoMap):
             results.append(AxisInfo.unknown(shape))
     return results
 
-
-from . import axis_rules  # noqa: E402,F401  (registers the transfer functions)
 
 __all__ = ["AxisInfo", "AxisInfoMap", "analyze", "analyze_block", "rule", "highest_pow2_divisor"]

@@ -104,6 +104,22 @@ def _trans(op, info):
     return AxisInfo(*(tuple(t[i] for i in order) for t in (src.contiguity, src.divisibility, src.constancy)))
 
 
+@rule(ops.ConvertLayoutOp)
+def _convert_layout(op, info):
+    """A layout conversion moves elements between threads: the values keep their facts."""
+    return info[op.operands[0]]
+
+
+@rule(ops.LocalLoadOp)
+def _local_load(op, info):
+    """A round trip keeps the facts of the one tile stored in the buffer (unknown if stored more than once)."""
+    alloc = op.buf.defining_op
+    stores = [s for s in alloc.parent.ops if isinstance(s, ops.LocalStoreOp) and s.buf is op.buf] if alloc else []
+    if len(stores) == 1 and stores[0].value in info:
+        return info[stores[0].value]
+    return AxisInfo.unknown(op.result.type.shape)
+
+
 @rule(ops.HintOp)
 def _hint(op, info):
     """``tl.multiple_of`` sets divisibility, ``tl.max_contiguous`` contiguity, ``max_constancy`` constancy."""

@@ -23,8 +23,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..layouts import LinearLayout, contiguous_elements
-from .axis_info import AxisInfo
+from ..layouts import (
+    REGISTER,
+    LinearLayout,
+    bank_conflicts,
+    broadcast_index,
+    contiguous_elements,
+    needed_indices,
+    permute_index,
+    registers_holding,
+    vector_run,
+)
+from .axis_info import AxisInfo, analyze
 
 SECTOR_BYTES = 32
 MAX_VECTOR_BYTES = 16
@@ -193,22 +203,13 @@ class SharedRoundTrip:
 
 def _source_index(op):
     """``f(result row-major index) -> source row-major index`` of a one-source shape op, or None."""
-    from tilelab.compiler.backends.cuda.lower_shape import coords_of, flat_of
-
     t, src = op.result.type, op.operands[0].type.layout
     if op.name in ("ttg.convert_layout", "tt.expand_dims", "tt.reshape"):
         return lambda lin: np.asarray(lin)
     if op.name == "tt.broadcast":
-        keep = np.array([1 if a == b else 0 for a, b in zip(op.operands[0].type.shape, t.shape)])
-        return lambda lin: flat_of(src, coords_of(t.shape, np.asarray(lin)) * keep)
+        return broadcast_index(src, t.shape, op.operands[0].type.shape)
     if op.name == "tt.trans":
-        order = list(op.attrs["order"])
-
-        def index(lin):
-            c = coords_of(t.shape, np.asarray(lin))
-            return flat_of(src, c[..., np.argsort(order)])
-
-        return index
+        return permute_index(src, t.shape, op.attrs["order"])
     return None
 
 
@@ -218,8 +219,6 @@ def _gather(op, num_warps: int):
     ``needed[w, l, r]``: source row-major index; ``free_map``: the source register of each result
     register when no data moves (else None). None when the op is not a one-source gather.
     """
-    from tilelab.compiler.backends.cuda.lower_shape import needed_indices, registers_holding
-
     if not op.results or not op.operands or not op.result.type.is_tensor or not op.operands[0].type.is_tensor:
         return None
     src, dst = op.operands[0].type.layout, op.result.type.layout
@@ -231,8 +230,6 @@ def _gather(op, num_warps: int):
 
 
 def _registers(value) -> int:
-    from ..layouts import REGISTER
-
     layout = getattr(value.type, "layout", None)
     return layout.in_size(REGISTER) if value.type.is_tensor and layout is not None else 0
 
@@ -297,15 +294,10 @@ def _per_warp(addresses: np.ndarray, regs: list[int], access_bytes: list[int]) -
 
 def _run_width(flat: np.ndarray, bits: int) -> int:
     """Registers the backend moves per shared instruction, from ``flat[w, l, r]`` (its ``vector_run``)."""
-    from tilelab.compiler.backends.cuda import lower_shape
-
-    run = getattr(lower_shape, "vector_run", None)
-    if run is None:
-        return 1
     consts = [int(c) for c in flat[0, 0] ^ flat[0, 0, 0]]
     threads = {int(t) for t in (flat[:, :, 0] ^ flat[0, 0, 0]).ravel()}
     bases = sorted({t & -t for t in threads if t} | {t for t in threads if t})
-    return run(consts, bases + [int(flat[0, 0, 0])], bits)
+    return vector_run(consts, bases + [int(flat[0, 0, 0])], bits)
 
 
 def _instructions(flat: np.ndarray, live, elem_bytes: int) -> np.ndarray:
@@ -337,10 +329,6 @@ def shared_round_trips(module, num_warps: int = 4) -> list[SharedRoundTrip]:
         trips = shared_round_trips(compiled.module, num_warps=4)
         sum(t.conflicts("ld") for t in trips)       # bank conflicts of one program's loads
     """
-    from tilelab.compiler.backends.cuda.lower_shape import needed_indices
-
-    from .axis_info import analyze
-
     axis = analyze(module)
     live = live_registers(module, axis, num_warps)
     trips = []
@@ -363,8 +351,6 @@ def buffer_round_trips(module) -> list[SharedRoundTrip]:
     One entry per buffer, its ``op`` the allocation; each ``local_store`` / ``local_load`` adds
     its warp-wide instructions as ``bank_conflicts`` models them.
     """
-    from tilelab.compiler.layouts import bank_conflicts
-
     accesses: dict = {}
     for op in module.walk():
         if op.name in ("ttg.local_store", "ttg.local_load") and op.operands[0].defining_op is not None:

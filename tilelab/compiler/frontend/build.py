@@ -18,8 +18,8 @@ import textwrap
 
 from ..ir import ops
 from ..ir import types as irt
-from ..ir.builder import Builder
 from ..ir.core import FuncOp, Loc, Module
+from ..ir.rewriter import Builder
 from .code_generator import CodeGenerator
 from .errors import CompilationError, SemanticError
 from .semantic import Semantic

@@ -221,6 +221,7 @@ class ControlFlowMixin:
             new_types = self._retype(names, inits, body_scope, types)
             if new_types is None:
                 break
+            op.drop_references()  # built again with the wider types: this try's ops must not stay users
             types = new_types
         else:
             raise SemanticError("could not settle the types of the loop-carried variables")

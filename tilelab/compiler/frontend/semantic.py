@@ -24,7 +24,7 @@ from .promotion import check_fits, computation_type, python_scalar_type
 from .semantic_memory import MemoryMixin
 from .semantic_reduce import ReduceMixin
 from .semantic_shape import ShapeMixin
-from .values import _TENSOR_METHODS, constexpr, tensor, to_ir_type, unwrap
+from .values import constexpr, tensor, to_ir_type, unwrap
 
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "%": "rem", "&": "and", "|": "or", "^": "xor", "<<": "shl", ">>": "shr"}
 _CMP = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
@@ -41,8 +41,42 @@ def shape_str(t) -> str:
     return str(list(t.type.shape)) if isinstance(t, tensor) else "scalar"
 
 
+#: ``x.sum(0)``, ``x.reshape(...)``...: name -> ``fn(semantic, x, *args)``, the semantic method of the same
+#: meaning (``tensor.__getattr__`` looks a name up in its builder's ``Semantic.tensor_methods``)
+TENSOR_METHODS = dict(
+    sum=lambda s, x, axis=None, keep_dims=False, dtype=None: s.sum(x, axis, keep_dims, dtype),
+    max=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="max", **kw),
+    min=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="min", **kw),
+    argmax=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
+        x, axis, "max", keep_dims, tie_break_left=tie_break_left
+    ),
+    argmin=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
+        x, axis, "min", keep_dims, tie_break_left=tie_break_left
+    ),
+    reduce=lambda s, x, axis, combine_fn, keep_dims=False: s.reduce_user(x, axis, combine_fn, keep_dims),
+    cumsum=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "add", reverse),
+    cumprod=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "mul", reverse),
+    reshape=lambda s, x, *shape, can_reorder=False: s.reshape(x, shape, can_reorder),
+    view=lambda s, x, *shape: s.reshape(x, shape, True),
+    broadcast_to=lambda s, x, *shape: s.broadcast_to_shape(x, s.shape_args(shape), "broadcast"),
+    expand_dims=lambda s, x, axis: s.expand_dims(x, axis),
+    trans=lambda s, x, *dims: s.permute(x, dims),
+    permute=lambda s, x, *dims: s.permute(x, dims),
+    ravel=lambda s, x: s.reshape(x, (x.numel,), False),
+    split=lambda s, x: s.split(x),
+    sort=lambda s, x, dim=None, descending=False: s.sort(x, dim, descending),
+    flip=lambda s, x, dim=None: s.flip(x, dim),
+    exp=lambda s, x: s.math_unary("exp", x),
+    log=lambda s, x: s.math_unary("log", x),
+    sqrt=lambda s, x: s.math_unary("sqrt", x),
+    abs=lambda s, x: s.math_unary("abs", x, float_only=False),
+)
+
+
 class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
     """Typed IR construction with Triton's rules; ``builder`` says where ops go and with which location."""
+
+    tensor_methods = TENSOR_METHODS
 
     def __init__(self, builder, inline_call=None):
         self.builder = builder
@@ -335,38 +369,3 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
         if value.type.is_tensor:
             raise SemanticError(f"full's value must be a scalar, got shape {list(value.type.shape)}")
         return self.broadcast_to_shape(self.cast(value, elem), shape)
-
-
-def _register_tensor_methods():
-    """``x.sum(0)``, ``x.reshape(...)``... dispatch to the semantic methods of the same meaning."""
-    _TENSOR_METHODS.update(
-        sum=lambda s, x, axis=None, keep_dims=False, dtype=None: s.sum(x, axis, keep_dims, dtype),
-        max=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="max", **kw),
-        min=lambda s, x, axis=None, **kw: s.max_reduce(x, axis, kind="min", **kw),
-        argmax=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
-            x, axis, "max", keep_dims, tie_break_left=tie_break_left
-        ),
-        argmin=lambda s, x, axis, tie_break_left=True, keep_dims=False: s.argminmax(
-            x, axis, "min", keep_dims, tie_break_left=tie_break_left
-        ),
-        reduce=lambda s, x, axis, combine_fn, keep_dims=False: s.reduce_user(x, axis, combine_fn, keep_dims),
-        cumsum=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "add", reverse),
-        cumprod=lambda s, x, axis=0, reverse=False: s.cumulative(x, axis, "mul", reverse),
-        reshape=lambda s, x, *shape, can_reorder=False: s.reshape(x, shape, can_reorder),
-        view=lambda s, x, *shape: s.reshape(x, shape, True),
-        broadcast_to=lambda s, x, *shape: s.broadcast_to_shape(x, s.shape_args(shape), "broadcast"),
-        expand_dims=lambda s, x, axis: s.expand_dims(x, axis),
-        trans=lambda s, x, *dims: s.permute(x, dims),
-        permute=lambda s, x, *dims: s.permute(x, dims),
-        ravel=lambda s, x: s.reshape(x, (x.numel,), False),
-        split=lambda s, x: s.split(x),
-        sort=lambda s, x, dim=None, descending=False: s.sort(x, dim, descending),
-        flip=lambda s, x, dim=None: s.flip(x, dim),
-        exp=lambda s, x: s.math_unary("exp", x),
-        log=lambda s, x: s.math_unary("log", x),
-        sqrt=lambda s, x: s.math_unary("sqrt", x),
-        abs=lambda s, x: s.math_unary("abs", x, float_only=False),
-    )
-
-
-_register_tensor_methods()

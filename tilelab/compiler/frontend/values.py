@@ -13,6 +13,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import operator
+
 from ..ir import types as irt
 from .errors import SemanticError
 
@@ -229,8 +233,7 @@ def _fold(op, reverse=False):
 
 
 def _install_constexpr_operators():
-    import operator as o
-
+    o = operator
     table = {
         "add": o.add,
         "sub": o.sub,
@@ -308,14 +311,10 @@ class tensor:
         return self._sem.subscript(self, index)
 
     def __getattr__(self, name):
-        method = _TENSOR_METHODS.get(name)
+        method = None if name.startswith("_") else self._sem.tensor_methods.get(name)
         if method is None:
             raise AttributeError(f"tensor has no attribute {name!r}")
         return lambda *args, **kwargs: method(self._sem, self, *args, **kwargs)
-
-
-#: ``x.sum(axis)`` and friends: name -> semantic method name (filled in by semantic.py).
-_TENSOR_METHODS: dict = {}
 
 
 def _binop(symbol, reverse=False):
@@ -420,9 +419,6 @@ def builtin(fn):
 
     Called from plain Python (outside a kernel being compiled) it raises a clear error.
     """
-    import functools
-    import inspect
-
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)

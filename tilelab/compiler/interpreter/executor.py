@@ -20,7 +20,6 @@ import numpy as np
 
 from ..ir.core import Block, Module, Op
 from ..ir.ops import AssertOp, BarrierOp, CallOp, ForOp, IfOp, PrintOp, WhileOp
-from . import access, elementwise, tiles  # noqa: F401  (they fill the handler table)
 from .errors import AccessRecord, KernelRuntimeError, SourceLines, format_index
 from .memory import Memory
 from .numeric import dtype_of, unsigned_dtype, wrap_scalar

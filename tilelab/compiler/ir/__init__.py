@@ -1,7 +1,6 @@
-"""The tile IR: types, values and ops, a builder, a printer and a verifier."""
+"""The tile IR: types, values with use-lists, ops and their traits, a rewriter, a printer and a verifier."""
 
-from . import types
-from .builder import Builder
+from . import traits, types
 from .core import (
     UNKNOWN_LOC,
     Block,
@@ -10,15 +9,16 @@ from .core import (
     Op,
     Region,
     Value,
-    replace_uses,
-    users,
 )
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .printer import print_module, print_op
+from .rewriter import Builder, Rewriter
+from .uses import Use
 from .verifier import VerificationError, verify
 
 __all__ = [
+    "traits",
     "types",
     "Builder",
     "UNKNOWN_LOC",
@@ -28,8 +28,8 @@ __all__ = [
     "Op",
     "Region",
     "Value",
-    "replace_uses",
-    "users",
+    "Rewriter",
+    "Use",
     "print_module",
     "print_op",
     "VerificationError",

@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 import re
 
+from tilelab.compiler.layouts import parse_layout
+
 from . import ops as ops_mod
 from .core import UNKNOWN_LOC, Block, Loc, Module, Op, Region, Value
 from .ops import BINARY_KINDS, UNARY_KINDS, BinaryOp, CallOp, CmpOp, ForOp, FuncOp, IfOp, UnaryOp, WhileOp
@@ -69,8 +71,6 @@ _DIMS = re.compile(r"((?:\d+x)+)")
 
 def _default_layout_parser(text: str, dims):
     """Layouts as the GPU passes print them (``#blocked<...>``, ``#linear<...>``)."""
-    from tilelab.compiler.layouts import parse_layout
-
     return parse_layout(text, dims)
 
 

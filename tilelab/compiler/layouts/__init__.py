@@ -7,6 +7,16 @@ L.owner_of([[5]])        # (warp, lane, register) of element 5: lane 1, register
 """
 
 from .distributed import blocked, default_blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout
+from .indexing import (
+    broadcast_index,
+    coords_of,
+    flat_of,
+    hardware_grid,
+    needed_indices,
+    permute_index,
+    registers_holding,
+    vector_run,
+)
 from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
 from .queries import BankConflicts, bank_conflicts, contiguous_elements, conversion_kind, shared_vector_width
 from .shared import nvmma_shared, row_major_shared, swizzled_shared
@@ -32,4 +42,12 @@ __all__ = [
     "bank_conflicts",
     "BankConflicts",
     "parse_layout",
+    "hardware_grid",
+    "flat_of",
+    "coords_of",
+    "registers_holding",
+    "needed_indices",
+    "vector_run",
+    "broadcast_index",
+    "permute_index",
 ]

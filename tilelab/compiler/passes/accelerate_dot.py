@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Put every tensor-core dot on its instruction: ``mma.sync m16n8k16`` operands, or Hopper's ``wgmma``.
 
 Why: ``mma.sync`` reads its A and B operands from registers in a fixed pattern (the
@@ -14,22 +15,23 @@ The accumulator's mma layout itself is chosen by ``assign-layouts`` (it propagat
 backward to the ``tl.zeros`` and the loop-carried accumulator); this pass only
 touches dots whose accumulator already has one.
 
-before::
-
-    %a = tt.load %pa : tensor<64x32xf16, #blocked>
-    scf.for ... {
-      %b = tt.load %pb : tensor<32x64xf16, #blocked>
-      %d = tt.dot %a, %b, %c : ... -> tensor<64x64xf32, #mma>
+before:
+    tt.func @k() {
+      %0 = arith.constant {value = 1.0} : tensor<32x16xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %1 = arith.constant {value = 1.0} : tensor<16x32xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = arith.constant {value = 0.0} : tensor<32x32xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      %3 = tt.dot %0, %1, %2 : tensor<32x32xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      tt.return
     }
-
-after::
-
-    %a = tt.load %pa : tensor<64x32xf16, #blocked>
-    scf.for ... {
-      %b = tt.load %pb : tensor<32x64xf16, #blocked>
-      %a1 = ttg.convert_layout %a : tensor<64x32xf16, #dot_op<0, #mma>>
-      %b1 = ttg.convert_layout %b : tensor<32x64xf16, #dot_op<1, #mma>>
-      %d = tt.dot %a1, %b1, %c : ... -> tensor<64x64xf32, #mma>
+after:
+    tt.func @k() {
+      %0 = arith.constant {value = 1.0} : tensor<32x16xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %1 = arith.constant {value = 1.0} : tensor<16x32xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = arith.constant {value = 0.0} : tensor<32x32xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      %3 = ttg.convert_layout %0 : tensor<32x16xf16, #dot_op<opIdx=0, parent=#mma<m16n8k16, warpsPerCTA=[2, 2]>, kWidth=2>>
+      %4 = ttg.convert_layout %1 : tensor<16x32xf16, #dot_op<opIdx=1, parent=#mma<m16n8k16, warpsPerCTA=[2, 2]>, kWidth=2>>
+      %5 = tt.dot %3, %4, %2 : tensor<32x32xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      tt.return
     }
 
 Hopper (``module.attrs["arch"] == "sm_90a"``, the ``a`` unlocks wgmma; unless
@@ -45,18 +47,27 @@ ordinary stores visible to the tensor cores' async proxy, and the dot becomes
 ``ttng.warp_group_dot``. On other architectures (sm_80, sm_86, sm_89, plain sm_90) or
 shapes, the mma.sync path above stays.
 
-before (sm_90a, 4 warps)::
-
-    %d = tt.dot %a, %b, %c : tensor<64x64xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
-
-after::
-
-    %1 = ttg.local_alloc : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
-    ttg.local_store %1, %a : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
-    %2 = ttg.local_alloc : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
-    ttg.local_store %2, %b : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
-    ttng.fence_async_shared
-    %d = ttng.warp_group_dot %1, %2, %c : tensor<64x64xf32, #wgmma<warpsPerCTA=[4, 1], instrShape=[64, 64, 16]>>
+before (arch=sm_90a, num_warps=4):
+    tt.func @k() {
+      %0 = arith.constant {value = 1.0} : tensor<64x32xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %1 = arith.constant {value = 1.0} : tensor<32x64xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = arith.constant {value = 0.0} : tensor<64x64xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      %3 = tt.dot %0, %1, %2 : tensor<64x64xf32, #mma<m16n8k16, warpsPerCTA=[2, 2]>>
+      tt.return
+    }
+after:
+    tt.func @k() {
+      %0 = arith.constant {value = 1.0} : tensor<64x32xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %1 = arith.constant {value = 1.0} : tensor<32x64xf16, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = arith.constant {value = 0.0} : tensor<64x64xf32, #wgmma<warpsPerCTA=[4, 1], instrShape=[64, 64, 16]>>
+      %3 = ttg.local_alloc : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
+      ttg.local_store %3, %0 : tensor<64x32xf16, #nvmma_shared<swizzle=64B, elemBytes=2, order=[1, 0]>>
+      %4 = ttg.local_alloc : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+      ttg.local_store %4, %1 : tensor<32x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+      ttng.fence_async_shared
+      %5 = ttng.warp_group_dot %3, %4, %2 : tensor<64x64xf32, #wgmma<warpsPerCTA=[4, 1], instrShape=[64, 64, 16]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations
@@ -66,6 +77,7 @@ import os
 from tilelab.compiler.ir.core import Block, FuncOp, Module, Op, Value
 from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, ForOp, LocalAllocOp, LocalStoreOp
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.passes.assign_layouts import FP8, collapse
@@ -92,17 +104,14 @@ def insert_conversion(dot: DotOp, v, layout: LinearLayout):
     """
     if isinstance(v.defining_op, ConvertLayoutOp):
         v = v.defining_op.src
-    conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=dot.loc)
-    dot.parent.insert(dot.parent.ops.index(dot), conv)
-    return conv.result
+    return Rewriter.insert_before(dot, ConvertLayoutOp(v, v.type.with_layout(layout), loc=dot.loc)).result
 
 
 def drop_unused_conversions(module: Module) -> None:
     """Remove the ``convert_layout`` ops nothing reads any more."""
-    read = {id(v) for op in module.walk() for v in op.operands}
     for op in [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]:
-        if id(op.result) not in read:
-            op.parent.remove(op)
+        if not op.result.has_uses():
+            Rewriter.erase(op)
 
 
 #: architectures with ``wgmma.mma_async`` (PTX requires the arch-specific ``sm_90a`` target)
@@ -212,7 +221,7 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     memory converts anyway, and the source's layout (a load's, made for its addresses) picks
     the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
     """
-    block, loc = dot.parent, dot.loc
+    loc = dot.loc
     instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
     buffers: list[Value] = []
     new_ops = []
@@ -231,11 +240,9 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
         buffers.append(alloc.result)
     wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
     new_ops += [FenceAsyncSharedOp(loc=loc), wgd]
-    index = block.ops.index(dot)
-    block.remove(dot)
-    for i, new in enumerate(new_ops):
-        block.insert(index + i, new)
-    func.replace_all_uses(dot.result, wgd.result)
+    for new in new_ops:
+        Rewriter.insert_before(dot, new)
+    Rewriter.replace_op(dot, wgd)
     return wgd
 
 

@@ -87,7 +87,7 @@ def live_range(alloc: LocalAllocOp, order: dict, uses: list[Op]) -> tuple[int, i
     end = order[alloc][0]
     for use in uses:
         while use.parent is not alloc.parent and use.parent is not None:
-            use = use.parent.parent.parent  # block -> region -> op
+            use = use.parent_op
         end = max(end, order[use][1])
     return order[alloc][0], end
 
@@ -117,13 +117,8 @@ def alloc_ranges(func, resize=None) -> tuple[list[LocalAllocOp], list[tuple[int,
     """
     order = number_ops(func.body)
     allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
-    uses: dict = {a.result: [] for a in allocs}
-    for op in func.walk():
-        for v in op.operands:
-            if v in uses:
-                uses[v].append(op)
     resize = resize(order) if resize else {}
-    return allocs, [resize.get(a) or (*live_range(a, order, uses[a.result]), a.nbytes) for a in allocs]
+    return allocs, [resize.get(a) or (*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
 
 
 def run(module: Module) -> bool:

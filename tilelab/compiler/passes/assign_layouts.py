@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Give every tile a GPU layout: which register of which lane of which warp holds each element.
 
 Why: the tile IR says *what* a kernel computes on whole tiles; a GPU runs it as
@@ -20,14 +21,22 @@ How, in two walks:
 
 ``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
 
-before::
-
-    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
-
-after::
-
-    %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32, #blocked<sizePerThread=[2], threadsPerWarp=[32],
-        warpsPerCTA=[4], order=[0]>>
+before:
+    tt.func @k(%x: !ptr<i32>) {
+      %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+      %1 = tt.splat %x : tensor<256x!ptr<i32>>
+      %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>>
+      tt.store %2, %0 : tensor<256x!ptr<i32>>
+      tt.return
+    }
+after:
+    tt.func @k(%x: !ptr<i32>) {
+      %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      %1 = tt.splat %x : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      tt.store %2, %0 : tensor<256x!ptr<i32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations
@@ -36,33 +45,22 @@ import os
 
 from tilelab.compiler.ir.core import Block, Module, Op, Value
 from tilelab.compiler.ir.ops import (
-    AddPtrOp,
-    AtomicCASOp,
-    AtomicRMWOp,
-    BinaryOp,
-    BitcastOp,
     BroadcastOp,
-    CastOp,
-    CmpOp,
     ConditionOp,
-    ConstantOp,
     ConvertLayoutOp,
     DotOp,
     ExpandDimsOp,
-    FmaOp,
     ForOp,
-    HintOp,
     IfOp,
     LoadOp,
     ReduceOp,
     ScanOp,
-    SelectOp,
-    SplatOp,
     StoreOp,
-    UnaryOp,
     WhileOp,
     YieldOp,
 )
+from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import SameLayout, Uniform
 from tilelab.compiler.layouts import (
     LANE,
     REGISTER,
@@ -74,24 +72,6 @@ from tilelab.compiler.layouts import (
 )
 
 NAME = "assign-layouts"
-
-#: ops whose tensor operands and result share one layout, element by element
-ELEMENTWISE = (
-    AddPtrOp,
-    BinaryOp,
-    BitcastOp,
-    CastOp,
-    CmpOp,
-    FmaOp,
-    HintOp,
-    LoadOp,
-    SelectOp,
-    UnaryOp,
-    StoreOp,
-    AtomicRMWOp,
-    AtomicCASOp,
-    ScanOp,
-)
 
 
 def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout:
@@ -254,7 +234,7 @@ class _Assigner:
         elif isinstance(op, BroadcastOp) and op.src.type.is_tensor:
             dims = [d for d, (a, b) in enumerate(zip(op.src.type.shape, op.result.type.shape)) if a != b]
             self.want.setdefault(op.src, collapse(self.wanted(op.result), dims))
-        elif isinstance(op, ELEMENTWISE) and op.results and op.results[0] in self.want:
+        elif op.has_trait(SameLayout) and op.results and op.results[0] in self.want:
             result = op.results[0]
             for v in op.operands:
                 if v.type.is_tensor and v.type.shape == result.type.shape:
@@ -285,7 +265,7 @@ class _Assigner:
             self.reduce(block, op)
         elif isinstance(op, ExpandDimsOp):
             self.expand_dims(op)
-        elif isinstance(op, ELEMENTWISE):
+        elif op.has_trait(SameLayout):
             self.elementwise(block, op)
         elif isinstance(op, DotOp):
             self.set(
@@ -303,7 +283,7 @@ class _Assigner:
         tensors = [v for v in op.operands if v.type.is_tensor]
         if not tensors:
             return
-        computed = [v for v in tensors if not isinstance(v.defining_op, (SplatOp, ConstantOp))]
+        computed = [v for v in tensors if not v.defined_by(Uniform)]
         data = [v for v in computed if getattr(v.type.element, "name", "") != "i1"]
         lead = (data or computed or tensors)[0]  # a mask follows the data it selects, not the other way
         if op.results and op.results[0].type.is_tensor:
@@ -322,13 +302,13 @@ class _Assigner:
         if v.type.layout == layout:
             return
         source = v.defining_op
-        if isinstance(source, (SplatOp, ConstantOp)):  # cheaper to build again in the new layout
+        if v.defined_by(Uniform):  # cheaper to build again in the new layout
             conv = type(source).create(
                 source.operands, [v.type.with_layout(layout)], dict(source.attrs), loc=source.loc
             )
         else:
             conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
-        block.insert(block.ops.index(op), conv)
+        Rewriter.insert_before(op, conv)
         op.operands[index] = conv.result
         self.changed = True
 

@@ -33,7 +33,6 @@ after:
 
 from __future__ import annotations
 
-from ..ir.builder import Builder
 from ..ir.core import Module, Op, Value
 from ..ir.ops import (
     AddPtrOp,
@@ -54,8 +53,9 @@ from ..ir.ops import (
     TransOp,
     UnaryOp,
 )
+from ..ir.rewriter import Rewriter
 from . import constant_math, dce, tracing
-from .utils import erase_op, resolve, walk_live
+from .utils import walk_live
 
 NAME = "canonicalize"
 
@@ -81,9 +81,7 @@ def _is(v: Value, *values) -> bool:
 
 def _new_constant(op: Op, value, type) -> Value:
     """A ConstantOp of ``value`` and ``type`` inserted just before ``op``, at its location."""
-    b = Builder(op.parent, op.loc)
-    with b.before(op):
-        return b.insert(ConstantOp(value, type, loc=op.loc)).result
+    return Rewriter.insert_before(op, ConstantOp(value, type, loc=op.loc)).result
 
 
 # --------------------------------------------------------------------------- folding
@@ -211,19 +209,10 @@ def dot_accumulate(op: BinaryOp) -> Value | None:
     for dot_value, acc in (op.operands, op.operands[::-1]):
         dot = dot_value.defining_op
         if isinstance(dot, DotOp) and _is(dot.operands[2], 0, 0.0) and acc.type == dot_value.type:
-            if _use_count(op, dot_value) == 1:
-                b = Builder(op.parent, op.loc)
-                with b.before(op):
-                    return b.insert(DotOp(dot.operands[0], dot.operands[1], acc, loc=dot.loc, **dot.attrs)).result
+            if dot_value.has_one_use():
+                new = DotOp(dot.operands[0], dot.operands[1], acc, loc=dot.loc, **dot.attrs)
+                return Rewriter.insert_before(op, new).result
     return None
-
-
-def _use_count(op: Op, value: Value) -> int:
-    """How many operands of the function holding ``op`` are ``value``."""
-    root = op
-    while root.parent is not None and root.parent.parent is not None and root.parent.parent.parent is not None:
-        root = root.parent.parent.parent
-    return sum(v is value for o in root.walk() for v in o.operands)
 
 
 # --------------------------------------------------------------------------- shapes and pointers
@@ -246,9 +235,7 @@ def broadcast_splat(op: BroadcastOp) -> Value | None:
     splat = op.src.defining_op
     if not isinstance(splat, SplatOp):
         return None
-    b = Builder(op.parent, op.loc)
-    with b.before(op):
-        return b.insert(SplatOp(splat.src, op.result.type, loc=op.loc)).result
+    return Rewriter.insert_before(op, SplatOp(splat.src, op.result.type, loc=op.loc)).result
 
 
 def same_shape_noop(op: Op) -> Value | None:
@@ -283,12 +270,7 @@ def if_constant_cond(op: IfOp) -> list[Value] | None:
     block = op.then_block if c.value else op.else_block
     if block.terminator is None:  # an else that was never written: no results, nothing to run
         return []
-    index = op.parent.ops.index(op)
-    for inner in block.ops[:-1]:
-        block.ops.remove(inner)
-        op.parent.insert(index, inner)
-        index += 1
-    return list(block.terminator.operands)
+    return Rewriter.inline_block_before(block, op)
 
 
 def for_zero_trips(op: ForOp) -> list[Value] | None:
@@ -336,19 +318,13 @@ def _apply_rules(op: Op) -> list[Value] | None:
 
 def _sweep(func: FuncOp) -> bool:
     """One walk over ``func`` applying the rules; True if any fired."""
-    mapping: dict[Value, Value] = {}
     changed = False
     for op in walk_live(func.body):
-        op.operands = [resolve(mapping, v) for v in op.operands]
         new = _apply_rules(op)
         if new is None:
             continue
-        mapping.update(zip(op.results, new))
-        erase_op(op)
+        Rewriter.replace_op(op, new)
         changed = True
-    if mapping:  # ops moved out of a folded scf.if were not walked: remap them too
-        for op in func.walk():
-            op.operands = [resolve(mapping, v) for v in op.operands]
     return changed
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Give each global load and store a layout whose threads walk memory in address order.
 
 Why: a warp's access is fast when its lanes touch consecutive addresses (one 32-byte
@@ -10,32 +11,57 @@ converted to it (and a load's result converted back), so that the conversion -- 
 through shared memory -- happens once in registers instead of in every memory access.
 ``remove-layout-conversions`` then folds conversions that cancel.
 
-before::
+A 32x32 tile written transposed, ``out[i + 32 * j] = i + 32 * j`` (the addresses run along dim 0;
+4 warps):
 
-    tt.store %p, %v : tensor<64x64x!ptr<f32>, #blocked<..., order=[1, 0]>>   (%p contiguous along dim 0)
-
-after::
-
-    %a = ttg.convert_layout %p : tensor<64x64x!ptr<f32>, #blocked<..., order=[0, 1]>>
-    %b = ttg.convert_layout %v : tensor<64x64xf32, #blocked<..., order=[0, 1]>>
-    tt.store %a, %b : tensor<64x64x!ptr<f32>, #blocked<..., order=[0, 1]>>
+before:
+    tt.func @k(%out: !ptr<f32>) {
+      %0 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #slice<dim=1, parent=#blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>>
+      %1 = tt.expand_dims %0 {axis = 1} : tensor<32x1xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = tt.broadcast %1 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %3 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #slice<dim=0, parent=#blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>>
+      %4 = tt.expand_dims %3 {axis = 0} : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %5 = arith.constant {value = 32} : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %6 = arith.mul %4, %5 : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %7 = tt.broadcast %6 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %8 = arith.add %2, %7 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %9 = tt.splat %out : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %11 = tt.cast %8 : tensor<32x32xf32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      tt.store %10, %11 : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      tt.return
+    }
+after:
+    tt.func @k(%out: !ptr<f32>) {
+      %0 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #slice<dim=1, parent=#blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>>
+      %1 = tt.expand_dims %0 {axis = 1} : tensor<32x1xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %2 = tt.broadcast %1 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %3 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #slice<dim=0, parent=#blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>>
+      %4 = tt.expand_dims %3 {axis = 0} : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %5 = arith.constant {value = 32} : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %6 = arith.mul %4, %5 : tensor<1x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %7 = tt.broadcast %6 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %8 = arith.add %2, %7 : tensor<32x32xi32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %9 = tt.splat %out : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %11 = tt.cast %8 : tensor<32x32xf32, #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      %12 = ttg.convert_layout %10 : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[4, 1], threadsPerWarp=[8, 4], warpsPerCTA=[1, 4], order=[0, 1]>>
+      %13 = ttg.convert_layout %11 : tensor<32x32xf32, #blocked<sizePerThread=[4, 1], threadsPerWarp=[8, 4], warpsPerCTA=[1, 4], order=[0, 1]>>
+      tt.store %12, %13 : tensor<32x32x!ptr<f32>, #blocked<sizePerThread=[4, 1], threadsPerWarp=[8, 4], warpsPerCTA=[1, 4], order=[0, 1]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations
 
 from tilelab.compiler.analysis import axis_info
-from tilelab.compiler.ir.core import Block, Module, replace_uses
+from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp, StoreOp
+from tilelab.compiler.ir.rewriter import Rewriter
 
 from .assign_layouts import access_vectors, tile_layout
 
 NAME = "coalesce"
-
-
-@axis_info.rule(ConvertLayoutOp)
-def _same_facts(op, info):
-    """A layout conversion moves elements between threads: the values keep their facts."""
-    return info[op.operands[0]]
 
 
 def fastest_dim(layout) -> int:
@@ -55,15 +81,12 @@ def wanted_order(contiguity) -> list[int] | None:
 def _retarget(block: Block, op, layout, num_warps: int) -> None:
     for i, v in enumerate(op.operands):
         if v.type.is_tensor and v.type.layout != layout:
-            conv = ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc)
-            block.insert(block.ops.index(op), conv)
+            conv = Rewriter.insert_before(op, ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc))
             op.operands[i] = conv.result
     if isinstance(op, LoadOp):
         old = op.result.type
         op.result.type = old.with_layout(layout)
-        back = ConvertLayoutOp(op.result, old, loc=op.loc)
-        block.insert(block.ops.index(op) + 1, back)
-        return back
+        return Rewriter.insert_after(op, ConvertLayoutOp(op.result, old, loc=op.loc))
 
 
 def _walk(block: Block, info, vectors, num_warps, func) -> bool:
@@ -80,9 +103,8 @@ def _walk(block: Block, info, vectors, num_warps, func) -> bool:
             continue
         layout = tile_layout(t.shape, num_warps, vectors.get(tuple(t.shape), 4), order)
         back = _retarget(block, op, layout, num_warps)
-        if back is not None:
-            replace_uses(func, {op.result: back.result})
-            back.operands[0] = op.result
+        if back is not None:  # the load's readers now read it converted back
+            op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)
         changed = True
     return changed
 

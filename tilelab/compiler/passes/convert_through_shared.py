@@ -44,9 +44,9 @@ from __future__ import annotations
 import functools
 import os
 
-from tilelab.compiler.analysis import axis_info
-from tilelab.compiler.ir.core import Block, Module, replace_uses
+from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import (
     REGISTER,
     LinearLayout,
@@ -57,16 +57,6 @@ from tilelab.compiler.layouts import (
 )
 
 NAME = "convert-through-shared"
-
-
-@axis_info.rule(LocalLoadOp)
-def _stored_facts(op, info):
-    """A round trip keeps the facts of the one tile stored in the buffer (unknown if stored more than once)."""
-    alloc = op.buf.defining_op
-    stores = [s for s in alloc.parent.ops if isinstance(s, LocalStoreOp) and s.buf is op.buf] if alloc else []
-    if len(stores) == 1 and stores[0].value in info:
-        return info[stores[0].value]
-    return axis_info.AxisInfo.unknown(op.result.type.shape)
 
 
 def candidate_layouts(shape, elem_bytes: int) -> list:
@@ -159,27 +149,19 @@ def crosses_threads(op: ConvertLayoutOp) -> bool:
     return conversion_kind(src.layout, dst.layout) in ("shuffle", "shared")
 
 
-def _expand(block: Block, index: int, op: ConvertLayoutOp, mapping: dict) -> LocalLoadOp:
+def _expand(block: Block, op: ConvertLayoutOp) -> LocalLoadOp:
     src, dst = op.src.type, op.result.type
     elem_bytes = max(1, src.element.itemsize)
     shared = choose_shared_layout(src.layout, dst.layout, elem_bytes)
     alloc = LocalAllocOp(src.with_layout(shared), loc=op.loc)
     store = LocalStoreOp(alloc.result, op.src, loc=op.loc)
     load = LocalLoadOp(alloc.result, dst, loc=op.loc)
-    block.remove(op)
-    source = op.src
-    while source in mapping:  # the result of a conversion expanded earlier: its load
-        source = mapping[source]
-    outer = outermost_invariant_loop(block, source)
-    if outer is None:
-        for k, new in enumerate((alloc, store, load)):
-            block.insert(index + k, new)
-    else:  # stored once, before the loop; read at every iteration
-        home = outer.parent
-        at = home.ops.index(outer)
-        home.insert(at, alloc)
-        home.insert(at + 1, store)
-        block.insert(index, load)
+    outer = outermost_invariant_loop(block, op.src)
+    home = op if outer is None else outer  # stored once before the loop, read at every iteration
+    Rewriter.insert_before(home, alloc)
+    Rewriter.insert_before(home, store)
+    Rewriter.insert_before(op, load)
+    Rewriter.replace_op(op, load)
     return load
 
 
@@ -193,8 +175,7 @@ def outermost_invariant_loop(block: Block, value):
     """
     around_definition = _defining_ops_and_blocks(value)
     outer, current = None, block
-    while current.parent is not None and current.parent.parent is not None:
-        op = current.parent.parent  # the op whose region holds ``current``
+    while (op := current.parent_op) is not None:
         if not isinstance(op, ForOp) or op in around_definition:
             break  # not out of a branch or a while loop (it may not run), nor past the value's definition
         outer, current = op, op.parent
@@ -233,42 +214,28 @@ def _split_trans(block: Block, op: TransOp) -> ConvertLayoutOp | None:
     free = permuted(src.layout, op.attrs["order"])
     if conversion_kind(free, dst.layout) not in ("shuffle", "shared"):
         return None
-    trans = TransOp(op.src, dst.with_layout(free), loc=op.loc, **op.attrs)
-    conv = ConvertLayoutOp(trans.result, dst, loc=op.loc)
-    index = block.ops.index(op)
-    block.remove(op)
-    block.insert(index, trans)
-    block.insert(index + 1, conv)
+    trans = Rewriter.insert_before(op, TransOp(op.src, dst.with_layout(free), loc=op.loc, **op.attrs))
+    conv = Rewriter.insert_before(op, ConvertLayoutOp(trans.result, dst, loc=op.loc))
+    Rewriter.replace_op(op, conv)
     return conv
 
 
-def _rewrite(block: Block, mapping: dict) -> bool:
+def _rewrite(block: Block) -> bool:
     changed = False
     for op in list(block.ops):
         for region in op.regions:
             for inner in region.blocks:
-                changed |= _rewrite(inner, mapping)
+                changed |= _rewrite(inner)
         if isinstance(op, TransOp) and (conv := _split_trans(block, op)) is not None:
-            mapping[op.result] = conv.result
             op = conv
         if isinstance(op, ConvertLayoutOp) and crosses_threads(op):
-            load = _expand(block, block.ops.index(op), op, mapping)
-            mapping[op.result] = load.result
+            _expand(block, op)
             changed = True
     return changed
 
 
 def run(module: Module) -> bool:
-    mapping: dict = {}
     changed = False
     for func in module.funcs:
-        changed |= _rewrite(func.body, mapping)
-    if mapping:
-        final = {}
-        for old, new in mapping.items():
-            while new in mapping:  # a split trans's conversion, itself expanded
-                new = mapping[new]
-            final[old] = new
-        for func in module.funcs:
-            replace_uses(func, final)
+        changed |= _rewrite(func.body)
     return changed

@@ -3,10 +3,12 @@
 Why: the frontend emits what each source expression needs, so ``x + offs`` written
 twice, or two ``tt.splat`` of the same scalar, become two ops. Two pure ops with the
 same name, operands, attributes and result types give the same values: the second is
-replaced by the first. Scoping follows dominance: an op in a loop body or an ``scf.if``
-branch may reuse a value computed above it, but values computed inside a region are
-not visible after it or in a sibling branch. Ops with regions and ops with side effects
-(loads included: a store may come between) are never merged.
+replaced by the first. Operands of a commutative op (``add``, ``mul``, ``max``, ``eq``
+...: the ``Commutative`` trait) count in any order, so ``a + b`` and ``b + a`` merge.
+Scoping follows dominance: an op in a loop body or an ``scf.if`` branch may reuse a
+value computed above it, but values computed inside a region are not visible after it
+or in a sibling branch. Ops with regions and ops with side effects (loads included: a
+store may come between) are never merged.
 
 before:
     tt.func @k(%x: !ptr<i32>, %c: i1) {
@@ -49,8 +51,9 @@ from __future__ import annotations
 from collections import ChainMap
 
 from ..ir.core import Block, Module, Op, Value
+from ..ir.rewriter import Rewriter
+from ..ir.traits import Commutative
 from . import tracing
-from .utils import erase_op, resolve
 
 NAME = "cse"
 
@@ -71,11 +74,14 @@ def _key(op: Op):
     """What makes two ops interchangeable, or ``None`` when ``op`` may not be merged."""
     if op.regions or not op.results or op.is_terminator or not op.pure:
         return None
+    operands = tuple(op.operands)
+    if op.has_trait(Commutative):
+        operands = tuple(sorted(operands, key=id))
     try:
         return (
             type(op),
             op.name,
-            tuple(op.operands),
+            operands,
             _freeze(op.attrs),
             tuple(r.type for r in op.results),
         )
@@ -88,13 +94,12 @@ def equal_pure_op(op: Op, earlier: Op) -> list[Value]:
     return list(earlier.results)
 
 
-def _cse_block(block: Block, table: ChainMap, mapping: dict[Value, Value]) -> bool:
+def _cse_block(block: Block, table: ChainMap) -> bool:
     changed = False
     for op in list(block.ops):
-        op.operands = [resolve(mapping, v) for v in op.operands]
         for region in op.regions:
             for inner in region.blocks:
-                changed |= _cse_block(inner, table.new_child(), mapping)
+                changed |= _cse_block(inner, table.new_child())
         key = _key(op)
         if key is None:
             continue
@@ -104,8 +109,7 @@ def _cse_block(block: Block, table: ChainMap, mapping: dict[Value, Value]) -> bo
             continue
         new = equal_pure_op(op, earlier)
         tracing.fired(equal_pure_op, op, new)
-        mapping.update(zip(op.results, new))
-        erase_op(op)
+        Rewriter.replace_op(op, new)
         changed = True
     return changed
 
@@ -114,5 +118,5 @@ def run(module: Module) -> bool:
     """Merge equal pure ops in every function."""
     changed = False
     for func in module.funcs:
-        changed |= _cse_block(func.body, ChainMap(), {})
+        changed |= _cse_block(func.body, ChainMap())
     return changed

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 from ..ir.core import Block, Module, Op
 from ..ir.ops import ForOp, LoadOp, YieldOp
+from ..ir.rewriter import Rewriter
 from . import tracing
-from .utils import erase_op, has_side_effects, use_counts
+from .utils import has_side_effects
 
 NAME = "dce"
 
@@ -51,24 +52,21 @@ def _removable(op: Op, loads: bool) -> bool:
 
 def dead_op(op: Op) -> bool:
     """An op with no used results and no side effects is removed."""
-    erase_op(op)
+    Rewriter.erase(op)
     return True
 
 
-def _erase_dead_in_block(block: Block, counts: dict, loads: bool) -> bool:
+def _erase_dead_in_block(block: Block, loads: bool) -> bool:
     """Erase dead ops of ``block`` (last first, so whole chains go in one walk), inner blocks too."""
     changed = False
     for op in reversed(list(block.ops)):
-        if not any(counts.get(r, 0) for r in op.results) and _removable(op, loads):
+        if not any(r.has_uses() for r in op.results) and _removable(op, loads):
             tracing.fired(dead_op, op)
-            for inner in op.walk():
-                for v in inner.operands:
-                    counts[v] -= 1
             changed |= dead_op(op)
             continue
         for region in op.regions:
             for inner in region.blocks:
-                changed |= _erase_dead_in_block(inner, counts, loads)
+                changed |= _erase_dead_in_block(inner, loads)
     return changed
 
 
@@ -76,7 +74,7 @@ def erase_dead_ops(module: Module, loads: bool = True) -> bool:
     """Remove every dead op of ``module`` (unused non-volatile loads too when ``loads``)."""
     changed = False
     for func in module.funcs:
-        while _erase_dead_in_block(func.body, use_counts(func), loads):
+        while _erase_dead_in_block(func.body, loads):
             changed = True
     return changed
 
@@ -87,15 +85,10 @@ def erase_dead_ops(module: Module, loads: bool = True) -> bool:
 def _feeds_only_its_slot(loop: ForOp, i: int) -> bool:
     """Whether carried value ``i`` only flows, through pure ops of the body, into ``yield`` slot ``i``."""
     yield_op = loop.body.terminator
-    uses: dict = {}
-    for top in loop.body.ops:
-        for op in top.walk():
-            for v in op.operands:
-                uses.setdefault(v, []).append(op)
     seen, work = set(), [loop.body.args[i + 1]]
     while work:
         v = work.pop()
-        for user in uses.get(v, []):
+        for user in v.users:  # values of the body are used only inside it
             if user is yield_op:
                 if any(u is v and k != i for k, u in enumerate(user.operands)):
                     return False
@@ -122,12 +115,11 @@ def dead_loop_carried_value(loop: ForOp, i: int) -> None:
 def _drop_dead_carried(module: Module) -> bool:
     changed = False
     for func in module.funcs:
-        counts = use_counts(func)
         for loop in [op for op in func.walk() if isinstance(op, ForOp)]:
             if not isinstance(loop.body.terminator, YieldOp):
                 continue
             for i in reversed(range(len(loop.results))):
-                if counts.get(loop.results[i], 0) or not _feeds_only_its_slot(loop, i):
+                if loop.results[i].has_uses() or not _feeds_only_its_slot(loop, i):
                     continue
                 tracing.fired(dead_loop_carried_value, loop)
                 dead_loop_carried_value(loop, i)

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from ..ir.core import Module, Value
 from ..ir.ops import CallOp, FuncOp, ReturnOp
+from ..ir.rewriter import Rewriter
 from . import tracing
-from .utils import clone_op, erase_op
 
 NAME = "inline"
 
@@ -46,13 +46,12 @@ class InlineError(Exception):
 def inline_call(call: CallOp, callee: FuncOp) -> list[Value]:
     """A call of a module function becomes a copy of its body; the returned values replace its results."""
     mapping: dict[Value, Value] = dict(zip(callee.args, call.operands))
-    block = call.parent
-    index = block.ops.index(call)
+    rw = Rewriter()
+    rw.set_insertion_point_before(call)
     for op in callee.body.ops[:-1]:
         if any(isinstance(inner, ReturnOp) for inner in op.walk()):
             raise InlineError(f"@{callee.sym_name}: tt.return inside a region cannot be inlined")
-        block.insert(index, clone_op(op, mapping))
-        index += 1
+        rw.insert(Rewriter.clone(op, mapping))
     ret = callee.body.terminator
     if not isinstance(ret, ReturnOp):
         raise InlineError(f"@{callee.sym_name} does not end with tt.return")
@@ -69,10 +68,7 @@ def _inline_calls_in(func: FuncOp, module: Module, depth: int = 0) -> bool:
             raise InlineError(f"recursive call of @{call.callee} at {call.loc} cannot be inlined")
         new = inline_call(call, callee)
         tracing.fired(inline_call, call, new)
-        mapping = dict(zip(call.results, new))
-        erase_op(call)
-        for op in func.walk():
-            op.operands = [mapping.get(v, v) for v in op.operands]
+        Rewriter.replace_op(call, new)
     if calls:
         _inline_calls_in(func, module, depth + 1)
     return bool(calls)

@@ -51,16 +51,14 @@ from dataclasses import dataclass, field
 
 from tilelab.compiler.ir.core import Block, Module, Op
 from tilelab.compiler.ir.ops import (
-    AsyncCopyGlobalToLocalOp,
     BarrierOp,
-    ForOp,
     IfOp,
     LocalAllocOp,
-    LocalStoreOp,
     MemDescIndexOp,
-    WhileOp,
 )
 from tilelab.compiler.ir.ops.gpu import shared_reads
+from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import Loop, MemoryWrite, SharedMemory
 
 NAME = "insert-barriers"
 _EVERYTHING = (0, 1 << 62, None)
@@ -99,7 +97,7 @@ def _access(op: Op, state: Pending) -> tuple[bool, Pending]:
     """Whether ``op`` needs a barrier before it, and the pending state after it."""
     if isinstance(op, BarrierOp):
         return False, Pending()
-    if isinstance(op, (LocalStoreOp, AsyncCopyGlobalToLocalOp)):
+    if op.has_trait(SharedMemory) and op.has_trait(MemoryWrite):  # local_store, async copy
         r = byte_range(op.operands[0])
         hazard = _overlaps(r, state.reads | state.writes)
         state = Pending() if hazard else state
@@ -116,7 +114,7 @@ def _block(block: Block, state: Pending) -> tuple[Pending, bool]:
     """Insert barriers into ``block`` entered with ``state``; the state at its end, and whether it changed."""
     changed = False
     for op in list(block.ops):
-        if isinstance(op, (ForOp, WhileOp)):
+        if op.has_trait(Loop):
             state, c = _loop(op, state)
             changed |= c
         elif isinstance(op, IfOp):
@@ -126,7 +124,7 @@ def _block(block: Block, state: Pending) -> tuple[Pending, bool]:
         else:
             needs, state = _access(op, state)
             if needs:
-                block.insert(block.ops.index(op), BarrierOp(loc=op.loc))
+                Rewriter.insert_before(op, BarrierOp(loc=op.loc))
                 changed = True
     return state, changed
 

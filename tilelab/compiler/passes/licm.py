@@ -41,7 +41,9 @@ after:
 from __future__ import annotations
 
 from ..ir.core import Module, Op, Value
-from ..ir.ops import BinaryOp, ForOp, WhileOp
+from ..ir.ops import BinaryOp
+from ..ir.rewriter import Rewriter
+from ..ir.traits import Loop
 from . import tracing
 
 NAME = "licm"
@@ -71,9 +73,7 @@ def _defined_inside(loop: Op) -> set[Value]:
 
 def invariant_op(op: Op, loop: Op) -> None:
     """A pure op whose operands are all defined outside the loop moves before the loop."""
-    op.parent.remove(op)
-    block = loop.parent
-    block.insert(block.ops.index(loop), op)
+    Rewriter.move_before(op, loop)
 
 
 def _hoist_from(loop: Op) -> bool:
@@ -94,7 +94,7 @@ def run(module: Module) -> bool:
     """Hoist invariant ops out of every loop, innermost loops first."""
     changed = False
     for func in module.funcs:
-        loops = [op for op in func.walk() if isinstance(op, (ForOp, WhileOp))]
+        loops = [op for op in func.walk() if op.has_trait(Loop)]
         for loop in reversed(loops):  # post-order of nesting: inner loops before outer ones
             changed |= _hoist_from(loop)
     return changed

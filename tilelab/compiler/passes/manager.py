@@ -4,7 +4,9 @@ Why: the inspector's pass viewer shows each pass's before/after diff and the rul
 fired; the lead measures compile time per pass; and a pass that breaks the IR must be
 caught at once and named. Printing costs time, so it happens only with
 ``snapshots=True``; with the default ``snapshots=False`` a pass costs its own run plus
-the verifier (``verify=False`` skips that too)::
+the verifier after it when it changed the IR (a module a pass left unchanged was checked
+already; ``verify=False`` skips the verifier). The use-lists are checked before the first
+pass and after the last (one walk each)::
 
     records = PassManager(PIPELINES["cpu"], snapshots=True).run(module)
     for r in records:
@@ -18,7 +20,7 @@ from contextlib import nullcontext
 
 from ..ir.core import Module
 from ..ir.printer import print_module
-from ..ir.verifier import VerificationError, verify
+from ..ir.verifier import VerificationError, check_uses, verify
 from . import tracing
 
 
@@ -63,27 +65,47 @@ class PassManager:
         self.verify = verify
         self.trace = snapshots if trace is None else trace
 
-    def _check(self, module: Module, name: str | None) -> None:
+    def _check(self, module: Module, name: str | None, uses: bool = False) -> None:
         if not self.verify:
             return
         try:
-            verify(module)
+            verify(module, uses=uses)
         except VerificationError as e:
             where = f"pass '{name}' broke the IR" if name else "the IR is invalid before the first pass"
             raise PassError(f"internal compiler error: {where}: {e}") from e
 
     def run(self, module: Module) -> list[PassRecord]:
         """Run every pass over ``module`` in place; return one record per pass."""
-        self._check(module, None)
+        self._check(module, None, uses=True)
         records = []
+        unchanged: list[str] = []  # passes run since the last check that said they changed nothing
         text = print_module(module) if self.snapshots else None
         for p in self.passes:
             with tracing.tracing() if self.trace else nullcontext([]) as rules:
                 start = time.perf_counter()
                 changed = bool(p.run(module))
                 seconds = time.perf_counter() - start
-            self._check(module, p.name)
+            if changed:
+                self._check(module, p.name)
+                unchanged = []
+            else:
+                unchanged.append(p.name)
             after = (print_module(module) if changed else text) if self.snapshots else None
             records.append(PassRecord(p.name, seconds, changed, text, after, list(rules)))
             text = after
+        self._final_check(module, unchanged)
         return records
+
+    def _final_check(self, module: Module, unchanged: list[str]) -> None:
+        """The use-lists once after the last pass (the pass tests check them after every pass), and the
+        whole IR again if passes that said they changed nothing ran since the last check."""
+        if not self.verify:
+            return
+        try:
+            if unchanged:
+                verify(module, uses=True)
+            else:
+                check_uses(module)
+        except VerificationError as e:
+            which = f"one of the passes {', '.join(unchanged)} (reported no change)" if unchanged else "a pass"
+            raise PassError(f"internal compiler error: {which} broke the IR: {e}") from e

@@ -45,24 +45,14 @@ after:
 
 from __future__ import annotations
 
-from tilelab.compiler.ir.core import FuncOp, Module, Op, Value, replace_uses, users
+from tilelab.compiler.ir.core import FuncOp, Module, Op, Value
 from tilelab.compiler.ir.ops import (
-    AddPtrOp,
-    BinaryOp,
-    BitcastOp,
     BroadcastOp,
-    CastOp,
-    CmpOp,
-    ConstantOp,
     ConvertLayoutOp,
     ExpandDimsOp,
-    FmaOp,
-    HintOp,
-    MakeRangeOp,
-    SelectOp,
-    SplatOp,
-    UnaryOp,
 )
+from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import Elementwise, LayoutFree
 from tilelab.compiler.layouts import LinearLayout, conversion_kind, slice_layout
 
 from .assign_layouts import collapse
@@ -71,12 +61,6 @@ NAME = "rematerialize"
 
 #: the most ops one rewrite may add: past it, the shared-memory trip is the cheaper one
 MAX_OPS = 30
-
-#: ops built from nothing but attributes and scalars: they take any layout
-LEAVES = (ConstantOp, MakeRangeOp, SplatOp)
-
-#: pure ops whose tensor operands share the result's layout, element by element
-ELEMENTWISE = (AddPtrOp, BinaryOp, BitcastOp, CastOp, CmpOp, FmaOp, HintOp, SelectOp, UnaryOp)
 
 
 def wanted_source_layout(op: Op) -> LinearLayout | None:
@@ -145,10 +129,10 @@ class Chain:
 
     def operands(self, op: Op, layout: LinearLayout) -> list[Value] | None:
         """The operands of ``op``'s copy in ``layout``, or None when ``op`` cannot be copied."""
-        if isinstance(op, LEAVES):
+        if op.has_trait(LayoutFree):  # built from attributes and scalars: any layout
             return list(op.operands)
         shape = op.result.type.shape
-        if isinstance(op, ELEMENTWISE):
+        if op.has_trait(Elementwise):
             wants = [layout if v.type.is_tensor else None for v in op.operands]
             if any(v.type.is_tensor and v.type.shape != shape for v in op.operands):
                 return None
@@ -164,45 +148,48 @@ class Chain:
     def insert(self) -> None:
         """Put each planned copy right after its original and remember it for later rewrites."""
         for original, copy in self.copies:
-            block = original.parent
-            block.insert(block.ops.index(original) + 1, copy)
+            Rewriter.insert_after(original, copy)
         self.memo.update(self.planned)
+
+    def discard(self) -> None:
+        """Drop the planned copies (the chain did not qualify): they must not stay users of their operands."""
+        for _, copy in self.copies:
+            copy.drop_references()
 
 
 def drop_unused(func: FuncOp, values: list[Value]) -> None:
     """Remove the pure ops defining ``values`` that nothing uses any more, and their chains in turn."""
-    uses = users(func)
     work = [v.defining_op for v in values]
     while work:
         op = work.pop()
         if op is None or op.parent is None or not op.pure or op.regions:
             continue
-        if any(uses.get(r) for r in op.results):
+        if any(r.has_uses() for r in op.results):
             continue
-        op.parent.remove(op)
-        for v in op.operands:
-            uses[v].remove(op)
-            work.append(v.defining_op)
+        operands = list(op.operands)
+        Rewriter.erase(op)
+        work.extend(v.defining_op for v in operands)
 
 
 def rematerialize(func: FuncOp) -> bool:
     """Give every data-moving op whose source is an index tile a copy of it in the wanted layout."""
     memo: dict = {}
     replaced: list[Value] = []
-    mapping: dict = {}
     for op in list(func.walk()):
         want = crossing_target(op)
-        chain = Chain(memo) if want is not None else None
-        new = chain.build(op.operands[0], want) if chain else None
+        if want is None:
+            continue
+        chain = Chain(memo)
+        new = chain.build(op.operands[0], want)
         if new is None:
+            chain.discard()
             continue
         chain.insert()
         replaced.append(op.operands[0])
         op.operands[0] = new
         if isinstance(op, ConvertLayoutOp):  # now converts to its own layout: the copy replaces it
-            mapping[op.result] = new
+            op.result.replace_all_uses_with(new)
             replaced.append(op.result)
-    replace_uses(func, mapping)
     drop_unused(func, replaced)
     return bool(replaced)
 

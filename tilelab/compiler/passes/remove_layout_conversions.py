@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the docstring example spells whole layouts)
 """Remove layout conversions that move nothing: to the layout the value has, or chains of them.
 
 Why: ``assign-layouts`` inserts a ``ttg.convert_layout`` wherever a user needs another
@@ -21,67 +22,70 @@ those ops and the loop's result take ``L``: the conversions in the loop go, and 
 one is added before the loop (for its initial value) and one after (for its users there).
 The pipeline runs this pass again after ``accelerate-dot`` for it.
 
-before::
+``%2`` converts ``%1`` to the layout it already has and goes; of the chain ``%2 -> %3 -> %4``
+(4, then 1, then 2 elements per thread) one conversion stays, from 4 straight to 2:
 
-    %1 = ttg.convert_layout %0 : tensor<128xf32, #A>   (where %0 : tensor<128xf32, #A>)
-    %2 = arith.add %1, %1 : tensor<128xf32, #A>
-
-after::
-
-    %2 = arith.add %0, %0 : tensor<128xf32, #A>
+before:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.load %0 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = ttg.convert_layout %1 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = ttg.convert_layout %2 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %4 = ttg.convert_layout %3 : tensor<128xf32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %5 = ttg.convert_layout %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %5, %4 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
+after:
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.load %0 : tensor<128xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = ttg.convert_layout %1 : tensor<128xf32, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = ttg.convert_layout %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %3, %2 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[2], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.return
+    }
 """
 
 from __future__ import annotations
 
-from tilelab.compiler.ir.core import Block, Module, replace_uses, users
+from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import (
-    AddPtrOp,
-    BinaryOp,
-    CastOp,
-    CmpOp,
-    ConstantOp,
     ConvertLayoutOp,
-    FmaOp,
     ForOp,
-    SelectOp,
-    SplatOp,
-    UnaryOp,
 )
-
-#: pure elementwise ops: their tensor operands and result share one layout
-_ELEMENTWISE = (AddPtrOp, BinaryOp, UnaryOp, CastOp, CmpOp, FmaOp, SelectOp)
+from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import Elementwise, Uniform
 
 NAME = "remove-layout-conversions"
 
 
-def _fold(block: Block, mapping: dict) -> bool:
+def _fold(block: Block) -> bool:
     changed = False
     for op in block.ops:
         for region in op.regions:
             for b in region.blocks:
-                changed |= _fold(b, mapping)
+                changed |= _fold(b)
         if not isinstance(op, ConvertLayoutOp):
             continue
-        src = mapping.get(op.src, op.src)
-        inner = src.defining_op
+        inner = op.src.defining_op
         if isinstance(inner, ConvertLayoutOp):  # convert(convert(x)) -> convert(x)
             op.operands[0] = inner.src
-            src = inner.src
             changed = True
-        if src.type == op.result.type:  # convert to the same layout -> x
-            mapping[op.result] = src
+        if op.src.type == op.result.type and op.result.has_uses():  # convert to the same layout -> x
+            op.result.replace_all_uses_with(op.src)
             changed = True
     return changed
 
 
-def _drop_unused(block: Block, used) -> bool:
+def _drop_unused(block: Block) -> bool:
     changed = False
     for op in list(block.ops):
         for region in op.regions:
             for b in region.blocks:
-                changed |= _drop_unused(b, used)
-        if isinstance(op, ConvertLayoutOp) and not used.get(op.result):
-            block.remove(op)
+                changed |= _drop_unused(b)
+        if isinstance(op, ConvertLayoutOp) and not op.result.has_uses():
+            Rewriter.erase(op)
             changed = True
     return changed
 
@@ -99,16 +103,16 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
     body, arg = loop.body, loop.body.args[1 + index]
     if not arg.type.is_tensor or arg.type.layout is None:
         return False
-    uses, term = users(func), loop.body.terminator
+    term = loop.body.terminator
     ops, component, work, exits = [], {arg}, [arg], set()
     while work:  # the values computed from ``arg`` in this iteration
-        for user in uses.get(work.pop(), []):
+        for user in work.pop().users:
             if user is term:
                 continue
             if isinstance(user, ConvertLayoutOp) and user.parent is body:
                 exits.add(user.result.type.layout)  # read in another layout (a load's pointers)
                 continue
-            if user.parent is not body or not isinstance(user, _ELEMENTWISE) or user in ops:
+            if user.parent is not body or not user.has_trait(Elementwise) or user in ops:
                 if user in ops:
                     continue
                 return False
@@ -122,7 +126,7 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
     for op in ops:
         for v in op.operands:
             source = v.defining_op
-            if v in component or not v.type.is_tensor or isinstance(source, (ConstantOp, SplatOp)):
+            if v in component or not v.type.is_tensor or v.defined_by(Uniform):
                 continue
             if not isinstance(source, ConvertLayoutOp) or (target is not None and source.src.type.layout != target):
                 return False
@@ -133,11 +137,11 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
         removed = 1
     if target is None or target == arg.type.layout or not removed or (exits and exits != {target}):
         return False
-    _retype(loop, index, ops, component, target, uses)
+    _retype(loop, index, ops, component, target)
     return True
 
 
-def _retype(loop: ForOp, index: int, ops: list, component: set, target, uses) -> None:
+def _retype(loop: ForOp, index: int, ops: list, component: set, target) -> None:
     old = loop.body.args[1 + index].type.layout
     for op in ops:
         for k, v in enumerate(op.operands):
@@ -150,31 +154,27 @@ def _retype(loop: ForOp, index: int, ops: list, component: set, target, uses) ->
                 again = type(source).create(
                     source.operands, [v.type.with_layout(target)], dict(source.attrs), loc=source.loc
                 )
-                home = source.parent  # next to the original: a step made before the loop stays there
-                home.insert(home.ops.index(source) + 1, again)
+                Rewriter.insert_after(source, again)  # next to the original: a step made before the loop stays there
                 op.operands[k] = again.result
         for r in op.results:
             r.type = r.type.with_layout(target)
     arg = loop.body.args[1 + index]
     arg.type = arg.type.with_layout(target)
-    home, init = loop.parent, loop.init_args[index]
+    init = loop.init_args[index]
     source = init.defining_op
-    if isinstance(source, (ConstantOp, SplatOp)):  # ``tl.zeros``: made again in the new layout
+    if init.defined_by(Uniform):  # ``tl.zeros``: made again in the new layout
         entry = type(source).create(
             source.operands, [init.type.with_layout(target)], dict(source.attrs), loc=source.loc
         )
     else:
         entry = ConvertLayoutOp(init, init.type.with_layout(target), loc=loop.loc)
-    home.insert(home.ops.index(loop), entry)
+    Rewriter.insert_before(loop, entry)
     loop.operands[3 + index] = entry.results[0]
     result = loop.results[index]
-    readers = uses.get(result, [])
     result.type = result.type.with_layout(target)
-    if readers:
-        exit_ = ConvertLayoutOp(result, result.type.with_layout(old), loc=loop.loc)
-        home.insert(home.ops.index(loop) + 1, exit_)
-        for reader in readers:
-            reader.operands = [exit_.result if v is result else v for v in reader.operands]
+    if result.has_uses():  # its readers read it converted back
+        exit_ = Rewriter.insert_after(loop, ConvertLayoutOp(result, result.type.with_layout(old), loc=loop.loc))
+        result.replace_uses_if(exit_.result, lambda user: user is not exit_)
 
 
 def run(module: Module) -> bool:
@@ -182,9 +182,6 @@ def run(module: Module) -> bool:
     changed = False
     for func in module.funcs:
         changed |= _carried(func)
-        mapping: dict = {}
-        changed |= _fold(func.body, mapping)
-        if mapping:
-            replace_uses(func, mapping)
-        changed |= _drop_unused(func.body, users(func))
+        changed |= _fold(func.body)
+        changed |= _drop_unused(func.body)
     return changed

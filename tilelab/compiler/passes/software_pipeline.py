@@ -87,10 +87,9 @@ after:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
-from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value, replace_uses, users
+from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
     AsyncCommitGroupOp,
@@ -111,6 +110,7 @@ from tilelab.compiler.ir.ops import (
     i32,
 )
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
+from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 
 NAME = "software-pipeline"
@@ -127,19 +127,9 @@ class Candidate:
     slice: list[Op]
 
 
-class _Inserter:
-    """Inserts ops one after the other into ``block`` from ``index`` on."""
-
-    def __init__(self, block: Block, index: int):
-        self.block, self.index = block, index
-
-    def add(self, op: Op) -> Value | None:
-        self.block.insert(self.index, op)
-        self.index += 1
-        return op.results[0] if op.results else None
-
-    def const(self, value: int, type=i32, loc: Loc = UNKNOWN_LOC) -> Value:
-        return self.add(ConstantOp(value, type, loc=loc))
+def _const(rw: Rewriter, value: int, type=i32, loc: Loc = UNKNOWN_LOC) -> Value:
+    """An integer constant inserted at ``rw``'s insertion point."""
+    return rw.add(ConstantOp(value, type, loc=loc))
 
 
 # --------------------------------------------------------------------------- matching
@@ -198,13 +188,10 @@ def _address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
 
 def _inside(v: Value, loop: ForOp) -> bool:
     """Whether ``v`` is defined somewhere within ``loop``'s regions."""
-    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
-    while block is not None:
-        if block is loop.body:
-            return True
-        parent = block.parent.parent if block.parent is not None else None
-        block = parent.parent if parent is not None else None
-    return False
+    if v.defining_op is not None:
+        return loop.is_ancestor_of(v.defining_op)
+    holder = v.owner.parent_op  # the op whose region has this block argument
+    return holder is loop or (holder is not None and loop.is_ancestor_of(holder))
 
 
 def _is_zero(v: Value | None) -> bool:
@@ -213,22 +200,23 @@ def _is_zero(v: Value | None) -> bool:
     return v is None or (isinstance(op, ConstantOp) and op.value == 0)
 
 
-def _candidate(loop: ForOp, load: LoadOp, uses: dict) -> Candidate | None:
+def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
     """The ``Candidate`` for ``load`` if it matches the pattern the module docstring states."""
     t = load.result.type
     if not t.is_tensor or t.layout is None or load.attrs.get("volatile") or not _is_zero(load.other):
         return None
-    stores = uses.get(load.result, [])
-    if len(stores) != 1 or not isinstance(stores[0], LocalStoreOp) or stores[0].value is not load.result:
+    if not load.result.has_one_use():
         return None
-    store = stores[0]
+    (store,) = load.result.users
+    if not isinstance(store, LocalStoreOp) or store.value is not load.result:
+        return None
     alloc = store.buf.defining_op
     if not isinstance(alloc, LocalAllocOp) or alloc.parent is not loop.body or alloc.attrs.get("stages"):
         return None
     if alloc.stage_bytes % 16 or (load.mask is not None and load.mask.type != load.ptr.type.with_element(i1)):
         return None
     order = {op: i for i, op in enumerate(loop.body.ops)}
-    for user in uses.get(alloc.result, []):
+    for user in alloc.result.users:
         if user is store:
             continue
         if alloc.result not in shared_reads(user) or order.get(_top(user, loop.body), -1) <= order[store]:
@@ -241,7 +229,7 @@ def _candidate(loop: ForOp, load: LoadOp, uses: dict) -> Candidate | None:
 def _top(op: Op, block: Block) -> Op | None:
     """The op of ``block`` that contains ``op`` (``op`` itself when it is in ``block``)."""
     while op is not None and op.parent is not block:
-        op = op.parent.parent.parent if op.parent is not None and op.parent.parent is not None else None
+        op = op.parent_op
     return op
 
 
@@ -250,21 +238,14 @@ def candidates(loop: ForOp) -> list[Candidate]:
     step = loop.operands[2].defining_op
     if loop.attrs.get("static") or not isinstance(step, ConstantOp) or not step.value > 0:
         return []
-    uses = users(_func_of(loop))
-    found = [_candidate(loop, op, uses) for op in loop.body.ops if isinstance(op, LoadOp)]
+    found = [_candidate(loop, op) for op in loop.body.ops if isinstance(op, LoadOp)]
     return [c for c in found if c is not None]
-
-
-def _func_of(op: Op) -> Op:
-    while op.parent is not None and op.parent.parent is not None:
-        op = op.parent.parent.parent
-    return op
 
 
 # --------------------------------------------------------------------------- rewriting
 
 
-def _advance(ins: _Inserter, loop: ForOp, start: dict[Value, Value], ahead: int) -> dict[Value, Value]:
+def _advance(rw: Rewriter, loop: ForOp, start: dict[Value, Value], ahead: int) -> dict[Value, Value]:
     """The induction variable and the stepping carried values ``ahead`` iterations after ``start``.
 
     ``start`` maps the induction variable and each value of ``carried_steps`` to its value
@@ -279,12 +260,11 @@ def _advance(ins: _Inserter, loop: ForOp, start: dict[Value, Value], ahead: int)
         step_op = carried.get(leaf)
         step = loop.operands[2] if step_op is None else step_op.operands[1]
         if step_op is None:
-            out[leaf] = ins.add(
-                BinaryOp("add", base, ins.const(ahead * step.defining_op.value, base.type, loop.loc), loop.loc)
-            )
+            offset = _const(rw, ahead * step.defining_op.value, base.type, loop.loc)
+            out[leaf] = rw.add(BinaryOp("add", base, offset, loop.loc))
             continue
-        times = ins.add(BinaryOp("mul", step, ins.const(ahead, step.type, step_op.loc), loc=step_op.loc))
-        out[leaf] = ins.add(type(step_op).create([base, times], [base.type], step_op.clone_attrs(), loc=step_op.loc))
+        times = rw.add(BinaryOp("mul", step, _const(rw, ahead, step.type, step_op.loc), loc=step_op.loc))
+        out[leaf] = rw.add(Rewriter.clone(step_op, {step_op.operands[0]: base, step_op.operands[1]: times}))
     return out
 
 
@@ -297,21 +277,17 @@ def _leaves(loop: ForOp, cands: list[Candidate]) -> list[Value]:
     return [loop.induction_var] + [arg for arg in carried if arg in used]
 
 
-def _issue_copy(ins: _Inserter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value) -> None:
+def _issue_copy(rw: Rewriter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value) -> None:
     """Clone ``c``'s address slice with its leaves ``at`` (old -> new) and copy its tile into ring stage ``slot``."""
     mapping: dict[Value, Value] = dict(at)
     for op in c.slice:
-        clone = type(op).create(
-            [mapping.get(v, v) for v in op.operands], [r.type for r in op.results], op.clone_attrs(), loc=op.loc
-        )
-        ins.add(clone)
-        mapping.update(zip(op.results, clone.results))
+        rw.insert(Rewriter.clone(op, mapping))
     ptrs = mapping.get(c.load.ptr, c.load.ptr)
-    mask = ins.add(SplatOp(pred, ptrs.type.with_element(i1), loc=c.load.loc))
+    mask = rw.add(SplatOp(pred, ptrs.type.with_element(i1), loc=c.load.loc))
     if c.load.mask is not None:
-        mask = ins.add(BinaryOp("and", mapping.get(c.load.mask, c.load.mask), mask, loc=c.load.loc))
-    view = ins.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
-    ins.add(AsyncCopyGlobalToLocalOp(view, ptrs, mask, loc=c.load.loc))
+        mask = rw.add(BinaryOp("and", mapping.get(c.load.mask, c.load.mask), mask, loc=c.load.loc))
+    view = rw.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
+    rw.insert(AsyncCopyGlobalToLocalOp(view, ptrs, mask, loc=c.load.loc))
 
 
 def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value]:
@@ -319,22 +295,22 @@ def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Va
 
     Returns the rings and the i32 constant 0 (the first slot read).
     """
-    block = loop.parent
-    ins = _Inserter(block, block.ops.index(loop))
-    rings = [ins.add(LocalAllocOp(c.alloc.result.type, stages=stages, loc=c.alloc.loc)) for c in cands]
-    if not isinstance(block.parent.parent, FuncOp):
-        ins.add(BarrierOp(loc=loop.loc))  # an enclosing loop's last reads of the rings must be over
+    rw = Rewriter()
+    rw.set_insertion_point_before(loop)
+    rings = [rw.add(LocalAllocOp(c.alloc.result.type, stages=stages, loc=c.alloc.loc)) for c in cands]
+    if not isinstance(loop.parent_op, FuncOp):
+        rw.insert(BarrierOp(loc=loop.loc))  # an enclosing loop's last reads of the rings must be over
     lb, ub = loop.operands[:2]
     inits = dict(zip(loop.body.args[1:], loop.init_args))
     start = {leaf: lb if leaf is loop.induction_var else inits[leaf] for leaf in _leaves(loop, cands)}
     slots = []
     for s in range(stages - 1):
-        at = _advance(ins, loop, start, s)
-        pred = ins.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
-        slots.append(ins.const(s, loc=loop.loc))
+        at = _advance(rw, loop, start, s)
+        pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
+        slots.append(_const(rw, s, loc=loop.loc))
         for c, ring in zip(cands, rings):
-            _issue_copy(ins, c, at, ring, slots[s], pred)
-        ins.add(AsyncCommitGroupOp(loc=loop.loc))
+            _issue_copy(rw, c, at, ring, slots[s], pred)
+        rw.insert(AsyncCommitGroupOp(loc=loop.loc))
     return rings, slots[0]
 
 
@@ -345,44 +321,43 @@ def _add_carried(loop: ForOp, init: Value) -> Value:
     return loop.body.add_arg(init.type)
 
 
-def _wrap_next(ins: _Inserter, slot: Value, one: Value, count: Value, zero: Value, loc) -> Value:
+def _wrap_next(rw: Rewriter, slot: Value, one: Value, count: Value, zero: Value, loc) -> Value:
     """``slot + 1``, wrapped to 0 at ``count`` (no division)."""
-    nxt = ins.add(BinaryOp("add", slot, one, loc=loc))
-    wrap = ins.add(CmpOp("eq", nxt, count, loc=loc))
-    return ins.add(SelectOp(wrap, zero, nxt, loc=loc))
+    nxt = rw.add(BinaryOp("add", slot, one, loc=loc))
+    wrap = rw.add(CmpOp("eq", nxt, count, loc=loc))
+    return rw.add(SelectOp(wrap, zero, nxt, loc=loc))
 
 
 def _rewrite_body(loop: ForOp, cands: list[Candidate], rings: list[Value], stages: int, zero: Value, last: Value):
     """Wait, barrier, read this iteration's stage, prefetch iteration ``i + S - 1``, advance the slots."""
     body, loc = loop.body, loop.loc
     read, write = _add_carried(loop, zero), _add_carried(loop, last)
-    ins = _Inserter(body, 0)
-    ins.add(AsyncWaitOp(stages - 2, loc=loc))
-    ins.add(BarrierOp(loc=loc))
-    views = [ins.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
-    at = _advance(ins, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
-    pred = ins.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
+    rw = Rewriter()
+    rw.set_insertion_point_to_start(body)
+    rw.insert(AsyncWaitOp(stages - 2, loc=loc))
+    rw.insert(BarrierOp(loc=loc))
+    views = [rw.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
+    at = _advance(rw, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
+    pred = rw.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
     for c, ring in zip(cands, rings):
-        _issue_copy(ins, c, at, ring, write, pred)
-    ins.add(AsyncCommitGroupOp(loc=loc))
+        _issue_copy(rw, c, at, ring, write, pred)
+    rw.insert(AsyncCommitGroupOp(loc=loc))
     for c, view in zip(cands, views):
-        loop.replace_all_uses(c.alloc.result, view)
+        c.alloc.result.replace_all_uses_with(view)  # the buffer lives in the body: so do its users
         for op in (c.store, c.load, c.alloc):
-            body.remove(op)
+            Rewriter.erase(op)
     _drop_dead(loop, [op for c in cands for op in c.slice])
     yield_op = body.terminator
-    ins = _Inserter(body, body.ops.index(yield_op))
-    one, count = ins.const(1, loc=loc), ins.const(stages, loc=loc)
-    yield_op.operands += [_wrap_next(ins, s, one, count, zero, loc) for s in (read, write)]
+    rw.set_insertion_point_before(yield_op)
+    one, count = _const(rw, 1, loc=loc), _const(rw, stages, loc=loc)
+    yield_op.operands.extend([_wrap_next(rw, s, one, count, zero, loc) for s in (read, write)])
 
 
 def _drop_dead(loop: ForOp, ops: list[Op]) -> None:
-    """Remove the original address ops that nothing in the loop uses any more (latest first)."""
-    count = Counter(v for op in loop.walk() for v in op.operands)
+    """Remove the original address ops that nothing uses any more (latest first, so chains go too)."""
     for op in sorted(set(ops), key=loop.body.ops.index, reverse=True):
-        if not any(count[r] for r in op.results):
-            loop.body.remove(op)
-            count.subtract(op.operands)
+        if not any(r.has_uses() for r in op.results):
+            Rewriter.erase(op)
 
 
 def pipeline_loop(loop: ForOp, stages: int) -> bool:
@@ -391,10 +366,9 @@ def pipeline_loop(loop: ForOp, stages: int) -> bool:
     if not cands:
         return False
     rings, zero = _prologue(loop, cands, stages)
-    block = loop.parent
-    last = _Inserter(block, block.ops.index(loop)).const(stages - 1, loc=loop.loc)
+    last = Rewriter.insert_before(loop, ConstantOp(stages - 1, i32, loc=loop.loc)).result
     _rewrite_body(loop, cands, rings, stages, zero, last)
-    block.insert(block.ops.index(loop) + 1, AsyncWaitOp(0, loc=loop.loc))
+    Rewriter.insert_after(loop, AsyncWaitOp(0, loc=loop.loc))
     return True
 
 
@@ -435,15 +409,14 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
         return False
     dot, index = dots[0], body.args.index(dots[0].acc) - 1
-    uses = users(func)
-    if uses.get(dot.acc) != [dot] or uses.get(dot.result) != [body.terminator]:
+    if dot.acc.users != [dot] or dot.result.users != [body.terminator]:
         return False
     if body.terminator.operands.index(dot.result) != index:
         return False
     moved = []
     for copy in copies:
         view = copy.operands[0].defining_op
-        if isinstance(view, MemDescIndexOp) and uses.get(view.result) == [copy]:
+        if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
             moved.append(view)
         moved.append(copy)
     moved.append(commits[0])
@@ -455,9 +428,8 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     dot.attrs["pendings"] = 1
     result = loop.results[index]
     wait = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
-    loop.parent.insert(loop.parent.ops.index(loop) + 1, wait)
-    replace_uses(func, {result: wait.result})
-    wait.operands[0] = result
+    Rewriter.insert_after(loop, wait)
+    result.replace_uses_if(wait.result, lambda user: user is not wait)
     return True
 
 

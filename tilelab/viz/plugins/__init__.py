@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from tilelab.viz.views import register_view
 
+from . import coalescing, layout_view, roofline, shared_memory
 from .figures import watch_tabs
 from .launch import set_launch
 from .roofline import record
 
 
 def _register() -> None:
-    from . import coalescing, layout_view, roofline, shared_memory
-
     register_view("coalescing", coalescing.coalescing_tab, html=coalescing.coalescing_html)
     register_view("shared memory", shared_memory.shared_memory_tab, html=shared_memory.shared_memory_html)
     register_view("layouts", layout_view.layouts_tab, html=layout_view.layouts_html)

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tilelab.compiler.analysis.memory_access import SECTOR_BYTES
-from tilelab.compiler.layouts import contiguous_elements
+from tilelab.compiler.analysis.axis_info import analyze
+from tilelab.compiler.analysis.memory_access import SECTOR_BYTES, vector_width
+from tilelab.compiler.layouts import blocked, contiguous_elements
 
-from .figures import CATEGORY, SEQUENTIAL, new_figure
+from .figures import CATEGORY, SEQUENTIAL, LazyPane, figure_html, figure_png, new_figure, note_html, table_html
+from .launch import traced_accesses
 
 
 @dataclass
@@ -141,8 +143,6 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
 
     Returns ``(layout, origin)``; origin says which it is.
     """
-    from tilelab.compiler.layouts import blocked
-
     ty = op.operands[0].type
     if getattr(ty, "layout", None) is not None:
         return ty.layout, "assigned by the compiler"
@@ -168,17 +168,11 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
 
 
 def _vector_elems(ptr_info, elem_bytes: int, dim: int, mask_info=None) -> int:
-    from tilelab.compiler.analysis.memory_access import vector_width
-
     return vector_width(ptr_info, elem_bytes, dim, mask_info)
 
 
 def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], object]:
     """The coalescing rows of every tile load/store of ``compiled`` for ``program``, and the launch used."""
-    from tilelab.compiler.analysis import analyze
-
-    from .launch import traced_accesses
-
     traced, launch = traced_accesses(compiled, program)
     info = analyze(compiled.module)
     num_warps = int((compiled.options or {}).get("num_warps", 4))
@@ -233,8 +227,6 @@ def access_figure(row: AccessRow):
 
 def rows_table(rows: list[AccessRow]) -> str:
     """The per-access table: source line, vector width, sectors per request (ideal), efficiency, flag."""
-    from .figures import table_html
-
     header = ["line", "access", "array", "vector", "requests", "sectors/request", "ideal", "efficiency", "", "source"]
     body, flagged = [], set()
     for i, r in enumerate(rows):
@@ -261,8 +253,6 @@ def rows_table(rows: list[AccessRow]) -> str:
 
 def coalescing_html(compiled, program=(0, 0, 0)) -> str:
     """The report section: the table, then one heatmap per access."""
-    from .figures import figure_html, note_html
-
     rows, launch = kernel_accesses(compiled, program)
     if not rows:
         return note_html("No tile loads or stores in this kernel.")
@@ -295,8 +285,6 @@ class CoalescingTab:
 
     def refresh(self) -> None:
         """Re-traces the chosen program and rebuilds the table and the access list."""
-        from .figures import note_html
-
         pid = tuple(b.value for b in self.program)
         try:
             self.rows, launch = kernel_accesses(self.compiled, pid)
@@ -316,8 +304,6 @@ class CoalescingTab:
             self.draw()
 
     def draw(self) -> None:
-        from .figures import figure_png
-
         index = self.picker.value
         if index is None or index >= len(self.rows):
             return
@@ -325,6 +311,4 @@ class CoalescingTab:
 
 
 def coalescing_tab(compiled):
-    from .figures import LazyPane
-
     return LazyPane(lambda: [CoalescingTab(compiled).widget], "coalescing").widget

@@ -2,7 +2,9 @@
 
 Why: every view draws the same ``Figure`` into the notebook (an ``ipywidgets.Image``) and into the
 static report (an ``<img>`` with the PNG inline), so both show one picture. Figures are built on
-demand: a ``LazyPane`` holds a builder and runs it when its tab is first opened.
+demand: a ``LazyPane`` holds a builder and runs it when its tab is first opened. The views import
+``ipywidgets`` (~2 s on a 2-core machine) and matplotlib inside the functions that draw widgets and
+figures: the static report never loads ipywidgets, and importing the views loads neither.
 
     fig = new_figure(6, 3)
     fig.add_subplot().imshow(np.arange(12).reshape(3, 4), cmap="viridis")

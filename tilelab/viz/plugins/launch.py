@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilelab.compiler.interpreter.run import run_kernel
+from tilelab.compiler.ir.types import parse_type
+
 SYNTHETIC_ELEMS = 1 << 22
 SYNTHETIC_INT = 1024
 
@@ -74,8 +77,6 @@ def launch_of(compiled) -> Launch:
 
 def synthetic_launch(compiled) -> Launch:
     """One program's stand-in arguments built from the kernel's signature."""
-    from tilelab.compiler.ir.types import parse_type
-
     args = []
     for name in compiled.arg_names:
         ty = parse_type(compiled.signature[name])
@@ -93,8 +94,6 @@ def traced_accesses(compiled, program=(0, 0, 0), launch: Launch | None = None) -
 
     Programs ``0 .. program`` (per axis) run; the traced one's accesses are kept.
     """
-    from tilelab.compiler.interpreter import run_kernel
-
     launch = launch or launch_of(compiled)
     program = tuple(program) + (0,) * (3 - len(program))
     grid = tuple(launch.grid) + (1,) * (3 - len(launch.grid))

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .figures import CATEGORY, new_figure
+from tilelab.compiler.layouts import contiguous_elements, default_blocked
+
+from .figures import CATEGORY, LazyPane, figure_html, figure_png, new_figure, note_html, table_html
 
 ANNOTATE_MAX = 256
 
@@ -33,8 +35,6 @@ class TileLayout:
         return self.layout.owner_of(np.stack(np.indices(self.shape), axis=-1))
 
     def parameters(self) -> list[tuple[str, str]]:
-        from tilelab.compiler.layouts import contiguous_elements
-
         rows = [("layout", str(self.layout)), ("origin", self.origin)]
         rows += [(k, str(v)) for k, v in self.layout.params.items() if k not in ("parent", "shape")]
         rows += [(f"{d} bases", str([list(v) for v in self.layout.in_bases(d)])) for d in self.layout.in_dims]
@@ -44,8 +44,6 @@ class TileLayout:
 
 def kernel_tiles(compiled) -> list[TileLayout]:
     """One ``TileLayout`` per distinct tile shape and layout among the kernel's op results."""
-    from tilelab.compiler.layouts import default_blocked
-
     num_warps = int((compiled.options or {}).get("num_warps", 4))
     seen, tiles = set(), []
     for op in compiled.module.walk():
@@ -83,8 +81,6 @@ def layout_figure(tile: TileLayout):
 
 
 def layouts_html(compiled) -> str:
-    from .figures import figure_html, note_html, table_html
-
     tiles = kernel_tiles(compiled)
     if not tiles:
         return note_html("No tiles in this kernel.")
@@ -112,8 +108,6 @@ class LayoutsTab:
         self.draw()
 
     def draw(self) -> None:
-        from .figures import figure_png, table_html
-
         if self.picker.value is None:
             return
         tile = self.tiles[self.picker.value]
@@ -122,6 +116,4 @@ class LayoutsTab:
 
 
 def layouts_tab(compiled):
-    from .figures import LazyPane
-
     return LazyPane(lambda: [LayoutsTab(compiled).widget], "layouts").widget

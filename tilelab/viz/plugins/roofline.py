@@ -22,7 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .figures import new_figure
+from tilelab.compiler.analysis.flops_bytes import count_flops_bytes
+from tilelab.runtime import cuda_driver
+from tilelab.runtime.cache import default_cache_dir
+
+from .figures import LazyPane, figure_html, figure_png, new_figure, table_html
 
 FILE_NAME = "roofline_ceilings.json"
 
@@ -46,8 +50,6 @@ class Ceilings:
 
 
 def ceilings_path():
-    from tilelab.runtime.cache import default_cache_dir
-
     return default_cache_dir() / FILE_NAME
 
 
@@ -56,8 +58,6 @@ def device_key(target: str) -> str:
     kind = "cuda" if str(target).startswith("cuda") else "cpu"
     if kind == "cuda":
         try:
-            from tilelab.runtime import cuda_driver
-
             return f"cuda:{cuda_driver.device_name()}"
         except Exception:
             return "cuda:0"
@@ -122,8 +122,6 @@ _MEASURED: list[Point] = []
 
 def count_point(compiled, grid=(1,), args: dict | None = None, seconds: float | None = None) -> Point:
     """The kernel's FLOPs and bytes for a launch on ``grid`` (``args``: argument name -> value)."""
-    from tilelab.compiler.analysis import count_flops_bytes
-
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
     cost = count_flops_bytes(compiled.module, grid, args or {})
     return Point(compiled.name, compiled.target, grid, cost, seconds)
@@ -215,8 +213,6 @@ def cost_rows(compiled) -> list[list[str]]:
 
 
 def roofline_html(compiled) -> str:
-    from .figures import figure_html, table_html
-
     return table_html(["", ""], cost_rows(compiled)) + figure_html(roofline_figure(compiled), "roofline")
 
 
@@ -235,13 +231,9 @@ class RooflineTab:
         self.refresh()
 
     def refresh(self) -> None:
-        from .figures import figure_png, table_html
-
         self.table.value = table_html(["", ""], cost_rows(self.compiled))
         self.image.value = figure_png(roofline_figure(self.compiled))
 
 
 def roofline_tab(compiled):
-    from .figures import LazyPane
-
     return LazyPane(lambda: [RooflineTab(compiled).widget], "roofline").widget

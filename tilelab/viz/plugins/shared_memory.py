@@ -24,9 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilelab.compiler.layouts import bank_conflicts, row_major_shared, swizzled_shared
+from tilelab.compiler.ir import ops
+from tilelab.compiler.layouts import (
+    bank_conflicts,
+    default_blocked,
+    dot_operand,
+    mma_m16n8k16_accumulator,
+    row_major_shared,
+    swizzled_shared,
+)
 
-from .figures import SEQUENTIAL, new_figure
+from .figures import SEQUENTIAL, LazyPane, figure_html, figure_png, new_figure, note_html, table_html
 
 BANKS, BANK_BYTES = 32, 4
 
@@ -105,9 +113,6 @@ def _mma_warps(m: int, n: int, num_warps: int) -> list[int]:
 
 def predicted_buffers(compiled) -> list[SharedBuffer]:
     """The shared buffers the kernel's ``tl.dot`` operands need, laid out back to back (16-byte aligned)."""
-    from tilelab.compiler.ir import ops
-    from tilelab.compiler.layouts import default_blocked, dot_operand, mma_m16n8k16_accumulator
-
     num_warps = int((compiled.options or {}).get("num_warps", 4))
     buffers, offset = [], 0
     for op in compiled.module.walk():
@@ -151,8 +156,6 @@ def allocated_buffers(compiled) -> list[SharedBuffer]:
     A buffer's writer is the register layout of its first ``ttg.local_store``, its reader that of its
     first ``ttg.local_load``; an empty list for targets that allocate no shared memory.
     """
-    from tilelab.compiler.ir import ops
-
     allocs, stores, loads = [], {}, {}
     for op in compiled.module.walk():
         if isinstance(op, ops.LocalAllocOp):
@@ -252,8 +255,6 @@ def summary_notes(compiled, buffers: list[SharedBuffer]) -> list[str]:
 
 def shared_memory_html(compiled) -> str:
     """The report section: the buffer table with and without swizzle, and each buffer's bank picture."""
-    from .figures import figure_html, note_html, table_html
-
     buffers = kernel_buffers(compiled)
     parts = [note_html(line) for line in summary_notes(compiled, buffers)]
     if not buffers:
@@ -270,8 +271,6 @@ class SharedMemoryTab:
 
     def __init__(self, compiled):
         import ipywidgets as w
-
-        from .figures import note_html
 
         self.buffers = kernel_buffers(compiled)
         self.swizzle = w.Checkbox(value=True, description="swizzle", indent=False)
@@ -293,14 +292,10 @@ class SharedMemoryTab:
 
     def refresh(self) -> None:
         """Recomputes the table and the picture with or without the swizzle."""
-        from .figures import figure_png, table_html
-
         self.table.value = table_html(HEADER, buffer_rows(self.buffers, self.swizzle.value))
         if self.picker.value is not None:
             self.image.value = figure_png(bank_figure(self.buffers[self.picker.value], self.swizzle.value))
 
 
 def shared_memory_tab(compiled):
-    from .figures import LazyPane
-
     return LazyPane(lambda: [SharedMemoryTab(compiled).widget], "shared memory").widget

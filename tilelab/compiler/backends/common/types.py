@@ -82,7 +82,7 @@ def soft_to_f32(lw, x: ir.Value, t: Type) -> ir.Value:
     """Widen the bits of a bf16 / fp8 value to f32 (exact)."""
     if is_bf16(t):
         return bf16_to_f32(lw.b, x)
-    from .fp8 import fp8_to_f32
+    from .fp8 import fp8_to_f32  # here: fp8.py builds on this module
 
     return fp8_to_f32(lw, x, t.name)
 
@@ -95,7 +95,7 @@ def f32_to_soft(lw, x: ir.Value, t: Type, rounding: str = "rtne") -> ir.Value:
         return fast
     if is_bf16(t):
         return f32_to_bf16(lw.b, x, rounding)
-    from .fp8 import f32_to_fp8
+    from .fp8 import f32_to_fp8  # here: fp8.py builds on this module
 
     return f32_to_fp8(lw, x, t.name, rounding)
 

@@ -28,24 +28,19 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
+from tilelab._registry import Registry
 from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 
 from ..common.types import I1, I8, I64, memory_type, register_type
 
-#: op class -> lowering function ``fn(lowering, op)``
-LOWERINGS: dict[type, Callable] = {}
-
-
-def lower(*op_classes):
-    """Register the decorated function as the lowering of ``op_classes``."""
-
-    def register(fn):
-        for cls in op_classes:
-            LOWERINGS[cls] = fn
-        return fn
-
-    return register
+#: op class -> lowering function ``fn(lowering, op)``, registered with ``@lower`` in these modules
+LOWERINGS = Registry(
+    "CPU lowering",
+    __package__,
+    modules=("lower_cast", "lower_control", "lower_elementwise", "lower_memory", "lower_reduce", "lower_shape"),
+)
+lower = LOWERINGS.register
 
 
 class LoweringBug(Exception):

@@ -29,38 +29,31 @@ below their definition -- is computed once into a buffer.
 
 from __future__ import annotations
 
-from tilelab.compiler.ir.core import FuncOp, Value
+from tilelab.compiler.ir.core import FuncOp, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
     AtomicCASOp,
     AtomicRMWOp,
     BinaryOp,
-    BitcastOp,
-    BroadcastOp,
     CastOp,
-    CatOp,
     CmpOp,
-    ConstantOp,
-    ExpandDimsOp,
-    FlipOp,
-    FmaOp,
-    HintOp,
-    JoinOp,
     LoadOp,
-    MakeRangeOp,
-    ReshapeOp,
     SelectOp,
-    SplatOp,
-    SplitOp,
     StoreOp,
-    TransOp,
-    UnaryOp,
 )
+from tilelab.compiler.ir.traits import Elementwise, LayoutFree, MemoryRead, MemoryWrite, SameLayout, ShapeOnly
 
-VIEWS = (SplatOp, MakeRangeOp, ConstantOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp)
-VIEWS += (JoinOp, SplitOp, CatOp, FlipOp, HintOp)
-ELEMENTWISE = (BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, BitcastOp, FmaOp, AddPtrOp)
-READS_ONCE = ELEMENTWISE + (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
+
+def is_view(op: Op) -> bool:
+    """Shape views and constants: each element is index arithmetic over the source."""
+    return op.has_trait(ShapeOnly) or op.has_trait(LayoutFree)
+
+
+def reads_once(op: Op) -> bool:
+    """Elementwise ops, loads, stores and atomics read each element of their tile operands once."""
+    if op.has_trait(Elementwise):
+        return True
+    return op.has_trait(SameLayout) and (op.has_trait(MemoryRead) or op.has_trait(MemoryWrite))
 
 
 CHEAP_KINDS = ("add", "sub", "mul", "and", "or", "xor", "shl", "shr", "min", "max")
@@ -69,10 +62,6 @@ MAX_INDEX_COST = 24
 
 def lazy_values(func: FuncOp, sanitize: bool = False) -> set[Value]:
     """The tile values of ``func`` that lowering may keep lazy (see the module docstring)."""
-    uses: dict[Value, list] = {}
-    for op in func.walk():
-        for v in op.operands:
-            uses.setdefault(v, []).append(op)
     lazy: set[Value] = set()
     cost: dict[Value, int] = {}
     for op in func.walk():
@@ -80,31 +69,32 @@ def lazy_values(func: FuncOp, sanitize: bool = False) -> set[Value]:
             if not v.type.is_tensor:
                 continue
             c = 1 + sum(cost.get(x, 0) for x in op.operands if x in lazy)
-            fusable = _fusable_use(op, uses.get(v, []))
-            if isinstance(op, VIEWS):
+            fusable = _fusable_use(op, v)
+            if is_view(op):
                 lazy.add(v)
             elif isinstance(op, LoadOp) and fusable and not sanitize and not op.attrs.get("volatile"):
                 lazy.add(v)
-            elif isinstance(op, ELEMENTWISE) and fusable:
+            elif op.has_trait(Elementwise) and fusable:
                 lazy.add(v)
             elif _cheap_index(op) and c <= MAX_INDEX_COST:
                 lazy.add(v)
             cost[v] = c
     loads = [op for op in func.walk() if isinstance(op, LoadOp) and op.result in lazy]
     for load in reversed(loads):  # outer loads first: an inner one may end at its reader
-        if not _evaluated_in_time(load, uses, lazy):
+        if not _evaluated_in_time(load, lazy):
             lazy.discard(load.result)
     return lazy
 
 
-def _evaluated_in_time(load, uses, lazy) -> bool:
+def _evaluated_in_time(load, lazy) -> bool:
     """Whether lazy ``load`` is evaluated, through single users in its block, before any side effect."""
     block, v = load.parent, load.result
     while True:
-        users = uses.get(v, [])
-        if len(users) != 1 or users[0].parent is not block or isinstance(users[0], (AtomicRMWOp, AtomicCASOp)):
+        if not v.has_one_use():
             return False
-        (end,) = users
+        (end,) = v.users
+        if end.parent is not block or isinstance(end, (AtomicRMWOp, AtomicCASOp)):
+            return False
         if isinstance(end, StoreOp) or not end.results or end.results[0] not in lazy:
             break
         v = end.results[0]
@@ -123,8 +113,9 @@ def _cheap_index(op) -> bool:
     return elem.is_pointer or elem.is_int
 
 
-def _fusable_use(op, users) -> bool:
-    if len(users) != 1:
+def _fusable_use(op, v: Value) -> bool:
+    """``v`` (a result of ``op``) is read once, by one op of the same block that reads each element once."""
+    if not v.has_one_use():
         return False
-    (user,) = users
-    return user.parent is op.parent and isinstance(user, READS_ONCE)
+    (user,) = v.users
+    return user.parent is op.parent and reads_once(user)

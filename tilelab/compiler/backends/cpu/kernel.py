@@ -20,15 +20,27 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilelab.compiler.ir.core import FuncOp, Module
-from tilelab.compiler.ir.ops import AssertOp, AtomicCASOp, AtomicRMWOp, CallOp, ForOp, LoadOp, PrintOp, StoreOp
+from tilelab.compiler.ir.ops import (
+    AssertOp,
+    AtomicCASOp,
+    AtomicRMWOp,
+    CallOp,
+    DotOp,
+    ForOp,
+    LoadOp,
+    PrintOp,
+    StoreOp,
+    WhileOp,
+)
 from tilelab.compiler.ir.types import SCALARS
 
 from ..common.types import I32, I64, PTR, register_type
-from . import lower_cast, lower_control, lower_elementwise, lower_memory, lower_reduce, lower_shape  # noqa: F401
 from .codegen import needs_unrolling
-from .context import FunctionLowering
+from .context import LOWERINGS, FunctionLowering
 from .debuginfo import LineTable
 from .fusion import lazy_values
+
+LOWERINGS.load()  # the lowering modules load with the backend (the prefetch thread imports it)
 
 REPORTED = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp, ForOp)
 #: slots after the arguments' that hold program ``start``'s ``x, y, z`` (an ``i32`` in each)
@@ -65,7 +77,6 @@ def work_per_program(module: Module) -> int:
 
     The runtime splits a grid over threads only when the whole launch is worth it.
     """
-    from tilelab.compiler.ir.ops import DotOp, WhileOp
 
     def block_work(block, scale):
         total = 0

@@ -40,6 +40,7 @@ from tilelab.compiler.ir.ops import (
     SplatOp,
     UnaryOp,
 )
+from tilelab.compiler.ir.traits import Elementwise
 
 from .context import Tile
 
@@ -136,7 +137,7 @@ class Plan:
         if isinstance(op, LoadOp):
             return self._load(op, kinds)
         if all(k == UNIFORM for k in kinds):
-            return UNIFORM if isinstance(op, _ELEMENTWISE) else None
+            return UNIFORM if op.has_trait(Elementwise) else None
         if _keeps_affine(op, kinds):
             return AFFINE
         if isinstance(op, CastOp) and kinds[0] == AFFINE and _int_to_int(op):  # exact where the source does not wrap
@@ -161,7 +162,6 @@ class Plan:
 
 
 _ELEMENTS = FLOATS + ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-_ELEMENTWISE = (BinaryOp, CmpOp, SelectOp, CastOp, UnaryOp, FmaOp)
 
 
 def _keeps_affine(op, kinds) -> bool:

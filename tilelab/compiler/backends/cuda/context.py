@@ -9,68 +9,45 @@ compile-time constant XOR a per-thread part computed once per kernel from ``%tid
     index(r) = REG[r] ^ thread_index        REG[r] = flatten(L(register=r))
 
 ``GTile(layout, elem, regs)`` holds those registers (llvmlite values); scalars are plain
-llvmlite values. ``lower(OpClass)`` registers the per-op functions of ``lower_*.py``.
+llvmlite values. ``lower(OpClass)`` registers the per-op functions of ``lower_*.py`` in ``LOWERINGS``.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
 
+from tilelab._registry import Registry
+from tilelab.compiler.ir import ops
 from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
 from ..common.types import F32, I1, I8, I32, I64, register_type
 
-LOWERINGS: dict[type, Callable] = {}
-
-#: Ops whose lowering module is imported the first time one is met (``kernel.py`` imports the
-#: others at once): a vector add's first compile never loads the dot, reduction, sort or
-#: shared-memory lowerings.
-LAZY_LOWERINGS = {
-    "tt.dot": "lower_dot",
-    "tt.reduce": "lower_reduce",
-    "tt.scan": "lower_reduce",
-    "tt.sort": "lower_sort",
-    "ttg.local_alloc": "lower_shared",
-    "ttg.local_store": "lower_shared",
-    "ttg.local_load": "lower_shared",
-    "ttg.memdesc_index": "lower_async",
-    "ttg.async_copy_global_to_local": "lower_async",
-    "ttg.async_commit_group": "lower_async",
-    "ttg.async_wait": "lower_async",
-    "ttng.warp_group_dot": "lower_wgmma",
-    "ttng.fence_async_shared": "lower_wgmma",
-    "ttng.warp_group_dot_wait": "lower_wgmma",
-}
-
-
-def lowering_of(op: Op) -> Callable | None:
-    """The registered lowering of ``op``'s class, importing its module first where it is lazy."""
-    fn = LOWERINGS.get(type(op))
-    if fn is None and op.name in LAZY_LOWERINGS:
-        importlib.import_module(f"{__package__}.{LAZY_LOWERINGS[op.name]}")
-        fn = LOWERINGS.get(type(op))
-    return fn
+#: op class -> ``fn(lw, op)``, registered with ``@lower`` in the modules named here. The first
+#: list loads with the first lookup (``kernel.py`` asks for it at import); each module of
+#: ``on_demand`` the first time one of its ops is met: a vector add's first compile never loads
+#: the dot, reduction, sort, shared-memory or wgmma lowerings (~15 ms of imports).
+LOWERINGS = Registry(
+    "CUDA lowering",
+    __package__,
+    modules=("lower_control", "lower_elementwise", "lower_memory", "lower_shape"),
+    on_demand={
+        "lower_dot": (ops.DotOp,),
+        "lower_reduce": (ops.ReduceOp, ops.ScanOp),
+        "lower_sort": (ops.SortOp,),
+        "lower_shared": (ops.LocalAllocOp, ops.LocalStoreOp, ops.LocalLoadOp),
+        "lower_async": (ops.MemDescIndexOp, ops.AsyncCopyGlobalToLocalOp, ops.AsyncCommitGroupOp, ops.AsyncWaitOp),
+        "lower_wgmma": (ops.WarpGroupDotOp, ops.WarpGroupDotWaitOp, ops.FenceAsyncSharedOp),
+    },
+)
+lower = LOWERINGS.register
 
 
 SHARED = ir.PointerType(addrspace=3)
 GLOBAL = ir.PointerType(addrspace=1)
-
-
-def lower(*op_classes):
-    """Register the decorated ``fn(lw, op)`` as the GPU lowering of ``op_classes``."""
-
-    def register(fn):
-        for cls in op_classes:
-            LOWERINGS[cls] = fn
-        return fn
-
-    return register
 
 
 class LoweringBug(Exception):
@@ -220,7 +197,7 @@ class CudaLowering:
             self.lower_op(op)
 
     def lower_op(self, op: Op) -> None:
-        fn = lowering_of(op)
+        fn = LOWERINGS.get(type(op))
         if fn is None:
             raise LoweringBug(f"the CUDA backend cannot lower {op.name} yet (at {op.loc})")
         fn(self, op)

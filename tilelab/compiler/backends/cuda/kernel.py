@@ -18,19 +18,13 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from tilelab.compiler.analysis.axis_info import analyze
-from tilelab.compiler.ir.ops import ReturnOp
-from tilelab.compiler.passes import coalesce  # noqa: F401  (the axis-info rule of convert_layout)
 
 from ..common.debuginfo import LineTable
-from . import (  # noqa: F401  (they fill the lowering table; the others load on first use, context.LAZY_LOWERINGS)
-    lower_control,
-    lower_elementwise,
-    lower_memory,
-    lower_shape,
-)
-from .context import CudaLowering, LoweringBug, gpu_type, lower
+from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
 from .emit import DATALAYOUT, TRIPLE, target_machine
 from .math import libdevice_path
+
+LOWERINGS.load()  # the common lowerings load with the backend, the others with their first op
 
 
 class InternalCompilerError(Exception):
@@ -49,11 +43,6 @@ class LocatedLowering(CudaLowering):
             super().lower_op(op)
         finally:
             self.b.debug_metadata = outer
-
-
-@lower(ReturnOp)
-def lower_return(lw, op):
-    lw.b.ret_void()
 
 
 def param_type(t) -> ir.Type:

@@ -24,12 +24,12 @@ from llvmlite import ir
 
 from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, MemDescIndexOp
-from tilelab.compiler.layouts import contiguous_elements
+from tilelab.compiler.layouts import contiguous_elements, vector_run
 
 from ..common.types import I32
 from .context import const_i32, lower
 from .lower_memory import _load_group, from_bits, memory_bits, to_bits
-from .lower_shape import _affine_split, vector_run
+from .lower_shape import _affine_split
 from .lower_shared import SharedBuffer, first_index
 
 

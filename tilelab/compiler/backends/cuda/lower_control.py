@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, WhileOp
+from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, ReturnOp, WhileOp
 
 from .context import GTile, lower
+from .debug import emit_assert, emit_print
 
 
 def flatten(values) -> list:
@@ -143,13 +144,14 @@ def lower_barrier(lw, op):
 
 @lower(AssertOp)
 def lower_assert(lw, op):
-    from .debug import emit_assert
-
     emit_assert(lw, op)
 
 
 @lower(PrintOp)
 def lower_print(lw, op):
-    from .debug import emit_print
-
     emit_print(lw, op)
+
+
+@lower(ReturnOp)
+def lower_return(lw, op):
+    lw.b.ret_void()

@@ -20,6 +20,7 @@ from ..common import convert
 from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
+from .lower_mma import lower_mma
 
 
 def _stage(lw, tile, offset_bytes, smem):
@@ -54,8 +55,6 @@ def _suffix(t) -> str:
 def lower_dot(lw, op):
     acc_layout = op.operands[2].type.layout
     if acc_layout.params.get("kind") == "mma" and acc_layout.params.get("version") != 3:
-        from .lower_mma import lower_mma
-
         lower_mma(lw, op)
         return
     lower_dot_fma(lw, op)

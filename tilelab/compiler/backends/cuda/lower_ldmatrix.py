@@ -28,12 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir
 
-from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
+from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout, flat_of, hardware_grid
 
 from ..common.types import I32
 from .context import const_i32, xor_flat
 from .lower_memory import from_bits
-from .lower_shape import flat_of, hardware_grid
 
 
 @dataclass

@@ -152,7 +152,7 @@ def lower_reduce(lw, op):
 
 @lower(ScanOp)
 def lower_scan(lw, op):
-    from .lower_scan import emit_scan
+    from .lower_scan import emit_scan  # here: lower_scan.py builds on this module (combine)
 
     emit_scan(lw, op)
 

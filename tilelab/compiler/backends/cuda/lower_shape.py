@@ -7,10 +7,10 @@ and ``cat`` interleave or stack two tiles. As sizes are powers of two, that map 
 affine over GF(2) on the bits of the row-major index, so in each thread the source
 index of result register ``r`` is a constant XOR a per-thread part.
 
-The gather first asks the layouts (at compile time, with numpy) whether every result
-register is a register the same thread already holds: then it is free. Otherwise the
-elements go through shared memory: each thread writes what it holds at its row-major
-index, a barrier, each thread reads what it needs, a barrier.
+The gather first asks the layouts (at compile time, with numpy: ``layouts/indexing.py``)
+whether every result register is a register the same thread already holds: then it is
+free. Otherwise the elements go through shared memory: each thread writes what it holds
+at its row-major index, a barrier, each thread reads what it needs, a barrier.
 """
 
 from __future__ import annotations
@@ -29,61 +29,21 @@ from tilelab.compiler.ir.ops import (
     SplitOp,
     TransOp,
 )
-from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
+from tilelab.compiler.layouts import (
+    LANE,
+    WARP,
+    LinearLayout,
+    broadcast_index,
+    coords_of,
+    flat_of,
+    needed_indices,
+    permute_index,
+    registers_holding,
+    vector_run,
+)
 
-from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices, xor_flat
 from .lower_memory import from_bits, memory_bits, to_bits
-
-
-def hardware_grid(layout: LinearLayout, num_warps: int) -> dict[str, np.ndarray]:
-    """Every (warp, lane, register) of a program as broadcastable index arrays."""
-    return {
-        WARP: np.arange(num_warps)[:, None, None],
-        LANE: np.arange(32)[None, :, None],
-        REGISTER: np.arange(layout.in_size(REGISTER))[None, None, :],
-    }
-
-
-def flat_of(layout: LinearLayout, coords: np.ndarray) -> np.ndarray:
-    """Row-major indices of coordinate vectors ``(..., rank)``."""
-    shifts = np.array([layout.flatten([1 if d == i else 0 for d in range(layout.rank)]) for i in range(layout.rank)])
-    return (coords * shifts).sum(axis=-1) if layout.rank else np.zeros(coords.shape[:-1], np.int64)
-
-
-def coords_of(shape, flat: np.ndarray) -> np.ndarray:
-    """The inverse of ``flat_of`` for a row-major ``shape``."""
-    out, rest = [], flat
-    for size in reversed(shape):
-        out.append(rest % size)
-        rest = rest // size
-    return np.stack(out[::-1], axis=-1) if shape else np.zeros((*flat.shape, 0), np.int64)
-
-
-def registers_holding(src: LinearLayout, needed: np.ndarray, num_warps: int) -> list[int] | None:
-    """Per result register, the source register the same thread holds it in (or None: data must move).
-
-    ``needed[w, l, r]`` is the source row-major index that thread (w, l) needs for register r.
-    """
-    coords = coords_of(src.shape, needed)
-    found = src.pseudo_invert().apply(**{n: coords[..., i] for i, n in enumerate(src.out_names)})
-    regs = found[..., list(src.in_dims).index(REGISTER)] if REGISTER in src.in_dims else np.zeros_like(needed)
-    grid = hardware_grid(src, num_warps)
-    held = src.apply(**{d: (regs if d == REGISTER else grid[d]) for d in src.in_dims})
-    if not np.array_equal(flat_of(src, held), needed):
-        return None
-    first = regs[0, 0]
-    if not np.all(regs == first):
-        return None
-    return [int(r) for r in first]
-
-
-def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarray:
-    """``source_index(result row-major index)`` for every (warp, lane, register) of ``dst``."""
-    grid = {d: a for d, a in hardware_grid(dst, num_warps).items() if d in dst.in_dims}
-    lin = flat_of(dst, dst.apply(**grid))
-    lin = np.broadcast_to(lin, (num_warps, 32, dst.in_size(REGISTER)))
-    return np.asarray(source_index(lin), dtype=np.int64)
 
 
 def gather(lw, sources: list[GTile], dst: LinearLayout, elem, source_index) -> GTile:
@@ -131,28 +91,6 @@ def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
         regs += [from_bits(b, x, elem) for x in run]
     lw.barrier()
     return regs
-
-
-def vector_run(consts: list[int], thread_flats: list[int], bits: int) -> int:
-    """The widest ``v`` (at most 128 bits) such that registers ``r..r+v-1`` are ``v`` adjacent elements.
-
-    Element of register ``r`` is at ``T ^ consts[r]``; every per-thread part ``T`` is a
-    XOR of ``thread_flats``. A run of ``v`` needs ``consts[r + j] == consts[r] + j`` with
-    ``consts[r]`` and every thread flat multiples of ``v`` (then XOR is an add).
-
-    >>> vector_run([0, 1, 2, 3, 64, 65, 66, 67], [4, 8], 16)
-    4
-    """
-    v = max(1, min(128 // bits, len(consts)))
-    while v > 1:
-        aligned = all(f % v == 0 for f in thread_flats) and len(consts) % v == 0
-        if aligned and all(
-            consts[r] % v == 0 and consts[r : r + v] == list(range(consts[r], consts[r] + v))
-            for r in range(0, len(consts), v)
-        ):
-            return v
-        v //= 2
-    return 1
 
 
 def _vector_pointer(lw, smem, index, it, v):
@@ -209,30 +147,16 @@ def lower_same_index(lw, op):
 
 @lower(BroadcastOp)
 def lower_broadcast(lw, op):
-    t, s = op.result.type, op.src.type
-    keep = np.array([1 if a == b else 0 for a, b in zip(s.shape, t.shape)])
-    src_layout = _tile(lw, op.src).layout
-
-    def index(lin):
-        return flat_of(src_layout, coords_of(t.shape, np.asarray(lin)) * keep)
-
-    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+    t, src = op.result.type, _tile(lw, op.src)
+    index = broadcast_index(src.layout, t.shape, op.src.type.shape)
+    lw.set(op.result, gather(lw, [src], t.layout, t.element, index))
 
 
 @lower(TransOp)
 def lower_trans(lw, op):
-    t = op.result.type
-    order = list(op.attrs["order"])
-    src_layout = _tile(lw, op.src).layout
-
-    def index(lin):
-        c = coords_of(t.shape, np.asarray(lin))
-        src = np.empty_like(c)
-        for i, o in enumerate(order):
-            src[..., o] = c[..., i]
-        return flat_of(src_layout, src)
-
-    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+    t, src = op.result.type, _tile(lw, op.src)
+    index = permute_index(src.layout, t.shape, op.attrs["order"])
+    lw.set(op.result, gather(lw, [src], t.layout, t.element, index))
 
 
 @lower(FlipOp)
@@ -277,4 +201,4 @@ def lower_cat(lw, op):
     lw.set(op.result, gather(lw, sources, t.layout, t.element, lambda lin: np.asarray(lin)))
 
 
-__all__ = ["gather", "flat_of", "coords_of", "I32", "ir"]
+__all__ = ["gather"]

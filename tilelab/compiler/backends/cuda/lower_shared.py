@@ -19,12 +19,12 @@ import numpy as np
 from llvmlite import ir
 
 from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp
-from tilelab.compiler.layouts import OFFSET, LinearLayout
+from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
 
 from .context import GTile, LoweringBug, const_i32, lower
 from .lower_ldmatrix import emit_ldmatrix, ldmatrix_enabled, plan_ldmatrix
 from .lower_memory import from_bits, memory_bits, to_bits
-from .lower_shape import _affine_split, flat_of, vector_run
+from .lower_shape import _affine_split
 
 
 @dataclass

@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import SortOp
 
+from ..common import to_arith
 from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
@@ -23,8 +24,6 @@ def _before(lw, elem, other, mine, other_first):
     """Whether ``other`` sorts before ``mine`` (ties: the earlier position first)."""
     b = lw.b
     if elem.is_float:
-        from ..common import to_arith
-
         o, m = to_arith(lw, other, elem), to_arith(lw, mine, elem)
         less = b.fcmp_ordered("<", o, m)
         equal = b.fcmp_ordered("==", o, m)

@@ -1,10 +1,12 @@
 """The operations of the tile IR, one module per family.
 
-Each op is a small class: its printed ``name``, its operands and attributes, and
-whether it is ``pure``. Result types are decided by the frontend's semantic layer
-(type promotion and broadcasting live there, in one place) and handed to the
-constructor; ops do not re-derive them. The verifier (``verifier.py``) checks the
-invariants each op states in its docstring.
+Each op is a small class: its printed ``name``, its operands and attributes, its
+``traits`` (``Pure``, ``Elementwise``, ``Terminator``, memory effects...: see
+``traits.py``), which the passes query instead of listing op classes, and ``_verify``:
+the rules it states in its docstring, checked by ``Op.verify`` (the verifier calls it on
+every op). Result types are decided by the frontend's semantic layer (type promotion and
+broadcasting live there, in one place) and handed to the constructor; ops do not
+re-derive them.
 
 Import ops from this package, not from the family modules, so that moving an op
 between families never breaks a caller::

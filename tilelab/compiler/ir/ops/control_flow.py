@@ -3,29 +3,35 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Block, Loc, Op, Region, Value
-from ..types import Type
+from ..traits import Loop, Terminator
+from ..types import Type, i1
 
 
 class YieldOp(Op):
     """Ends a for/if/while-after body, handing values to the parent op."""
 
     name = "scf.yield"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((0, None), 0)
 
 
 class ConditionOp(Op):
     """Ends a while's ``before`` region: continue while ``cond``, forwarding ``values``."""
 
     name = "scf.condition"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, cond: Value, values: list[Value], loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, *values], [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((1, None), 0)
+        self.expect(self.operands[0].type == i1, "the condition must be an i1 scalar")
 
 
 class ForOp(Op):
@@ -38,7 +44,7 @@ class ForOp(Op):
     """
 
     name = "scf.for"
-    pure = False
+    traits = frozenset({Loop})
 
     def __init__(self, lb, ub, step, init_args: list[Value], num_stages=None, loc=UNKNOWN_LOC):
         types = [v.type for v in init_args]
@@ -57,12 +63,24 @@ class ForOp(Op):
     def init_args(self) -> list[Value]:
         return self.operands[3:]
 
+    def _verify(self) -> None:
+        self.expect_counts((3, None), len(self.operands) - 3, regions=1)
+        bounds = {v.type for v in self.operands[:3]}
+        (t,) = bounds if len(bounds) == 1 else (None,)
+        self.expect(t is not None and t.is_scalar and t.is_int, "lb, ub and step must be integers of one type")
+        carried = [v.type for v in self.init_args]
+        self.expect(
+            [a.type for a in self.body.args] == [t, *carried], "body arguments must be the iv and the carried values"
+        )
+        self.expect([r.type for r in self.results] == carried, "results must have the carried values' types")
+        self.expect_terminator(self.body, YieldOp, len(carried))
+
 
 class IfOp(Op):
     """``if cond`` with then/else regions, each ending with a ``YieldOp`` of the results."""
 
     name = "scf.if"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, cond: Value, result_types: list[Type], loc: Loc = UNKNOWN_LOC):
         super().__init__([cond], result_types, loc=loc)
@@ -77,6 +95,14 @@ class IfOp(Op):
     def else_block(self) -> Block:
         return self.regions[1].block
 
+    def _verify(self) -> None:
+        self.expect_counts(1, None, regions=2)
+        self.expect(self.operands[0].type == i1, "the condition must be an i1 scalar")
+        for block in (self.then_block, self.else_block):
+            self.expect(not block.args, "then/else blocks take no arguments")
+            if self.results or block.ops:
+                self.expect_terminator(block, YieldOp, len(self.results))
+
 
 class WhileOp(Op):
     """``while`` loop: the ``before`` region computes the condition, ``after`` the body.
@@ -87,7 +113,7 @@ class WhileOp(Op):
     """
 
     name = "scf.while"
-    pure = False
+    traits = frozenset({Loop})
 
     def __init__(self, init_args: list[Value], loc: Loc = UNKNOWN_LOC):
         types = [v.type for v in init_args]
@@ -103,12 +129,26 @@ class WhileOp(Op):
     def after(self) -> Block:
         return self.regions[1].block
 
+    def _verify(self) -> None:
+        self.expect_counts((0, None), None, regions=2)
+        self.expect(
+            [a.type for a in self.before.args] == [v.type for v in self.operands], "before takes the carried values"
+        )
+        cond = self.before.terminator
+        if not isinstance(cond, ConditionOp):
+            self.fail("before region must end with scf.condition")
+        forwarded = [v.type for v in cond.operands[1:]]
+        self.expect([a.type for a in self.after.args] == forwarded, "after takes the values the condition forwards")
+        self.expect([r.type for r in self.results] == forwarded, "results are the values the condition forwards")
+        if not isinstance(self.after.terminator, YieldOp):
+            self.fail("after region must end with scf.yield")
+
 
 class CallOp(Op):
     """A call of another function of the module (inlined by the ``inline`` pass)."""
 
     name = "tt.call"
-    pure = False
+    traits = frozenset()
 
     def __init__(
         self,
@@ -123,13 +163,19 @@ class CallOp(Op):
     def callee(self) -> str:
         return self.attrs["callee"]
 
+    def _verify(self) -> None:
+        self.expect_counts((0, None), None)
+        self.expect(isinstance(self.attrs.get("callee"), str), "needs a callee name")
+
 
 class ReturnOp(Op):
     """Ends a function, returning ``values``."""
 
     name = "tt.return"
-    pure = False
-    is_terminator = True
+    traits = frozenset({Terminator})
 
     def __init__(self, values: list[Value] = (), loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((0, None), 0)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import (
+    Commutative,
+    Elementwise,
+    Pure,
+    SameLayout,
+    SameOperandsAndResultShape,
+    SameOperandsAndResultType,
+    ShapeOnly,
+)
 from ..types import Type, i1
 
 #: Binary kinds. Integer ``div`` truncates toward zero and ``rem`` takes the sign of the
 #: dividend (C semantics, as Triton); ``fdiv`` is true division of floats; ``shr`` is
 #: arithmetic for signed and logical for unsigned types; ``min``/``max`` of floats
 #: return the non-NaN operand; ``umulhi`` is the high half of the integer product.
+#: what every elementwise op is: pure, element by element, one shape and one layout throughout
+ELEMENTWISE_TRAITS = frozenset({Pure, Elementwise, SameLayout, SameOperandsAndResultShape})
+
 BINARY_KINDS = (
     "add",
     "sub",
@@ -29,10 +41,15 @@ BINARY_KINDS = (
 )
 
 
+#: the binary kinds whose operands may be swapped
+COMMUTATIVE_KINDS = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "umulhi"})
+
+
 class BinaryOp(Op):
     """An elementwise binary op of ``kind`` on two operands of the same type."""
 
     name = "arith.binary"
+    traits = ELEMENTWISE_TRAITS | {SameOperandsAndResultType, Commutative}
 
     def __init__(self, kind: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([lhs, rhs], [lhs.type], {"kind": kind}, loc=loc)
@@ -40,6 +57,16 @@ class BinaryOp(Op):
     @property
     def kind(self) -> str:
         return self.attrs["kind"]
+
+    def has_trait(self, trait) -> bool:
+        if trait is Commutative:
+            return self.kind in COMMUTATIVE_KINDS
+        return trait in self.traits
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        if self.kind not in BINARY_KINDS:
+            self.fail(f"unknown binary kind {self.kind!r}")
 
 
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -49,6 +76,7 @@ class CmpOp(Op):
     """Elementwise comparison (signedness from the operand type); gives i1."""
 
     name = "arith.cmp"
+    traits = ELEMENTWISE_TRAITS | {Commutative}
 
     def __init__(self, predicate: str, lhs: Value, rhs: Value, loc: Loc = UNKNOWN_LOC):
         rtype = lhs.type.with_element(i1) if lhs.type.is_tensor else i1
@@ -57,6 +85,20 @@ class CmpOp(Op):
     @property
     def predicate(self) -> str:
         return self.attrs["predicate"]
+
+    def has_trait(self, trait) -> bool:
+        if trait is Commutative:
+            return self.predicate in ("eq", "ne")
+        return trait in self.traits
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        if self.predicate not in CMP_PREDICATES:
+            self.fail(f"unknown predicate {self.predicate!r}")
+        a, b = self.operands[0].type, self.operands[1].type
+        if a.element != b.element:
+            self.fail(f"operand types differ: {a} vs {b}")
+        self.expect(self.result.type.element == i1, "gives i1")
 
 
 #: Unary kinds: arithmetic (``neg``, ``not`` = bitwise invert, ``abs``) and math
@@ -100,6 +142,7 @@ class UnaryOp(Op):
     """An elementwise unary op or math function of ``kind``."""
 
     name = "arith.unary"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, kind: str, x: Value, type: Type | None = None, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type or x.type], {"kind": kind}, loc=loc)
@@ -108,23 +151,41 @@ class UnaryOp(Op):
     def kind(self) -> str:
         return self.attrs["kind"]
 
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        if self.kind not in UNARY_KINDS:
+            self.fail(f"unknown unary kind {self.kind!r}")
+
 
 class FmaOp(Op):
     """``a * b + c`` with one rounding."""
 
     name = "math.fma"
+    traits = ELEMENTWISE_TRAITS | {SameOperandsAndResultType}
 
     def __init__(self, a: Value, b: Value, c: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b, c], [a.type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        self.expect(self.result.type.element.is_float, "operands must be floats")
 
 
 class SelectOp(Op):
     """``cond ? a : b`` elementwise."""
 
     name = "arith.select"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, cond: Value, a: Value, b: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([cond, a, b], [a.type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        cond, a, b = (v.type for v in self.operands)
+        if cond.element != i1:
+            self.fail(f"condition {cond} is not i1")
+        self.expect(a == b == self.result.type, "select arms differ in type")
 
 
 class CastOp(Op):
@@ -135,18 +196,32 @@ class CastOp(Op):
     """
 
     name = "tt.cast"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, x: Value, type: Type, rounding: str = "rtne", loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], {"rounding": rounding}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        rounding = self.attrs.get("rounding", "rtne")
+        if rounding not in ("rtne", "rtz"):
+            self.fail(f"unknown rounding {rounding!r}")
 
 
 class BitcastOp(Op):
     """Reinterpret the bits of each element as another type of the same width."""
 
     name = "tt.bitcast"
+    traits = ELEMENTWISE_TRAITS
 
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        src, dst = self.operands[0].type.element, self.result.type.element
+        if src.itemsize != dst.itemsize:
+            self.fail(f"{src} and {dst} differ in width")
 
 
 class HintOp(Op):
@@ -156,6 +231,12 @@ class HintOp(Op):
     """
 
     name = "tt.hint"
+    traits = ELEMENTWISE_TRAITS | {ShapeOnly, SameOperandsAndResultType}
 
     def __init__(self, x: Value, kind: str, values: tuple, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [x.type], {"kind": kind, "values": tuple(values)}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        if self.attrs.get("kind") not in ("multiple_of", "max_contiguous"):
+            self.fail(f"unknown hint {self.attrs.get('kind')!r}")

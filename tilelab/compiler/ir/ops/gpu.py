@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
 from ..types import Type, i32
 
 # --------------------------------------------------------------------------- GPU layouts
@@ -17,6 +18,7 @@ class ConvertLayoutOp(Op):
     """
 
     name = "ttg.convert_layout"
+    traits = frozenset({Pure, SameOperandsAndResultShape})
 
     def __init__(self, x: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([x], [type], loc=loc)
@@ -24,6 +26,10 @@ class ConvertLayoutOp(Op):
     @property
     def src(self) -> Value:
         return self.operands[0]
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        self.expect(self.src.type.element == self.result.type.element, "element types differ")
 
 
 # --------------------------------------------------------------------------- shared memory
@@ -47,7 +53,7 @@ class LocalAllocOp(Op):
     """
 
     name = "ttg.local_alloc"
-    pure = False
+    traits = frozenset({SharedMemory})
 
     def __init__(self, type: Type, offset: int | None = None, stages: int | None = None, loc: Loc = UNKNOWN_LOC):
         attrs = {"offset": offset} if stages is None else {"offset": offset, "stages": stages}
@@ -69,12 +75,19 @@ class LocalAllocOp(Op):
         """Bytes the buffer takes: every stage of a ring."""
         return self.stage_bytes * self.stages
 
+    def _verify(self) -> None:
+        self.expect_counts(0, 1)
+        self.expect(self.result.type.is_tensor, "allocates a tile-shaped buffer")
+        stages = self.attrs.get("stages")
+        if not (stages is None or (isinstance(stages, int) and stages >= 1)):
+            self.fail(f"stages {stages} is not a count")
+
 
 class LocalStoreOp(Op):
     """Write the tile ``value`` into the shared buffer ``buf`` (same shape and element type)."""
 
     name = "ttg.local_store"
-    pure = False
+    traits = frozenset({MemoryWrite, SharedMemory})
 
     def __init__(self, buf: Value, value: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([buf, value], [], loc=loc)
@@ -87,12 +100,16 @@ class LocalStoreOp(Op):
     def value(self) -> Value:
         return self.operands[1]
 
+    def _verify(self) -> None:
+        self.expect_counts(2, 0)
+        _check_shared_access(self, self.buf.type, self.value.type)
+
 
 class LocalLoadOp(Op):
     """Read the shared buffer ``buf`` into a tile of ``type`` (a register layout, same shape)."""
 
     name = "ttg.local_load"
-    pure = False
+    traits = frozenset({MemoryRead, SharedMemory})
 
     def __init__(self, buf: Value, type: Type, loc: Loc = UNKNOWN_LOC):
         super().__init__([buf], [type], loc=loc)
@@ -100,6 +117,10 @@ class LocalLoadOp(Op):
     @property
     def buf(self) -> Value:
         return self.operands[0]
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        _check_shared_access(self, self.buf.type, self.result.type)
 
 
 class MemDescIndexOp(Op):
@@ -112,6 +133,7 @@ class MemDescIndexOp(Op):
     """
 
     name = "ttg.memdesc_index"
+    traits = frozenset({Pure, SharedMemory})
 
     def __init__(self, ring: Value, index: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([ring, index], [ring.type], loc=loc)
@@ -123,6 +145,16 @@ class MemDescIndexOp(Op):
     @property
     def index(self) -> Value:
         return self.operands[1]
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        ring = self.ring.defining_op
+        if not isinstance(ring, LocalAllocOp) or ring.attrs.get("stages") is None:
+            self.fail("the indexed buffer is not a ring (ttg.local_alloc with stages)")
+        self.expect(
+            self.index.type == i32 and self.result.type == self.ring.type,
+            "needs an i32 index and gives the ring's type",
+        )
 
 
 # --------------------------------------------------------------------------- asynchronous copies
@@ -142,7 +174,7 @@ class AsyncCopyGlobalToLocalOp(Op):
     """
 
     name = "ttg.async_copy_global_to_local"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory})
 
     def __init__(self, view: Value, ptrs: Value, mask: Value | None = None, loc: Loc = UNKNOWN_LOC):
         operands = [view, ptrs] + ([mask] if mask is not None else [])
@@ -160,6 +192,15 @@ class AsyncCopyGlobalToLocalOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 0)
+        view, ptrs = self.view.type, self.ptrs.type
+        if not ptrs.is_tensor or not ptrs.element.is_pointer or ptrs.element.pointee != view.element:
+            self.fail(f"pointers {ptrs} do not point to elements of the buffer {view}")
+        shapes = {v.type.shape for v in self.operands}
+        if len(shapes) != 1:
+            self.fail(f"operand shapes differ: {sorted(shapes)}")
+
 
 class AsyncCommitGroupOp(Op):
     """Close the group of asynchronous copies this thread started since the last commit.
@@ -168,10 +209,13 @@ class AsyncCommitGroupOp(Op):
     """
 
     name = "ttg.async_commit_group"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
 
 
 class AsyncWaitOp(Op):
@@ -184,7 +228,7 @@ class AsyncWaitOp(Op):
     """
 
     name = "ttg.async_wait"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, num: int, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], {"num": int(num)}, loc=loc)
@@ -192,6 +236,10 @@ class AsyncWaitOp(Op):
     @property
     def num(self) -> int:
         return self.attrs["num"]
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
+        self.expect(isinstance(self.attrs.get("num"), int) and self.attrs["num"] >= 0, "num must be a non-negative int")
 
 
 #: the type of a ring stage index
@@ -213,7 +261,7 @@ class WarpGroupDotOp(Op):
     """
 
     name = "ttng.warp_group_dot"
-    pure = False
+    traits = frozenset({MemoryRead, SharedMemory})
 
     def __init__(self, a: Value, b: Value, acc: Value, attrs: dict | None = None, loc: Loc = UNKNOWN_LOC):
         super().__init__([a, b, acc], [acc.type], dict(attrs or {}), loc=loc)
@@ -230,6 +278,13 @@ class WarpGroupDotOp(Op):
     def acc(self) -> Value:
         return self.operands[2]
 
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        a, b, acc = (v.type for v in self.operands)
+        if a.shape[-1] != b.shape[0] or (a.shape[0], b.shape[-1]) != tuple(acc.shape) or a.element != b.element:
+            self.fail(f"operands {a} x {b} do not make {acc}")
+        self.expect(self.result.type == acc, "the result must have the accumulator's type")
+
 
 class WarpGroupDotWaitOp(Op):
     """Wait until at most ``pendings`` of this warpgroup's wgmma groups are in flight; gives ``acc``.
@@ -241,10 +296,15 @@ class WarpGroupDotWaitOp(Op):
     """
 
     name = "ttng.warp_group_dot_wait"
-    pure = False
+    traits = frozenset({SameOperandsAndResultType})  # not pure: it orders the tensor cores' writes
 
     def __init__(self, acc: Value, pendings: int = 0, loc: Loc = UNKNOWN_LOC):
         super().__init__([acc], [acc.type], {"pendings": int(pendings)}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        pendings = self.attrs.get("pendings")
+        self.expect(isinstance(pendings, int) and pendings >= 0, "pendings must be a non-negative int")
 
 
 class FenceAsyncSharedOp(Op):
@@ -259,10 +319,13 @@ class FenceAsyncSharedOp(Op):
     """
 
     name = "ttng.fence_async_shared"
-    pure = False
+    traits = frozenset()
 
     def __init__(self, loc: Loc = UNKNOWN_LOC):
         super().__init__([], [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(0, 0)
 
 
 def shared_reads(op: Op) -> list[Value]:
@@ -278,3 +341,9 @@ def shared_reads(op: Op) -> list[Value]:
     if isinstance(op, WarpGroupDotOp):
         return [op.a, op.b]
     return []
+
+
+def _check_shared_access(op: Op, buf: Type, tile: Type) -> None:
+    """A local store/load moves a tile of the buffer's shape and element type."""
+    if not buf.is_tensor or buf.shape != tile.shape or buf.element != tile.element:
+        op.fail(f"tile {tile} does not match the shared buffer {buf}")

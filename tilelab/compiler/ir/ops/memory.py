@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
+from ..traits import Elementwise, MemoryRead, MemoryWrite, Pure, SameLayout, SameOperandsAndResultShape
 
 
 class AddPtrOp(Op):
     """``ptr + offset`` in elements of the pointee (shapes already equal)."""
 
     name = "tt.addptr"
+    traits = frozenset({Pure, Elementwise, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr: Value, offset: Value, loc: Loc = UNKNOWN_LOC):
         super().__init__([ptr, offset], [ptr.type], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        ptr, offset = self.operands[0].type, self.operands[1].type
+        self.expect(ptr.element.is_pointer, "first operand is not a pointer")
+        if not (offset.element.is_scalar and offset.element.is_int):
+            self.fail(f"offset {offset} is not an integer")
+        self.expect(self.result.type == ptr, "the result must have the pointer's type")
 
 
 class LoadOp(Op):
@@ -22,7 +32,7 @@ class LoadOp(Op):
     """
 
     name = "tt.load"
-    pure = False
+    traits = frozenset({MemoryRead, SameLayout, SameOperandsAndResultShape})
 
     def __init__(
         self,
@@ -52,12 +62,21 @@ class LoadOp(Op):
     def other(self) -> Value | None:
         return self.operands[-1] if self.attrs["has_other"] else None
 
+    def _verify(self) -> None:
+        n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
+        self.expect_counts(n, 1)
+        ptr = self.ptr.type
+        self.expect(ptr.element.is_pointer, "address operand is not a pointer")
+        if self.mask is not None:
+            if not self.mask.type.element.is_bool:
+                self.fail(f"mask {self.mask.type} is not i1")
+
 
 class StoreOp(Op):
     """Write ``value`` where ``ptr`` points, for the lanes where ``mask`` holds."""
 
     name = "tt.store"
-    pure = False
+    traits = frozenset({MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr, value, mask=None, cache="", eviction="", loc=UNKNOWN_LOC):
         operands = [ptr, value] + ([mask] if mask is not None else [])
@@ -80,6 +99,13 @@ class StoreOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 0)
+        self.expect(self.ptr.type.element.is_pointer, "address operand is not a pointer")
+        if self.mask is not None:
+            if not self.mask.type.element.is_bool:
+                self.fail(f"mask {self.mask.type} is not i1")
+
 
 ATOMIC_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "and", "or", "xor", "xchg")
 
@@ -88,7 +114,7 @@ class AtomicRMWOp(Op):
     """Atomically ``*ptr = kind(*ptr, val)`` where ``mask`` holds; gives the old values."""
 
     name = "tt.atomic_rmw"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, kind, ptr, val, mask=None, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         operands = [ptr, val] + ([mask] if mask is not None else [])
@@ -99,12 +125,24 @@ class AtomicRMWOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    def _verify(self) -> None:
+        self.expect_counts(2 + self.attrs["has_mask"], 1)
+        if self.attrs.get("kind") not in ATOMIC_KINDS:
+            self.fail(f"unknown atomic kind {self.attrs.get('kind')!r}")
+        self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
+        self.expect(self.result.type == self.operands[1].type, "gives values of the operand's type")
+
 
 class AtomicCASOp(Op):
     """Atomically ``old = *ptr; if old == cmp: *ptr = val``; gives ``old``."""
 
     name = "tt.atomic_cas"
-    pure = False
+    traits = frozenset({MemoryRead, MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
     def __init__(self, ptr, cmp, val, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         super().__init__([ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
+        self.expect(self.result.type == self.operands[2].type, "gives values of the operand's type")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Block, Loc, Op, Region, Value
+from ..traits import Pure, SameLayout, SameOperandsAndResultShape, Terminator
 from ..types import Type
 
 
@@ -14,6 +15,7 @@ class ReduceOp(Op):
     """
 
     name = "tt.reduce"
+    traits = frozenset({Pure})
 
     def __init__(
         self,
@@ -30,11 +32,24 @@ class ReduceOp(Op):
     def combine(self) -> Block:
         return self.regions[0].block
 
+    def _verify(self) -> None:
+        n = len(self.operands)
+        self.expect_counts((1, None), n, regions=1)
+        _verify_combine(self, n)
+        for v, r in zip(self.operands, self.results):
+            shape = list(v.type.shape)
+            if not (0 <= self.attrs["axis"] < len(shape)):
+                self.fail(f"axis {self.attrs['axis']} out of range for {v.type}")
+            del shape[self.attrs["axis"]]
+            if tuple(shape) != r.type.shape:
+                self.fail(f"reducing {v.type} does not give {r.type}")
+
 
 class ScanOp(Op):
     """Inclusive scan of ``operands`` along ``axis`` with the combine region (as ReduceOp)."""
 
     name = "tt.scan"
+    traits = frozenset({Pure, SameLayout, SameOperandsAndResultShape})
 
     def __init__(
         self,
@@ -56,15 +71,27 @@ class ScanOp(Op):
     def combine(self) -> Block:
         return self.regions[0].block
 
+    def _verify(self) -> None:
+        n = len(self.operands)
+        self.expect_counts((1, None), n, regions=1)
+        _verify_combine(self, n)
+        for v, r in zip(self.operands, self.results):
+            if v.type != r.type:
+                self.fail(f"a scan of {v.type} gives {v.type}, not {r.type}")
+
 
 class ReduceReturnOp(Op):
     """Ends a combine region with the combined scalars."""
 
     name = "tt.reduce.return"
-    is_terminator = True
+    traits = frozenset({Pure, Terminator})
 
     def __init__(self, values: list[Value], loc: Loc = UNKNOWN_LOC):
         super().__init__(values, [], loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts((0, None), 0)
+        self.expect(all(not v.type.is_tensor for v in self.operands), "returns scalars")
 
 
 class DotOp(Op):
@@ -74,6 +101,7 @@ class DotOp(Op):
     """
 
     name = "tt.dot"
+    traits = frozenset({Pure})
 
     def __init__(
         self,
@@ -89,3 +117,20 @@ class DotOp(Op):
             "max_num_imprecise_acc": max_num_imprecise_acc,
         }
         super().__init__([a, b, acc], [acc.type], attrs, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(3, 1)
+        a, b, acc = (v.type for v in self.operands)
+        ok = a.is_tensor and b.is_tensor and acc.is_tensor and len(a.shape) == len(b.shape) == len(acc.shape) >= 2
+        if not (ok and a.shape[-1] == b.shape[-2]):
+            self.fail(f"operands {a} x {b} do not multiply")
+        if (*a.shape[:-1], b.shape[-1]) != acc.shape:
+            self.fail(f"operands {a} x {b} do not make {acc}")
+        self.expect(self.result.type == acc, "the result must have the accumulator's type")
+
+
+def _verify_combine(op: Op, n: int) -> None:
+    """A combine region takes ``2n`` scalars (the operands' elements twice) and returns ``n``."""
+    elems = [v.type.element for v in op.operands]
+    op.expect([a.type for a in op.combine.args] == elems + elems, "the combine region takes the elements twice")
+    op.expect_terminator(op.combine, ReduceReturnOp, n)

@@ -1,0 +1,93 @@
+"""Golden IR tests of allocate-shared-memory: offsets first-fit by live range, 16-byte aligned."""
+
+from __future__ import annotations
+
+from tilelab.compiler.passes import allocate_shared_memory
+
+from .support import check_module, check_unchanged, parse
+
+
+def test_buffers_live_together_get_disjoint_aligned_bytes():
+    text = """
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<3xf32>
+      %1 = ttg.local_alloc : tensor<3xf32>
+      %2 = ttg.local_alloc : tensor<3xf32>
+      ttg.local_store %1, %0 : tensor<3xf32>
+      ttg.local_store %2, %0 : tensor<3xf32>
+      %3 = ttg.local_load %1 : tensor<3xf32>
+      %4 = ttg.local_load %2 : tensor<3xf32>
+      tt.return
+    }
+    // CHECK: ttg.local_alloc {offset = 0} : tensor<3xf32>
+    // CHECK: ttg.local_alloc {offset = 16} : tensor<3xf32>
+    """
+    module = parse(text)
+    check_module(allocate_shared_memory, module, text)
+    assert module.attrs["shared_bytes"] == 32  # 12 bytes at 0, 12 at 16; the total rounded up to 16 too
+
+
+def test_a_buffer_whose_last_use_has_passed_lends_its_bytes():
+    text = """
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<64xf32>
+      %1 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %1, %0 : tensor<64xf32>
+      %2 = ttg.local_load %1 : tensor<64xf32>
+      %3 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %3, %2 : tensor<64xf32>
+      tt.return
+    }
+    // CHECK: %[[A:.*]] = ttg.local_alloc {offset = 0}
+    // CHECK: ttg.local_load %[[A]]
+    // CHECK: ttg.local_alloc {offset = 0}
+    """
+    module = parse(text)
+    check_module(allocate_shared_memory, module, text)
+    assert module.attrs["shared_bytes"] == 256
+
+
+def test_a_ring_takes_stages_times_its_tile_and_lives_through_its_loop():
+    text = """
+    tt.func @k(%x: !ptr<f32>, %n: i32) {
+      %0 = arith.constant {value = 1.0} : tensor<64xf32>
+      %1 = ttg.local_alloc {stages = 3} : tensor<16xf16>
+      scf.for %i = %n to %n step %n {
+        %2 = ttg.local_alloc : tensor<64xf32>
+        ttg.local_store %2, %0 : tensor<64xf32>
+        %3 = ttg.local_load %2 : tensor<64xf32>
+        %4 = ttg.memdesc_index %1, %n : tensor<16xf16>
+        %5 = ttg.local_load %4 : tensor<16xf16>
+        scf.yield
+      }
+      %6 = ttg.local_alloc : tensor<64xf32>
+      ttg.local_store %6, %0 : tensor<64xf32>
+      tt.return
+    }
+    // CHECK: ttg.local_alloc {stages = 3, offset = 0} : tensor<16xf16>
+    // CHECK: scf.for
+    // CHECK:   ttg.local_alloc {offset = 96} : tensor<64xf32>
+    // CHECK: ttg.local_alloc {offset = 0} : tensor<64xf32>
+    """
+    module = parse(text)
+    check_module(allocate_shared_memory, module, text)
+    assert module.attrs["shared_bytes"] == 96 + 256
+
+
+def test_negative_allocated_ir_stays():
+    check_unchanged(
+        allocate_shared_memory,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = arith.constant {value = 1.0} : tensor<64xf32>
+          %1 = ttg.local_alloc {offset = 0} : tensor<64xf32>
+          ttg.local_store %1, %0 : tensor<64xf32>
+          %2 = ttg.local_alloc {offset = 256} : tensor<64xf32>
+          ttg.local_store %2, %0 : tensor<64xf32>
+          %3 = ttg.local_load %1 : tensor<64xf32>
+          %4 = ttg.local_load %2 : tensor<64xf32>
+          tt.return
+        }
+        """,
+        attrs={"shared_bytes": 512},
+    )

@@ -1,0 +1,136 @@
+"""Golden IR tests of assign-layouts: every tile gets a layout; conversions only where layouts disagree."""
+
+from __future__ import annotations
+
+from tilelab.compiler.passes import assign_layouts
+
+from .support import check_pass, check_unchanged
+
+
+def test_default_layout_spreads_a_range_over_num_warps():
+    check_pass(
+        assign_layouts,
+        """
+        #spread = #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[2], order=[0]>
+        tt.func @k(%x: !ptr<i32>) {
+          %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+          %1 = tt.splat %x : tensor<256x!ptr<i32>>
+          %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>>
+          tt.store %2, %0 : tensor<256x!ptr<i32>>
+          tt.return
+        }
+        // CHECK: tt.make_range {start = 0, end = 256} : tensor<256xi32, #spread>
+        // CHECK: tt.splat %x : tensor<256x!ptr<i32>, #spread>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<256x!ptr<i32>, #spread>
+        // CHECK-NOT: ttg.convert_layout
+        """,
+        attrs={"num_warps": 2},
+    )
+
+
+def test_reduction_gives_a_slice_and_broadcast_gives_back_the_parent():
+    check_pass(
+        assign_layouts,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<16x32xi32>
+          %2 = tt.splat %x : tensor<16x32x!ptr<f32>>
+          %3 = tt.addptr %2, %1 : tensor<16x32x!ptr<f32>>
+          %4 = tt.load %3 : tensor<16x32xf32>
+          %5 = tt.reduce %4 {axis = 1} : tensor<16xf32> {
+          ^bb(%a: f32, %b: f32):
+            %6 = arith.max %a, %b : f32
+            tt.reduce.return %6 : f32
+          }
+          %7 = tt.expand_dims %5 {axis = 1} : tensor<16x1xf32>
+          %8 = tt.broadcast %7 : tensor<16x32xf32>
+          %9 = arith.sub %4, %8 : tensor<16x32xf32>
+          tt.store %3, %9 : tensor<16x32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:     %[[X:.*]] = tt.load %{{.*}} : tensor<16x32xf32, #[[P:blocked<.*>]]>
+        // CHECK:     %[[M:.*]] = tt.reduce %[[X]] {axis = 1} : tensor<16xf32, #slice<dim=1, parent=#[[P]]>>
+        // CHECK:     %[[E:.*]] = tt.expand_dims %[[M]] {axis = 1}
+        // CHECK:     %[[B:.*]] = tt.broadcast %[[E]] : tensor<16x32xf32, #[[P]]>
+        // CHECK:     arith.sub %[[X]], %[[B]] : tensor<16x32xf32, #[[P]]>
+        // CHECK-NOT: ttg.convert_layout
+        """,
+        attrs={"num_warps": 1},
+    )
+
+
+def test_operands_of_different_layouts_meet_through_a_conversion():
+    check_pass(
+        assign_layouts,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<32x16xi32>
+          %2 = tt.reshape %0 : tensor<16x32xi32>
+          %3 = tt.splat %x : tensor<32x16x!ptr<f32>>
+          %4 = tt.addptr %3, %1 : tensor<32x16x!ptr<f32>>
+          %5 = tt.load %4 : tensor<32x16xf32>
+          %6 = tt.splat %x : tensor<16x32x!ptr<f32>>
+          %7 = tt.addptr %6, %2 : tensor<16x32x!ptr<f32>>
+          %8 = tt.load %7 : tensor<16x32xf32>
+          %9 = tt.reduce %5 {axis = 1} : tensor<32xf32> {
+          ^bb(%a: f32, %b: f32):
+            %10 = arith.add %a, %b : f32
+            tt.reduce.return %10 : f32
+          }
+          %11 = tt.reduce %8 {axis = 0} : tensor<32xf32> {
+          ^bb(%c: f32, %d: f32):
+            %12 = arith.add %c, %d : f32
+            tt.reduce.return %12 : f32
+          }
+          %13 = arith.add %9, %11 : tensor<32xf32>
+          %14 = tt.splat %x : tensor<32x!ptr<f32>>
+          tt.store %14, %13 : tensor<32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:      %[[ROWS:.*]] = tt.reduce %{{.*}} {axis = 1} : tensor<32xf32, #[[S:slice<dim=1, .*>]]>
+        // CHECK:      %[[COLS:.*]] = tt.reduce %{{.*}} {axis = 0} : tensor<32xf32, #slice<dim=0,
+        // CHECK:      %[[C:.*]] = ttg.convert_layout %[[COLS]] : tensor<32xf32, #[[S]]>
+        // CHECK-NEXT: arith.add %[[ROWS]], %[[C]] : tensor<32xf32, #[[S]]>
+        """,
+    )
+
+
+def test_dot_accumulator_takes_an_mma_layout():
+    check_pass(
+        assign_layouts,
+        """
+        #mma_acc = #mma<m16n8k16, warpsPerCTA=[2, 2]>
+        tt.func @k(%pa: !ptr<f16>, %pc: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<32x16xi32>
+          %2 = tt.splat %pa : tensor<32x16x!ptr<f16>>
+          %3 = tt.addptr %2, %1 : tensor<32x16x!ptr<f16>>
+          %4 = tt.load %3 : tensor<32x16xf16>
+          %5 = tt.trans %4 {order = [1, 0]} : tensor<16x32xf16>
+          %6 = arith.constant {value = 0.0} : tensor<32x32xf32>
+          %7 = tt.dot %4, %5, %6 : tensor<32x32xf32>
+          %8 = tt.splat %pc : tensor<32x32x!ptr<f32>>
+          tt.store %8, %7 : tensor<32x32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:      %[[Z:.*]] = arith.constant {value = 0.0} : tensor<32x32xf32, #mma_acc>
+        // CHECK-NEXT: %[[D:.*]] = tt.dot %{{.*}}, %{{.*}}, %[[Z]] : tensor<32x32xf32, #mma_acc>
+        // CHECK:      tt.store %{{.*}}, %[[D]] : tensor<32x32x!ptr<f32>, #mma_acc>
+        """,
+    )
+
+
+def test_negative_a_kernel_of_scalars_has_no_tile_to_lay_out():
+    check_unchanged(
+        assign_layouts,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.load %x : f32
+          %1 = arith.add %0, %0 : f32
+          tt.store %x, %1 : !ptr<f32>
+          tt.return
+        }
+        """,
+    )

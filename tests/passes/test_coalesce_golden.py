@@ -1,0 +1,86 @@
+"""Golden IR tests of coalesce: accesses contiguous along dim 0 get a layout whose threads run along dim 0."""
+
+from __future__ import annotations
+
+from tilelab.compiler.passes import coalesce
+
+from .support import check_pass, check_unchanged
+
+#: a 32x32 tile laid out row-major (``#row``), its row index ``%1`` (i) and ``%8 = i + 32 * j``:
+#: addresses ``x + %8`` run along dim 0, so the coalesced layout is ``#col``
+HEADER = """
+#row = #blocked<sizePerThread=[1, 4], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>
+#col = #blocked<sizePerThread=[4, 1], threadsPerWarp=[8, 4], warpsPerCTA=[1, 4], order=[0, 1]>
+#i = #slice<dim=1, parent=#row>
+#j = #slice<dim=0, parent=#row>
+tt.func @k(%x: !ptr<f32>) {
+  %0 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #i>
+  %1 = tt.expand_dims %0 {axis = 1} : tensor<32x1xi32, #row>
+  %2 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #j>
+  %3 = tt.expand_dims %2 {axis = 0} : tensor<1x32xi32, #row>
+  %4 = arith.constant {value = 32} : tensor<1x32xi32, #row>
+  %5 = arith.mul %3, %4 : tensor<1x32xi32, #row>
+  %6 = tt.broadcast %1 : tensor<32x32xi32, #row>
+  %7 = tt.broadcast %5 : tensor<32x32xi32, #row>
+  %8 = arith.add %6, %7 : tensor<32x32xi32, #row>
+  %9 = tt.splat %x : tensor<32x32x!ptr<f32>, #row>
+"""
+
+
+def test_transposed_store_runs_along_dim_0():
+    check_pass(
+        coalesce,
+        HEADER
+        + """
+          %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<f32>, #row>
+          %11 = tt.cast %8 : tensor<32x32xf32, #row>
+          tt.store %10, %11 : tensor<32x32x!ptr<f32>, #row>
+          tt.return
+        }
+        // CHECK:      %[[P:.*]] = tt.addptr %{{.*}}, %{{.*}} : tensor<32x32x!ptr<f32>, #row>
+        // CHECK-NEXT: %[[V:.*]] = tt.cast
+        // CHECK-NEXT: %[[PC:.*]] = ttg.convert_layout %[[P]] : tensor<32x32x!ptr<f32>, #col>
+        // CHECK-NEXT: %[[VC:.*]] = ttg.convert_layout %[[V]] : tensor<32x32xf32, #col>
+        // CHECK-NEXT: tt.store %[[PC]], %[[VC]] : tensor<32x32x!ptr<f32>, #col>
+        """,
+    )
+
+
+def test_transposed_load_is_converted_back_for_its_users():
+    check_pass(
+        coalesce,
+        HEADER
+        + """
+          %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<f32>, #row>
+          %11 = tt.load %10 : tensor<32x32xf32, #row>
+          %12 = arith.add %11, %11 : tensor<32x32xf32, #row>
+          tt.store %10, %12 : tensor<32x32x!ptr<f32>, #row>
+          tt.return
+        }
+        // CHECK:      %[[P:.*]] = tt.addptr
+        // CHECK-NEXT: %[[PC:.*]] = ttg.convert_layout %[[P]] : tensor<32x32x!ptr<f32>, #col>
+        // CHECK-NEXT: %[[L:.*]] = tt.load %[[PC]] : tensor<32x32xf32, #col>
+        // CHECK-NEXT: %[[LR:.*]] = ttg.convert_layout %[[L]] : tensor<32x32xf32, #row>
+        // CHECK-NEXT: arith.add %[[LR]], %[[LR]] : tensor<32x32xf32, #row>
+        // CHECK:      tt.store {{.*}} : tensor<32x32x!ptr<f32>, #col>
+        """,
+    )
+
+
+def test_negative_row_major_access_stays():
+    check_unchanged(
+        coalesce,
+        HEADER
+        + """
+          %10 = arith.constant {value = 32} : tensor<32x1xi32, #row>
+          %11 = arith.mul %1, %10 : tensor<32x1xi32, #row>
+          %12 = tt.broadcast %11 : tensor<32x32xi32, #row>
+          %13 = tt.broadcast %3 : tensor<32x32xi32, #row>
+          %14 = arith.add %12, %13 : tensor<32x32xi32, #row>
+          %15 = tt.addptr %9, %14 : tensor<32x32x!ptr<f32>, #row>
+          %16 = tt.load %15 : tensor<32x32xf32, #row>
+          tt.store %15, %16 : tensor<32x32x!ptr<f32>, #row>
+          tt.return
+        }
+        """,
+    )

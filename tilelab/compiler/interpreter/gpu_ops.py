@@ -1,0 +1,72 @@
+"""The GPU-only ops of the tile IR on the interpreter: layouts and shared memory change no values.
+
+A layout conversion passes its tile through. A shared buffer is a plain numpy array of the
+tile's shape: ``local_store`` copies a tile into it, ``local_load`` copies it out (layouts and
+offsets do not matter here). A ring of ``stages`` buffers is one array more, indexed by
+``memdesc_index``; an async copy is a masked load (zeros where masked off) written into its
+buffer at once (one program runs alone: the copy can land at once); a ``warp_group_dot``
+multiplies the two buffers it reads, as ``tt.dot`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    ConvertLayoutOp,
+    DotOp,
+    FenceAsyncSharedOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+    WarpGroupDotOp,
+)
+from .access import read_masked
+from .numeric import dtype_of
+from .registry import HANDLERS, handles
+
+
+@handles(ConvertLayoutOp)
+def convert_layout(it, op, x):
+    return x
+
+
+@handles(LocalAllocOp)
+def local_alloc(it, op):
+    stages = op.attrs.get("stages")  # a ring: one array per stage, stacked
+    shape = op.result.type.shape if stages is None else (stages, *op.result.type.shape)
+    return np.zeros(shape, dtype_of(op.result.type))
+
+
+@handles(LocalStoreOp)
+def local_store(it, op, buf, value):
+    np.copyto(buf, value, casting="unsafe")
+
+
+@handles(LocalLoadOp)
+def local_load(it, op, buf):
+    return buf.copy()
+
+
+@handles(MemDescIndexOp)
+def memdesc_index(it, op, ring, index):
+    return ring[int(index)]  # a view: writes land in the ring
+
+
+@handles(AsyncCopyGlobalToLocalOp)
+def async_copy(it, op, view, ptrs, *mask):
+    np.copyto(view, read_masked(it, op, ptrs, mask[0] if mask else None, dtype_of(op.view.type)))
+
+
+@handles(AsyncCommitGroupOp, AsyncWaitOp, FenceAsyncSharedOp)
+def no_effect(it, op):
+    return None
+
+
+@handles(WarpGroupDotOp)
+def warp_group_dot(it, op, a, b, acc):
+    return HANDLERS[DotOp](it, op, a, b, acc)

@@ -1,0 +1,136 @@
+"""Which element each register of each thread holds, as row-major indices: the gather math.
+
+A distributed layout gives register ``r`` of lane ``l`` of warp ``w`` one element of the
+tile. Lowering a shape op (``broadcast``, ``trans``, ``convert_layout``...) and modelling
+its shared-memory traffic both ask the same questions of that map, answered here with numpy
+at compile time:
+
+* ``needed_indices`` -- for every (warp, lane, register) of the result, the row-major
+  index of the source element it must hold;
+* ``registers_holding`` -- whether the same thread already holds each of those (then the
+  op is free: a renaming of registers), and in which register;
+* ``vector_run`` -- how many registers in a row sit side by side in a row-major buffer
+  (one vector instruction moves them).
+
+The CUDA lowering (``backends/cuda/lower_shape.py``) emits code from these answers, the
+memory-access model (``analysis/memory_access.py``) counts the same instructions.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> L = blocked([64], size_per_thread=[2], threads_per_warp=[32], warps_per_cta=[1], order=[0])
+    >>> needed_indices(L, 1, lambda i: i)[0, 1].tolist()    # lane 1 holds elements 2 and 3
+    [2, 3]
+    >>> registers_holding(L, needed_indices(L, 1, lambda i: i), 1)   # the identity gather is free
+    [0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .linear import LANE, REGISTER, WARP, LinearLayout
+
+
+def hardware_grid(layout: LinearLayout, num_warps: int) -> dict[str, np.ndarray]:
+    """Every (warp, lane, register) of a program as broadcastable index arrays."""
+    return {
+        WARP: np.arange(num_warps)[:, None, None],
+        LANE: np.arange(32)[None, :, None],
+        REGISTER: np.arange(layout.in_size(REGISTER))[None, None, :],
+    }
+
+
+def flat_of(layout: LinearLayout, coords: np.ndarray) -> np.ndarray:
+    """Row-major indices of coordinate vectors ``(..., rank)``.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> L = blocked([4, 8], size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0])
+    >>> int(flat_of(L, np.array([2, 3])))
+    19
+    """
+    shifts = np.array([layout.flatten([1 if d == i else 0 for d in range(layout.rank)]) for i in range(layout.rank)])
+    return (coords * shifts).sum(axis=-1) if layout.rank else np.zeros(coords.shape[:-1], np.int64)
+
+
+def coords_of(shape, flat: np.ndarray) -> np.ndarray:
+    """The inverse of ``flat_of`` for a row-major ``shape``.
+
+    >>> coords_of((4, 8), np.array(19)).tolist()
+    [2, 3]
+    """
+    out, rest = [], flat
+    for size in reversed(shape):
+        out.append(rest % size)
+        rest = rest // size
+    return np.stack(out[::-1], axis=-1) if shape else np.zeros((*flat.shape, 0), np.int64)
+
+
+def registers_holding(src: LinearLayout, needed: np.ndarray, num_warps: int) -> list[int] | None:
+    """Per result register, the source register the same thread holds it in (or None: data must move).
+
+    ``needed[w, l, r]`` is the source row-major index that thread (w, l) needs for register r.
+    """
+    coords = coords_of(src.shape, needed)
+    found = src.pseudo_invert().apply(**{n: coords[..., i] for i, n in enumerate(src.out_names)})
+    regs = found[..., list(src.in_dims).index(REGISTER)] if REGISTER in src.in_dims else np.zeros_like(needed)
+    grid = hardware_grid(src, num_warps)
+    held = src.apply(**{d: (regs if d == REGISTER else grid[d]) for d in src.in_dims})
+    if not np.array_equal(flat_of(src, held), needed):
+        return None
+    first = regs[0, 0]
+    if not np.all(regs == first):
+        return None
+    return [int(r) for r in first]
+
+
+def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarray:
+    """``source_index(result row-major index)`` for every (warp, lane, register) of ``dst``."""
+    grid = {d: a for d, a in hardware_grid(dst, num_warps).items() if d in dst.in_dims}
+    lin = flat_of(dst, dst.apply(**grid))
+    lin = np.broadcast_to(lin, (num_warps, 32, dst.in_size(REGISTER)))
+    return np.asarray(source_index(lin), dtype=np.int64)
+
+
+def broadcast_index(src: LinearLayout, shape, src_shape):
+    """``f(result row-major index) -> source row-major index`` of a broadcast from ``src_shape`` to ``shape``.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> S = blocked([4, 1], size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0])
+    >>> broadcast_index(S, (4, 8), (4, 1))(np.arange(16)).tolist()     # every element of a row reads the row's one
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    keep = np.array([1 if a == b else 0 for a, b in zip(src_shape, shape)])
+    return lambda lin: flat_of(src, coords_of(shape, np.asarray(lin)) * keep)
+
+
+def permute_index(src: LinearLayout, shape, order):
+    """``f(result row-major index) -> source row-major index`` of ``trans``: result dim i is source dim ``order[i]``.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> S = blocked([2, 4], size_per_thread=[1, 1], threads_per_warp=[4, 8], warps_per_cta=[1, 1], order=[1, 0])
+    >>> permute_index(S, (4, 2), [1, 0])(np.arange(8)).tolist()       # result (i, j) is source (j, i)
+    [0, 4, 1, 5, 2, 6, 3, 7]
+    """
+    inverse = np.argsort(list(order))
+    return lambda lin: flat_of(src, coords_of(shape, np.asarray(lin))[..., inverse])
+
+
+def vector_run(consts: list[int], thread_flats: list[int], bits: int) -> int:
+    """The widest ``v`` (at most 128 bits) such that registers ``r..r+v-1`` are ``v`` adjacent elements.
+
+    Element of register ``r`` is at ``T ^ consts[r]``; every per-thread part ``T`` is a
+    XOR of ``thread_flats``. A run of ``v`` needs ``consts[r + j] == consts[r] + j`` with
+    ``consts[r]`` and every thread flat multiples of ``v`` (then XOR is an add).
+
+    >>> vector_run([0, 1, 2, 3, 64, 65, 66, 67], [4, 8], 16)
+    4
+    """
+    v = max(1, min(128 // bits, len(consts)))
+    while v > 1:
+        aligned = all(f % v == 0 for f in thread_flats) and len(consts) % v == 0
+        if aligned and all(
+            consts[r] % v == 0 and consts[r : r + v] == list(range(consts[r], consts[r] + v))
+            for r in range(0, len(consts), v)
+        ):
+            return v
+        v //= 2
+    return 1
