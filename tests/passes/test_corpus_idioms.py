@@ -21,6 +21,7 @@ from tilelab.compiler.ir.ops import (
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
+from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes.allocate_shared_memory import shared_memory_limit
 from tilelab.errors import OutOfResources
 from tilelab.runtime import stages
@@ -33,8 +34,8 @@ def compile_passes(fn, signature, constants, num_warps=8, num_stages=3):
     sig = {k: v for k, v in signature.items() if v != 1}
     consts = {**constants, **{k: 1 for k, v in signature.items() if v == 1}}
     module = stages.build(fn, sig, consts, {k: 16 for k in sig})
-    module.attrs.update(num_warps=num_warps, num_stages=num_stages, arch="sm_90a")
-    stages.run_passes(module, "cuda", snapshots=False)
+    options = CompileOptions(target="cuda", arch="sm_90a", num_warps=num_warps, num_stages=num_stages)
+    stages.run_passes(module, options, "cuda", snapshots=False)
     return module
 
 

@@ -93,7 +93,7 @@ def compile_cell(opts, defined: DefinedKernel, namespace: dict):
             defined.kernel,
             signature=signature,
             constants=constants,
-            target=opts.target or os.environ.get("TILELAB_TARGET") or "cpu",
+            target=runtime.choose_target(opts.target, set()),  # the runtime's choice: TILELAB_TARGET, else the host
             num_warps=opts.num_warps,
             num_stages=opts.num_stages,
             snapshots=True,

@@ -15,6 +15,7 @@ meta-parameters from the other arguments at each launch::
 
 from __future__ import annotations
 
+from tilelab.compiler.options import NUM_STAGES, NUM_WARPS
 from tilelab.errors import OutOfResources
 
 from .arrays import array_info
@@ -25,7 +26,7 @@ from .errors import LaunchError
 class Config:
     """One candidate: constexpr values (``kwargs``), ``num_warps``, ``num_stages``, an optional ``pre_hook``."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+    def __init__(self, kwargs, num_warps=NUM_WARPS, num_stages=NUM_STAGES, num_ctas=1, maxnreg=None, pre_hook=None):
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages

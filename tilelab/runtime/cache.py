@@ -25,13 +25,14 @@ import os
 import tempfile
 from pathlib import Path
 
+from .options import cache_dir
+
 FORMAT = 1
 
 
 def default_cache_dir() -> Path:
-    """``TILELAB_CACHE_DIR``, else ``~/.cache/tilelab``."""
-    env = os.environ.get("TILELAB_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "tilelab"
+    """``TILELAB_CACHE_DIR``, else ``~/.cache/tilelab`` (read by ``options.cache_dir``)."""
+    return cache_dir()
 
 
 def sha256(data: bytes) -> str:

@@ -34,8 +34,8 @@ after:
       tt.return
     }
 
-Hopper (``module.attrs["arch"] == "sm_90a"``, the ``a`` unlocks wgmma; unless
-``TILELAB_CUDA_WGMMA=0``: see ``wgmma_enabled``): a warpgroup of four warps multiplies a 64
+Hopper (``options_of(module).arch == "sm_90a"``, the ``a`` unlocks wgmma; unless the
+``wgmma`` option is off, ``TILELAB_CUDA_WGMMA=0``: see ``use_wgmma``): a warpgroup of four warps multiplies a 64
 x N tile by reading A and B *straight from shared memory*, through 64-bit matrix
 descriptors, at about twice mma.sync's rate. So for f16/bf16 dots with ``num_warps`` a
 multiple of 4, M a multiple of 64 and N split into warpgroup tiles of 16 to 256 columns, the
@@ -72,14 +72,13 @@ after:
 
 from __future__ import annotations
 
-import os
-
 from tilelab.compiler.ir.core import Block, FuncOp, Module, Op, Value
 from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, ForOp, LocalAllocOp, LocalStoreOp
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.assign_layouts import FP8, collapse
 from tilelab.compiler.passes.convert_through_shared import stored_order
 
@@ -246,19 +245,16 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     return wgd
 
 
-def wgmma_enabled() -> bool:
-    """Whether the wgmma path is on: it is unless ``TILELAB_CUDA_WGMMA=0`` (then mma.sync everywhere).
-
-    On an H200 wgmma takes the 4096^3 f16 matmul from 336 to 479 TFLOP/s and attention
-    from 259 to 300 (``benchmarks/gpu.py``); the switch keeps mma.sync at hand to compare.
-    """
-    return os.environ.get("TILELAB_CUDA_WGMMA", "1") != "0"
-
-
 def use_wgmma(module: Module) -> bool:
-    """Turn every dot that fits into a ``ttng.warp_group_dot`` (Hopper; see the module docstring)."""
+    """Turn every dot that fits into a ``ttng.warp_group_dot`` (Hopper; see the module docstring).
+
+    The ``wgmma`` option (on unless ``TILELAB_CUDA_WGMMA=0``) keeps mma.sync at hand to compare:
+    on an H200 wgmma takes the 4096^3 f16 matmul from 336 to 479 TFLOP/s and attention from
+    259 to 300 (``benchmarks/gpu.py``).
+    """
     changed = False
-    arch = module.attrs.get("arch") if wgmma_enabled() else None
+    options = options_of(module)
+    arch = options.arch if options.wgmma else None
     for func in module.funcs:
         for op in [op for op in func.walk() if isinstance(op, DotOp)]:
             layout = wgmma_layout(op, arch)

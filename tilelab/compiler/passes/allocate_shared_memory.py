@@ -7,7 +7,7 @@ reused mid-iteration; a software-pipelined ring, allocated before its loop and u
 lives across the whole loop and takes ``stages`` times its tile's bytes). Buffers are placed
 first-fit, in program order, at offsets aligned to 16 bytes (the widest ``ld.shared``);
 ``module.attrs["shared_bytes"]`` gets the total, which the backend reports as the kernel's
-``shared`` bytes. A total over the architecture's limit (``module.attrs["arch"]``: 232448 bytes
+``shared`` bytes. A total over the architecture's limit (the options' ``arch``: 232448 bytes
 on sm_90) raises ``OutOfResources(total, limit, "shared memory")``, as Triton does, rather than
 leaving the driver to refuse the launch.
 
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, Op
 from tilelab.compiler.ir.ops import LocalAllocOp
+from tilelab.compiler.options import options_of
 from tilelab.errors import OutOfResources
 
 NAME = "allocate-shared-memory"
@@ -125,7 +126,7 @@ def run(module: Module) -> bool:
     func = module.kernel
     allocs, ranges = alloc_ranges(func)
     offsets, total = first_fit(ranges)
-    limit = shared_memory_limit(module.attrs.get("arch"))
+    limit = shared_memory_limit(options_of(module).arch)
     if limit is not None and total > limit:
         raise OutOfResources(total, limit, "shared memory")
     changed = module.attrs.get("shared_bytes") != total

@@ -19,7 +19,7 @@ How, in two walks:
    Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
    up to 4 consecutive elements per thread along the last dim, lanes then warps row-major).
 
-``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
+``num_warps`` comes from the module's options (``options_of(module).num_warps``).
 
 before:
     tt.func @k(%x: !ptr<i32>) {
@@ -40,8 +40,6 @@ after:
 """
 
 from __future__ import annotations
-
-import os
 
 from tilelab.compiler.ir.core import Block, Module, Op, Value
 from tilelab.compiler.ir.ops import (
@@ -70,6 +68,7 @@ from tilelab.compiler.layouts import (
     mma_m16n8k16_accumulator,
     slice_layout,
 )
+from tilelab.compiler.options import options_of
 
 NAME = "assign-layouts"
 
@@ -383,8 +382,9 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    fp8 = module.attrs.get("arch") == "sm_90a" and os.environ.get("TILELAB_CUDA_WGMMA", "1") != "0"
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module), fp8)
+    options = options_of(module)
+    fp8 = options.arch == "sm_90a" and options.wgmma
+    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), fp8)
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

@@ -111,10 +111,10 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 
 NAME = "software-pipeline"
-DEFAULT_STAGES = 3
 
 
 @dataclass
@@ -434,8 +434,9 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
 
 
 def run(module: Module) -> bool:
-    default = module.attrs.get("num_stages", DEFAULT_STAGES)
-    limit = shared_memory_limit(module.attrs.get("arch"))
+    options = options_of(module)
+    default = options.num_stages
+    limit = shared_memory_limit(options.arch)
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]

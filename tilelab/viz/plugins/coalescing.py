@@ -175,7 +175,7 @@ def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], objec
     """The coalescing rows of every tile load/store of ``compiled`` for ``program``, and the launch used."""
     traced, launch = traced_accesses(compiled, program)
     info = analyze(compiled.module)
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     lines = (compiled.source or "").splitlines()
     rows = []
     for acc in traced:

@@ -44,7 +44,7 @@ class TileLayout:
 
 def kernel_tiles(compiled) -> list[TileLayout]:
     """One ``TileLayout`` per distinct tile shape and layout among the kernel's op results."""
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     seen, tiles = set(), []
     for op in compiled.module.walk():
         for value in op.results:

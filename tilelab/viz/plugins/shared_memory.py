@@ -113,7 +113,7 @@ def _mma_warps(m: int, n: int, num_warps: int) -> list[int]:
 
 def predicted_buffers(compiled) -> list[SharedBuffer]:
     """The shared buffers the kernel's ``tl.dot`` operands need, laid out back to back (16-byte aligned)."""
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     buffers, offset = [], 0
     for op in compiled.module.walk():
         if not isinstance(op, ops.DotOp):
