@@ -64,6 +64,7 @@ def build_llvm_module(module, options: CompileOptions) -> tuple[ir.Module, CudaL
     fn.calling_convention = "ptx_kernel"
     lw = LocatedLowering(llmod, fn, num_warps)
     lw.options = options  # the lowering's switches (ldmatrix...)
+    lw.sm = int("".join(ch for ch in options.gpu_arch[3:] if ch.isdigit()) or 90)
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
     lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
     lw.lines.function(fn, name=func.sym_name, line=func.loc.line)
