@@ -18,6 +18,7 @@ run Triton kernels::
 import importlib
 
 from ._version import __version__
+from .errors import CompilationError, InterpreterError, OutOfResources, TritonError
 from .runtime import (
     CompiledKernel,
     Config,
@@ -31,6 +32,7 @@ from .runtime import (
     next_power_of_2,
 )
 from .runtime import prefetch as _prefetch
+from .tensor_wrapper import TensorWrapper, reinterpret
 
 _LAZY_SUBMODULES = ("language", "testing", "magics", "viz")
 
@@ -50,7 +52,12 @@ def load_ipython_extension(ipython):
 
 
 __all__ = [
+    "CompilationError",
     "CompiledKernel",
+    "InterpreterError",
+    "OutOfResources",
+    "TensorWrapper",
+    "TritonError",
     "Config",
     "JITFunction",
     "LaunchError",
@@ -60,6 +67,7 @@ __all__ = [
     "heuristics",
     "jit",
     "next_power_of_2",
+    "reinterpret",
     "__version__",
 ]
 

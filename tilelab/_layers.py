@@ -16,8 +16,10 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
     (
         "meta",
-        {"meta": ("tilelab._layers", "tilelab._registry", "tilelab._version", "tilelab.compiler")},
-        "version, this table, the decorator-filled tables (`Registry`)",
+        {
+            "meta": ("tilelab._layers", "tilelab._registry", "tilelab._version", "tilelab.compiler", "tilelab.errors"),
+        },
+        "version, this table, the decorator-filled tables (`Registry`), the exceptions user code catches",
     ),
     ("layouts", {"layouts": ("tilelab.compiler.layouts",)}, "linear layouts over GF(2), the gather math"),
     ("ir", {"ir": ("tilelab.compiler.ir",)}, "types, values, ops, printer, parser, verifier"),
@@ -49,7 +51,7 @@ LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
     ),
     (
         "runtime",
-        {"runtime": ("tilelab.runtime", "tilelab.cuda")},
+        {"runtime": ("tilelab.runtime", "tilelab.cuda", "tilelab.tensor_wrapper")},
         "jit, keys, caches, targets, launch, autotune, do_bench",
     ),
     (

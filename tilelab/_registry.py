@@ -69,12 +69,17 @@ class Registry(Mapping):
             importlib.import_module(f"{self.package}.{module}")
 
     def get(self, key, default=None):
-        self.load()
-        entry = self._entries.get(key)
-        if entry is None and key in self._module_of:
-            importlib.import_module(f"{self.package}.{self._module_of[key]}")
-            entry = self._entries.get(key)
+        entry = self._entries.get(key)  # the common case: one dict lookup
+        if entry is None:
+            entry = self._find(key)
         return default if entry is None else entry
+
+    def _find(self, key):
+        """The entry of ``key`` once ``modules`` and, when ``key`` is one of theirs, its on-demand module are in."""
+        self.load()
+        if key not in self._entries and key in self._module_of:
+            importlib.import_module(f"{self.package}.{self._module_of[key]}")
+        return self._entries.get(key)
 
     def __getitem__(self, key):
         entry = self.get(key)

@@ -1,6 +1,7 @@
 """The ``tilelab`` command: compile a kernel of a Python file, print one stage, or write the HTML report.
 
     tilelab compile add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 --stage llir
+    tilelab compile add.py::add --signature "..." --const BLOCK=1024 --stage ptx     # cuda:sm_90, no GPU needed
     tilelab report  add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 -o add.html
 
 Why: the inspector's views outside Jupyter (in CI, in an issue). The options are those of
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_p = sub.add_parser("report", parents=[common], help="write the inspector as a static HTML page")
     report_p.add_argument("kernel", help="path.py::kernel_name")
     report_p.add_argument("-o", "--output", default=None, help="the HTML file (default: <kernel>.html)")
+    report_p.add_argument("--gpu", default=None, help="GPU of the PTX and layout sections: sm_90 (default), sm_80")
     return parser
 
 
@@ -54,23 +56,29 @@ def load_kernel(spec: str):
     return getattr(module, name)
 
 
+#: Stages only a GPU compile produces: asked for without --target, they compile for this one (no GPU needed).
+GPU_STAGES = {"ptx": "cuda:sm_90", "sass": "cuda:sm_90"}
+
+
+def default_target(args) -> str:
+    """``--target``, else ``cuda:sm_90`` for ``--stage ptx``/``sass``, else ``cpu``."""
+    return args.target or GPU_STAGES.get(getattr(args, "stage", None), "cpu")
+
+
 def compile_from_args(args):
-    """Compiles the kernel named on the command line with its options."""
+    """Compiles the kernel named on the command line with its options; returns it and its GPU compiler."""
+    from .viz.gpu import gpu_compiler  # the viz layer, loaded only when a command needs it
+
     if not args.signature:
         raise OptionError('--signature is required, e.g. --signature "x=*fp32, n=i32"')
-    return tilelab.compile(
-        load_kernel(args.kernel),
-        signature=parse_signature(args.signature),
-        constants=parse_consts(args.const),
-        target=args.target or "cpu",
-        num_warps=args.num_warps,
-        num_stages=args.num_stages,
-        snapshots=args.command == "report",
-    )
+    kernel, signature, constants = load_kernel(args.kernel), parse_signature(args.signature), parse_consts(args.const)
+    options = {"num_warps": args.num_warps, "num_stages": args.num_stages, "snapshots": args.command == "report"}
+    compiled = tilelab.compile(kernel, signature=signature, constants=constants, target=default_target(args), **options)
+    return compiled, gpu_compiler(kernel, signature, constants, **options)
 
 
 def _run(args) -> int:
-    compiled = compile_from_args(args)
+    compiled, gpu = compile_from_args(args)
     if args.command == "compile":
         text = (compiled.asm or {}).get(args.stage)
         if not text:
@@ -80,7 +88,7 @@ def _run(args) -> int:
         return 0
     from .viz.report import write_report  # ~1 s of view imports, which `tilelab compile` never needs
 
-    out = write_report(compiled, args.output or f"{compiled.name}.html")
+    out = write_report(compiled, args.output or f"{compiled.name}.html", gpu=gpu, arch=args.gpu)
     print(f"wrote {out}")
     return 0
 

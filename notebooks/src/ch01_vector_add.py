@@ -29,15 +29,21 @@ def notebook():
         %load_ext tilelab
         """),
             code("""
-        %%tile_kernel --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=256
+        %%tile_kernel --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=256 --show coalescing
         def add(x, y, out, n, BLOCK: tl.constexpr):
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             mask = offs < n
             tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
         """),
             md("""
-        The inspector shows the kernel, the IR after each compiler pass, and the generated code. The launch
-        looks like Triton: the grid (how many programs) in brackets, then the arguments.
+        The inspector shows the kernel, the IR after each compiler pass, and the generated code, here for the
+        CPU that runs it *and* for an NVIDIA sm_90 GPU (PTX, coalescing, layouts: no GPU needed to compile).
+
+        **Question.** The coalescing tab draws the memory line of warp 0's first request of `x`: the 32-byte
+        sectors it touches and the lanes in each. How many bytes does one lane move, how many lanes share a
+        sector, and is any byte wasted (grey)? (Its title gives the sectors per request and the efficiency.)
+
+        The launch looks like Triton: the grid (how many programs) in brackets, then the arguments.
         """),
             code("""
         n = 10_000

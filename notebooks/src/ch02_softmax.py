@@ -47,6 +47,17 @@ def notebook():
         assert_close(out, softmax_ref(x))
         """),
             md("""
+        **Question.** One program normalizes one row of 256 columns. In the layouts tab, pick the
+        `tt.load` tile: which warps hold a row, and how many elements does each lane hold? Since all
+        warps share the row, `tl.max` must combine values across warps: find the shared-memory scratch
+        it needs in the Resources tab.
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(softmax, {"x": "*fp32", "out": "*fp32", "n_cols": "i32"}, {"BLOCK": 256}, target=TARGET, show="layouts")
+        """),
+            md("""
         ## How much memory does fusion save?
 
         numpy reads `x` for the max, reads it again for `exp`, writes `e`, reads `e` for the sum, reads it

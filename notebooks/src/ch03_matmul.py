@@ -49,6 +49,17 @@ def notebook():
         assert_close(c, a @ b, atol=5e-2, rtol=1e-2)  # tl.dot on float32 uses TF32, like tensor cores
         """),
             md("""
+        **Question.** Compiled for an sm_90 GPU (no GPU needed), the loads of `a` and `b` go through shared
+        memory to feed the tensor cores. In the shared-memory tab, how many wavefronts does warp 0's first load
+        of the `a` buffer take with the compiler's swizzle, and how many without it (the grid on the right)?
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+        inspect(matmul, sig, {"BM": 32, "BN": 32, "BK": 16}, target=TARGET, show="shared memory")
+        """),
+            md("""
         ## Grouped ordering for L2
 
         Programs run roughly in launch order. Row-major order walks a whole row of `C` tiles: every program
@@ -81,12 +92,18 @@ def notebook():
         """),
             code("""
         from tilelab.compiler.layouts import mma_m16n8k16_accumulator
+        from tilelab.viz import draw_layout
 
         acc_layout = mma_m16n8k16_accumulator([16, 8], warps_per_cta=[1, 1])
-        print(acc_layout)
         for element in ([0, 0], [0, 1], [0, 2], [8, 0]):
             warp, lane, register = (int(v[0]) for v in acc_layout.owner_of([element]))
             print(f"C{element} is in warp {warp}, lane {lane}, register {register}")
+        draw_layout(acc_layout, "mma m16n8k16 accumulator")
+        """),
+            md("""
+        **Question.** Each cell says `warp:lane:register`. Which elements does lane 5 hold, and what do its
+        register 0 and register 2 have in common? Read the bases under the grid: which bit of the lane index
+        moves an element down a row?
         """),
             md("""
         ## Shared memory and bank conflicts
@@ -106,6 +123,19 @@ def notebook():
         for name, shared in (("row-major", plain), ("swizzled", swizzled)):
             print(f"{name:9}: by rows {bank_conflicts(shared, by_rows, 4).wavefronts} wavefront(s), "
                   f"by columns {bank_conflicts(shared, by_cols, 4).wavefronts}")
+        """),
+            md("""
+        The same column read, drawn: rows are wavefronts, columns the 32 banks, each cell the lanes a bank
+        serves in that wavefront (red rows: the extra wavefronts of a conflict). Swizzled on the left,
+        row-major on the right.
+
+        **Question.** Without the swizzle, which bank serves all 32 lanes? With it, why does every bank get
+        exactly one lane?
+        """),
+            code("""
+        from tilelab.viz import draw_banks
+
+        draw_banks([32, 32], 4, reader=by_cols, swizzle=(1, 1, 32))
         """),
             *exercise(
                 """

@@ -51,6 +51,17 @@ def notebook():
         assert_close(y, layer_norm_ref(x, w, b, 1e-5), atol=1e-4, rtol=1e-4)
         """),
             md("""
+        **Question.** The kernel reads each row twice (statistics, then output). On the roofline tab,
+        how many bytes does one program move per row of 300 floats, and what makes it more than 2 x 300
+        x 4 (the weights)?
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(layer_norm, {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "n_cols": "i32", "eps": "fp32"},
+                {"BLOCK": 128}, target=TARGET, show="roofline")
+        """),
+            md("""
         ## The numerics of one pass
 
         `E[x²] - E[x]²` subtracts two large numbers when the mean is large compared with the spread: float32

@@ -69,6 +69,17 @@ def notebook():
         assert_close(out, attention_ref(q, k, v), atol=1e-2, rtol=1e-2)
         """),
             md("""
+        **Question.** `acc` stays in registers for the whole loop. In the layouts tab, pick the `tt.dot`
+        tile of 32x32: which lanes hold row 0 of the accumulator, and why does `alpha[:, None]` (one
+        value per row) then need no data exchange between lanes?
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(attention, {"q": "*fp32", "k": "*fp32", "v": "*fp32", "out": "*fp32", "n": "i32", "scale": "fp32"},
+                {"BM": 32, "BN": 32, "D": 32}, target=TARGET, show="layouts")
+        """),
+            md("""
         ## Memory: what was never stored
 
         The naive version writes and reads the `n x n` scores. For a sequence of 8192 and float32 that is

@@ -49,6 +49,16 @@ def notebook():
             print(f"{kernel.__name__:5}: {cost.flops:>10,} FLOPs {cost.bytes:>10,} B  intensity {cost.intensity:.2f}")
         """),
             md("""
+        **Question.** The roofline tab of `poly` draws its intensity as a vertical line before it is
+        timed. Is it left or right of the ridge (where the bandwidth roof meets the compute roof) of an
+        sm_90 GPU? Of this CPU?
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(poly, {"x": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": BLOCK}, target=TARGET, show="roofline")
+        """),
+            md("""
         ## Measure
 
         `do_bench` runs a function many times and returns milliseconds. FLOP/s and bytes/s follow from the
@@ -83,6 +93,32 @@ def notebook():
             ax.loglog(c.intensity, c.flops / ms / 1e6, "o", label=name)
         ax.set_xlabel("FLOPs per byte"), ax.set_ylabel("GFLOP/s"), ax.legend()
         plt.show()
+        """),
+            md("""
+        ## Let the machine choose: autotuning
+
+        Which `BLOCK` is fastest depends on the machine. `@tilelab.autotune` compiles and times each config
+        on the first launch (once per value of its `key`) and keeps the fastest; in Jupyter a progress bar
+        follows it, then a table and a chart of each config's time. A config that cannot run is skipped
+        with its reason.
+
+        **Question.** Which `BLOCK` won here, by how much, and why did `BLOCK=3000` fail?
+        """),
+            code("""
+        import tilelab.viz  # noqa: F401  (in Jupyter: the autotuner's progress bar and results)
+
+
+        @tilelab.autotune([tilelab.Config({"BLOCK": b}) for b in (256, 1024, 3000, 4096)], key=["n"], warmup=2, rep=10)
+        @tilelab.jit
+        def add_tuned(x, y, out, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+
+        add_tuned[lambda meta: (tilelab.cdiv(n, meta["BLOCK"]),)](x, y, out, n, target=TARGET)
+        assert_close(out, x + y)
+        print("best:", add_tuned.best_config)
         """),
             *exercise(
                 """

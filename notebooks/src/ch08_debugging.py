@@ -93,6 +93,15 @@ def notebook():
 
         puzzles.check(copy)
         """),
+            md("""
+        **Question.** In the coalescing tab, set program x to 1: do its addresses differ from program
+        0's? That is the bug the checker found: every program copies the same block.
+        """),
+            code("""
+        from tilelab.viz import inspect
+
+        inspect(copy, {"x": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 128}, target=TARGET, show="coalescing")
+        """),
             *exercise(
                 """
             Fix `copy` above (one line) so that the checker passes.

@@ -41,6 +41,22 @@ def test_notebook_runs_without_error(name, tmp_path):
     assert errors == []
     solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
     assert solutions and all(c.metadata["jupyter"]["source_hidden"] for c in solutions)
+    if name[0] == "0":  # a chapter: the lab is in it, with a question its picture answers
+        assert any("**Question.**" in c.source for c in nb.cells if c.cell_type == "markdown")
+        assert pictures(nb), "no inspector or picture shown"
+
+
+def pictures(nb) -> list[str]:
+    """The outputs that draw: inspector widgets and the course's HTML pictures (layout and bank grids)."""
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                found.append("widget")
+            elif any(k in data.get("text/html", "") for k in ("tl-grid", "tl-banks")):
+                found.append("picture")
+    return found
 
 
 def test_the_course_has_all_chapters_and_no_outputs_committed():

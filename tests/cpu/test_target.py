@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from tests.support.ir_builders import io_kernel, poisoned
-from tilelab.runtime.cpu_target import CpuTarget, num_threads
+from tilelab.runtime.cpu_target import CpuTarget
+from tilelab.runtime.options import num_threads
 from tilelab.runtime.targets import Artifact
 
 
@@ -56,9 +57,9 @@ def test_empty_grid_runs_nothing(rng):
 
 def test_small_launches_stay_on_one_thread(monkeypatch, real_thread_policy):
     """Waking workers costs tens of microseconds: tiny grids run on the calling thread (by the static estimate)."""
-    from tilelab.runtime import cpu_target
+    from tilelab.runtime import cpu_launch
 
-    monkeypatch.setattr(cpu_target, "MIN_WORK_PER_THREAD", 1 << 21)
+    monkeypatch.setattr(cpu_launch, "MIN_WORK_PER_THREAD", 1 << 21)
     monkeypatch.setenv("TILELAB_NUM_THREADS", "4")
     module = scale_kernel()
     launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
@@ -70,10 +71,10 @@ def test_small_launches_stay_on_one_thread(monkeypatch, real_thread_policy):
 
 def test_timed_programs_decide_the_threads_against_the_wake_cost(monkeypatch, rng, real_thread_policy):
     """Once a launch on one thread has timed the programs, each thread must get WAKE_MULTIPLE wake costs of work."""
-    from tilelab.runtime import cpu_target
+    from tilelab.runtime import cpu_launch
 
     monkeypatch.setenv("TILELAB_NUM_THREADS", "8")
-    monkeypatch.setattr(cpu_target, "_wake_seconds", 100e-6)
+    monkeypatch.setattr(cpu_launch, "_wake_seconds", 100e-6)
     module = scale_kernel()
     launch = CpuTarget().load(CpuTarget().compile(module, {}), module)
     x, out = rng.standard_normal(5000).astype(np.float32), np.zeros(5000, np.float32)
@@ -85,13 +86,13 @@ def test_timed_programs_decide_the_threads_against_the_wake_cost(monkeypatch, rn
     assert launch._threads_for(100) == 1  # 100 us
     assert launch._threads_for(1000) == 2  # 1 ms: 2.5 shares of 400 us
     assert launch._threads_for(100_000) == 8  # capped by TILELAB_NUM_THREADS
-    monkeypatch.setattr(cpu_target, "_wake_seconds", 10e-6)  # a quiet machine: cheaper wakes, more threads
+    monkeypatch.setattr(cpu_launch, "_wake_seconds", 10e-6)  # a quiet machine: cheaper wakes, more threads
     assert launch._threads_for(1000) == 8
 
 
 def test_a_split_that_saves_too_little_keeps_the_kernel_on_one_thread(monkeypatch, rng, real_thread_policy):
     """A kernel that waits on memory the cores share runs no faster split: it goes back to one thread."""
-    from tilelab.runtime import cpu_target
+    from tilelab.runtime import cpu_launch
 
     monkeypatch.setenv("TILELAB_NUM_THREADS", "2")
     module = scale_kernel()
@@ -101,8 +102,8 @@ def test_a_split_that_saves_too_little_keeps_the_kernel_on_one_thread(monkeypatc
         out = np.zeros(5000, np.float32)
         for _ in range(3):  # timed on one thread
             launch((79,), [x, out, 5000], False)
-        cpu_target._thread_pool()
-        monkeypatch.setattr(cpu_target, "_wake_seconds", 1e-9)  # splitting looks free: the rule splits
+        cpu_launch._thread_pool()
+        monkeypatch.setattr(cpu_launch, "_wake_seconds", 1e-9)  # splitting looks free: the rule splits
         launch.program_seconds = program_seconds  # 79 ms or 0.8 us on one thread, as if timed so
         assert launch._threads_for(79) == 2
         out[:] = 0

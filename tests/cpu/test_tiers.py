@@ -15,7 +15,7 @@ import tilelab.language as tl
 from tests.support.cpu_kernels import F32_SIG, add
 from tilelab.compiler.backends import cpu as backend
 from tilelab.runtime import tiers
-from tilelab.runtime.cpu_target import CpuLauncher
+from tilelab.runtime.cpu_launch import CpuLauncher
 from tilelab.runtime.targets import Artifact
 
 

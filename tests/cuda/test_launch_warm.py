@@ -31,7 +31,7 @@ def test_repeated_launches_read_each_calls_arguments(rng, kind):
         out = wrap(np.full_like(x, np.nan))
         axpy_warm[(tilelab.cdiv(n, 256),)](wrap(x), wrap(y), out, alpha, n, BLOCK=256)
         np.testing.assert_allclose(back(out), np.float32(alpha) * x + y, rtol=1e-5, atol=1e-6)
-    assert axpy_warm.warm_launches
+    assert axpy_warm.launches
 
 
 def test_a_failed_warm_launch_names_the_driver_call(rng):

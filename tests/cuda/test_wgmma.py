@@ -31,7 +31,7 @@ BF16 = {**F16, "a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16"}
 def arch_in_module(monkeypatch, tmp_path):
     """The wgmma switch on (``TILELAB_CUDA_WGMMA=1``) and a fresh disk cache for each test.
 
-    Built modules record their target's arch (``module.attrs["arch"]``), which ``accelerate-dot``
+    The runtime's options carry their target's arch (``CompileOptions.arch``), which ``accelerate-dot``
     reads; ``compile_for(state, None, ...)`` compiles with the switch off instead.
     """
     monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")

@@ -162,8 +162,8 @@ def err_loop_type(x_ptr, i_ptr, n, B: tl.constexpr):
         acc = acc + 0.5
 
 
-def err_return_in_if(x_ptr, i_ptr, n, B: tl.constexpr):
-    if n > 0:
+def err_return_in_loop(x_ptr, i_ptr, n, B: tl.constexpr):
+    for i in range(n):
         return
 
 
@@ -214,7 +214,7 @@ def err_literal_too_wide(x_ptr, i_ptr, n, B: tl.constexpr):
     tl.store(i_ptr + tl.arange(0, B), (c * 300).to(tl.int32))
 
 
-def err_return_in_helper_if(x_ptr, i_ptr, n, B: tl.constexpr):
+def return_in_helper_if(x_ptr, i_ptr, n, B: tl.constexpr):
     tl.store(i_ptr + tl.arange(0, B), helper_with_early_return(n))
 
 

@@ -40,7 +40,7 @@ def test_computation_type(a, aw, b, bw, div, expected):
 
 
 def test_division_with_mixed_signedness_is_an_error():
-    with pytest.raises(SemanticError, match="differ in signedness"):
+    with pytest.raises(SemanticError, match="different signedness"):
         computation_type(i32, False, u32, False, True)
 
 

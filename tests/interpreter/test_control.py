@@ -6,7 +6,7 @@ import pytest
 from tests.support.ir_builders import KernelBuilder, poisoned
 from tilelab.compiler.interpreter import KernelRuntimeError, run_kernel
 from tilelab.compiler.ir import ops as O
-from tilelab.compiler.ir.types import f32, tensor
+from tilelab.compiler.ir.types import f32, i32, tensor
 
 B = 32
 
@@ -185,9 +185,11 @@ def test_unknown_op_is_a_clear_error():
 
 
 def test_malformed_ir_names_the_op():
-    """A reshape to a wrong element count (the verifier does not check it) fails at its line."""
+    """A reshape to a wrong element count (made after the verifier ran, which rejects it) fails at its line."""
     k = KernelBuilder("bad", {"n": "i32"})
     k.line(6)
-    k.op(O.ReshapeOp(k.arange(4), tensor((3,), f32)))
+    reshaped = k.op(O.ReshapeOp(k.arange(4), tensor((4,), i32)))
+    module = k.finish()
+    reshaped.type = tensor((3,), f32)
     with pytest.raises(KernelRuntimeError, match=r"kern.py:6: cannot execute tt.reshape in program \(0, 0, 0\)"):
-        run_kernel(k.finish(), (1,), [1])
+        run_kernel(module, (1,), [1])

@@ -57,6 +57,7 @@ from tilelab.compiler.ir.ops import (
     TransOp,
     UnaryOp,
     WarpGroupDotOp,
+    WarpGroupDotWaitOp,
     WhileOp,
     YieldOp,
 )
@@ -127,6 +128,7 @@ def _shapes(b: Builder, v):
     sb = b.insert(LocalAllocOp(T((64, 128), f32).with_layout(row_major_shared([64, 128])))).result
     b.insert(FenceAsyncSharedOp())
     d = b.insert(WarpGroupDotOp(sa, sb, d)).result
+    d = b.insert(WarpGroupDotWaitOp(d, 0)).result
     red = b.insert(ReduceOp([d], 1, [T((128,), f32)]))
     with b.at_end(red.combine):
         b.insert(ReduceReturnOp([b.insert(BinaryOp("max", *red.combine.args)).result]))

@@ -86,7 +86,7 @@ def make_compiled(seed: int | None = None, target: str = "cpu") -> FakeCompiled:
         FakePassRecord("dce", rng.uniform(1e-4, 1e-3), False, after, after),
     ]
     asm = {"tile": after, "llir": make_llir()}
-    if target == "cuda":
+    if target.startswith("cuda"):
         asm["ptx"] = f".visible .entry add()\n{{\n\t.loc 1 {FIRST_LINE + 1} 4\n\tmov.u32 %r1, %ctaid.x;\n\tret;\n}}\n"
     metadata = {"compile_seconds": rng.uniform(0.01, 0.2), "num_warps": 4, "shared": 0, "registers": 40}
     return FakeCompiled(target=target, asm=asm, metadata=metadata, passes=passes)

@@ -1,8 +1,14 @@
-"""The tour in a real JupyterLab, driven in headless Chromium: the inspector renders and its links work.
+"""The course in a real JupyterLab, driven in headless Chromium: the inspector renders, its links work,
+and the GPU is shown on a machine without one.
+
+Chapter 00 (the tour): the inspector's links and analysis tabs, and its PTX tab (from the sm_90 compile made
+beside the CPU one) full of PTX. Chapter 03: the mma accumulator drawn as a grid with ``warp:lane:register``
+in each cell. Chapter 06: the cse pass's diff is the one line it removed.
 
 Needs Debian's chromium (``apt-get install -y chromium``) and Playwright for Python
-(``pip install playwright``; its own browser download is not used). Saves
-``test-output/inspector.png`` and a screenshot of each analysis tab opened (``coalescing.png``, ...).
+(``pip install playwright``; its own browser download is not used). Saves screenshots under
+``test-output/``: ``inspector.png``, one per analysis tab opened (``coalescing.png``, ...), ``ptx.png``,
+``ch03_layout_grid.png``, ``ch06_cse_diff.png``.
 """
 
 import shutil
@@ -55,6 +61,8 @@ def lab(tmp_path_factory):
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
     directory = tmp_path_factory.mktemp("lab")
     prepared_tour(directory)
+    for chapter in CHAPTERS:
+        shutil.copy(ROOT / "notebooks" / chapter, directory / chapter)
     env = kernel_env()
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
         env[name] = str(tmp_path_factory.mktemp(name.lower()))
@@ -100,6 +108,7 @@ def _run_all(page, url: str) -> None:
     )
 
 
+CHAPTERS = ["03_matmul.ipynb", "06_inside_the_compiler.ipynb"]
 ANALYSIS_TABS = ["coalescing", "layouts"]
 
 # The figure drawn in the visible pane: a loaded PNG (data or blob URL) of real size, and not blank,
@@ -126,6 +135,12 @@ def _open_analysis_tab(page, inspector, name: str) -> list:
     Returns ``[width, height, distinct colours]`` of the figure.
     """
     inspector.locator(".lm-TabBar-tab", has_text=name).first.click()
+    if name == "layouts":  # an HTML grid, one cell per element
+        cells = inspector.locator("table.tl-grid td")
+        cells.first.wait_for(timeout=120_000)
+        inspector.scroll_into_view_if_needed()
+        inspector.screenshot(path=str(OUTPUT / f"{name}.png"))
+        return [cells.count(), 1000, 100]
     drawn = page.wait_for_function(FIGURE_DRAWN, arg=inspector.element_handle(), timeout=120_000).json_value()
     inspector.scroll_into_view_if_needed()
     inspector.screenshot(path=str(OUTPUT / f"{name}.png"))
@@ -160,6 +175,67 @@ def test_inspector_renders_in_jupyterlab(lab):
             for name in ANALYSIS_TABS:
                 width, height, colours = _open_analysis_tab(page, inspector, name)
                 assert width > 200 and height > 150 and colours > 16, name
+            _check_gpu_ptx(inspector)
         finally:
             page.screenshot(path=str(OUTPUT / "notebook.png"), full_page=False)
+            browser.close()
+
+
+def _check_gpu_ptx(inspector) -> None:
+    """The PTX tab of a CPU run shows the sm_90 compile: lines of PTX, and the header says where they come from."""
+    assert "from cuda:sm_90" in inspector.locator(".widget-html").first.inner_text()
+    inspector.locator(".lm-TabBar-tab", has_text="PTX").first.click()
+    pane = inspector.locator(".tl-code:visible").first
+    pane.wait_for(timeout=60_000)
+    text = pane.inner_text()
+    assert ".entry add(" in text and ".target sm_90" in text and pane.locator(".tl-line").count() > 20
+    inspector.screenshot(path=str(OUTPUT / "ptx.png"))
+
+
+def _run_notebook(page, url: str, name: str):
+    """Opens ``name``, starts running all its cells and returns its panel (callers wait for their outputs)."""
+    page.goto(f"{url}/lab/tree/{name}")
+    page.wait_for_function(
+        """name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                     return w && w.context && w.context.path.endsWith(name) && w.content.widgets.length > 0; }""",
+        arg=name,
+        timeout=90_000,
+    )
+    panel = page.locator("#" + page.evaluate("window.jupyterapp.shell.currentWidget.id"))
+    page.get_by_text("(ipykernel) | Idle").wait_for(timeout=90_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    return panel
+
+
+def test_chapters_03_and_06_draw_the_gpu_in_jupyterlab(lab):
+    from playwright.sync_api import sync_playwright
+
+    url, _ = lab
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            panel = _run_notebook(page, url, CHAPTERS[0])
+            grid = panel.locator("table.tl-grid").first
+            grid.wait_for(timeout=300_000)
+            panel.locator("table.tl-banks").nth(1).wait_for(timeout=120_000)
+            labels = grid.locator("td").all_inner_texts()
+            assert len(labels) == 16 * 8 and labels[:3] == ["0:0:0", "0:0:1", "0:1:0"]  # lane 0 holds C[0, 0:2]
+            assert panel.locator("table.tl-banks").count() >= 2  # the column read, swizzled and not
+            grid.scroll_into_view_if_needed()
+            grid.screenshot(path=str(OUTPUT / "ch03_layout_grid.png"))
+
+            panel = _run_notebook(page, url, CHAPTERS[1])
+            inspector = panel.locator(".tl-inspector").first
+            inspector.wait_for(timeout=300_000)
+            diff = inspector.locator(".tl-code:visible").first
+            diff.locator(".tl-del").first.wait_for(timeout=60_000)
+            assert "cse" in inspector.inner_text()
+            changed = diff.locator(".tl-del, .tl-add").all_inner_texts()
+            assert len(changed) == 1 and "tt.make_range" in changed[0] and "loc(" not in changed[0]
+            inspector.scroll_into_view_if_needed()
+            inspector.screenshot(path=str(OUTPUT / "ch06_cse_diff.png"))
+        finally:
+            page.screenshot(path=str(OUTPUT / "chapters.png"), full_page=False)
             browser.close()

@@ -78,10 +78,26 @@ def test_llvm_tab_links_and_searches():
     assert code_select.value == (1,)
 
 
-@pytest.mark.parametrize("title", ["PTX", "SASS", "Assembly"])
-def test_missing_stage_says_not_produced(title):
-    value = _child(Inspector(make_compiled()), title).value
-    assert "not produced for this target (cpu)" in value
+def test_missing_stage_says_not_produced():
+    assert "not produced for this target (cpu)" in _child(Inspector(make_compiled()), "Assembly").value
+
+
+@pytest.mark.parametrize("title", ["PTX", "SASS"])
+def test_gpu_tabs_without_a_gpu_compile_say_so(title):
+    assert "no GPU compile of this kernel" in _child(Inspector(make_compiled()), title).value
+
+
+def test_gpu_tabs_come_from_the_gpu_compile_beside_the_cpu_one():
+    cpu, gpu = make_compiled(), make_compiled(target="cuda:sm_90")
+    asked = []
+    ins = Inspector(cpu, gpu=lambda arch: asked.append(arch) or make_compiled(target=f"cuda:{arch}"))
+    assert asked == ["sm_90"] and isinstance(_child(ins, "PTX"), w.VBox)
+    assert "runs on cpu" in ins.header.value and "from cuda:sm_90 " in ins.header.value
+    assert ins.arch.options == ("sm_90", "sm_80", "sm_90a")
+    ins.arch.value = "sm_80"
+    assert asked[-1] == "sm_80" and "cuda:sm_80" in ins.header.value
+    assert "GPU compile" in _child(ins, "Resources").value
+    assert Inspector(gpu).arch.layout.display == "none"  # a CUDA run is its own GPU view
 
 
 def test_cuda_target_shows_ptx_and_occupancy():

@@ -76,9 +76,11 @@ def test_signature_from_array_args():
 def test_cell_defines_a_jit_kernel_and_shows_the_inspector(ip):
     ip.run_cell_magic("tile_kernel", f"--target cpu {SIG} --show llvm", CELL)
     assert isinstance(ip.user_ns["add"], tilelab.JITFunction)
-    kernel, kwargs = ip.calls[-1]
+    (kernel, kwargs), (gpu_kernel, gpu_kwargs) = ip.calls  # the run's compile, then the GPU tabs' one
     assert kernel is ip.user_ns["add"] and kwargs["target"] == "cpu" and kwargs["snapshots"] is True
     assert kwargs["signature"]["out"] == "*fp32" and kwargs["constants"] == {"BLOCK": 128}
+    assert gpu_kernel is kernel and gpu_kwargs["target"] == "cuda:sm_90"
+    assert gpu_kwargs["signature"] == kwargs["signature"]
     (box,) = ip.shown
     tab = box.children[1]
     assert isinstance(tab, w.Tab) and tab.titles[tab.selected_index] == "LLVM IR"
@@ -89,7 +91,7 @@ def test_args_specialize_from_notebook_arrays(ip):
     rng = np.random.default_rng()
     ip.user_ns.update(xs=rng.random(10).astype(np.float64), m=7)
     ip.run_cell_magic("tile_kernel", "--args xs,m --const BLOCK=16", "def k(xs, m, BLOCK: tl.constexpr):\n    pass\n")
-    assert ip.calls[-1][1]["signature"] == {"xs": "*f64", "m": "i32"}
+    assert ip.calls[0][1]["signature"] == {"xs": "*f64", "m": "i32"}
     ip.user_ns.pop("k")
 
 
@@ -122,13 +124,14 @@ def test_launch_error_is_short(ip):
         ip.run_cell_magic("tile_kernel", SIG, CELL)
 
 
-def test_run_shows_outputs_and_time_beside_the_inspector(ip):
+def test_run_shows_outputs_and_time_above_the_full_width_inspector(ip):
     rng = np.random.default_rng()
     ip.user_ns.update(np=np, a=rng.random(5).astype(np.float32), b=rng.random(5).astype(np.float32))
     ip.user_ns["c"] = np.empty(5, np.float32)
     ip.run_cell_magic("tile_kernel", f'{SIG} --run "np.add(a, b, out=c)"', CELL)
     (box,) = ip.shown
-    panel = box.children[1].value
+    panel, inspector = box.children[0].value, box.children[1]
+    assert box.layout.width == "100%" and inspector.layout.width == "100%"
     np.testing.assert_allclose(ip.user_ns["c"], ip.user_ns["a"] + ip.user_ns["b"])
     assert "ms" in panel and "float32[5]" in panel and f"{ip.user_ns['c'][0]:.4f}".rstrip("0")[:5] in panel
 

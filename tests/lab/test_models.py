@@ -100,10 +100,13 @@ def test_resource_rows_cuda_has_occupancy_cpu_not():
     assert "estimated occupancy" not in cpu and cpu["compile time"].endswith("ms")
 
 
-def test_locations_show_the_file_name_only():
+def test_locations_say_cell_line_or_the_file_name():
     from tilelab.viz.models import code_lines, diff_rows
 
-    text = '%0 = tt.get_program_id {axis = 0} : i32 loc("/tmp/ipykernel_1/123.py":3:11)\n'
-    assert code_lines(text, "tile")[0].text.endswith('loc("123.py":3:11)')
-    assert code_lines(text, "tile")[0].src_line == 3
+    line = rng_line = random.randint(2, 99)
+    text = f'%0 = tt.get_program_id {{axis = 0}} : i32 loc("/tmp/ipykernel_1/1078421621.py":{line}:11)\n'
+    assert code_lines(text, "tile")[0].text.endswith(f"loc(cell line {rng_line})")
+    assert code_lines(text, "tile")[0].src_line == line
     assert all('"/tmp' not in r.text for r in diff_rows(text, text))
+    in_file = text.replace("/tmp/ipykernel_1/1078421621.py", "/home/me/kernels/add.py")
+    assert code_lines(in_file, "tile")[0].text.endswith(f"loc(add.py line {line})")

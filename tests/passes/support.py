@@ -36,6 +36,7 @@ from filecheck.parser import Parser, pattern_for_opts
 
 from tilelab.compiler.ir import Module, print_module, verify
 from tilelab.compiler.ir.parser import parse_module
+from tilelab.compiler.options import CompileOptions
 
 
 def filecheck(output: str, checks: str) -> None:
@@ -61,9 +62,13 @@ def expand_aliases(text: str) -> str:
 
 
 def parse(text: str, attrs: dict | None = None) -> Module:
-    """The module of IR ``text`` (``//`` lines skipped), with ``attrs`` set on it (``num_warps``, ``arch``)."""
+    """The module of IR ``text`` (``//`` lines skipped); ``attrs`` holds its options (``num_warps``, ``arch``)
+    and module attributes (``shared_bytes``)."""
     module = parse_module(textwrap.dedent(expand_aliases(text)))
-    module.attrs.update(attrs or {})
+    attrs = dict(attrs or {})
+    options = {k: attrs.pop(k) for k in list(attrs) if k in CompileOptions.__dataclass_fields__}
+    module.options = CompileOptions(target="cuda", **options)  # what the passes read (``options_of``)
+    module.attrs.update(attrs)
     verify(module)
     return module
 

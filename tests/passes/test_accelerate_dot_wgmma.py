@@ -11,6 +11,7 @@ from tilelab.compiler.ir.ops import DotOp, FenceAsyncSharedOp, LocalStoreOp, War
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.layouts import parse_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import accelerate_dot, assign_layouts, remove_layout_conversions
 
 LOOP = """tt.func @k(%pa: !ptr<{t}>, %pb: !ptr<{t}>, %pc: !ptr<f32>, %n: i32) {{
@@ -41,26 +42,17 @@ LOOP = """tt.func @k(%pa: !ptr<{t}>, %pb: !ptr<{t}>, %pc: !ptr<f32>, %n: i32) {{
 """
 
 
-@pytest.fixture(autouse=True)
-def wgmma_switch(monkeypatch):
-    """The wgmma path is off by default (``accelerate_dot.wgmma_enabled``); these tests switch it on."""
-    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")
-
-
-def test_negative_switch_off_keeps_mma_sync(monkeypatch):
-    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "0")
-    module = laid_out()
+def test_negative_switch_off_keeps_mma_sync():
+    module = laid_out(wgmma=False)
     accelerate_dot.run(module)
     assert not of(module, WarpGroupDotOp) and of(module, DotOp)
 
 
-def laid_out(t="f16", m=64, n=64, k=32, num_warps=4, arch="sm_90a"):
-    """The loop kernel with GPU layouts assigned, for ``arch`` (None: no arch recorded)."""
+def laid_out(t="f16", m=64, n=64, k=32, num_warps=4, arch="sm_90a", wgmma=True):
+    """The loop kernel with GPU layouts assigned, for ``arch`` (None: no arch in the options)."""
     text = LOOP.format(t=t, m=m, n=n, k=k, mk=m * k, kn=k * n, mn=m * n)
     module = parse_module(text)
-    module.attrs["num_warps"] = num_warps
-    if arch is not None:
-        module.attrs["arch"] = arch
+    module.options = CompileOptions(target="cuda", arch=arch, num_warps=num_warps, wgmma=wgmma)
     assign_layouts.run(module)
     remove_layout_conversions.run(module)
     return module

@@ -79,7 +79,7 @@ def test_no_printing_without_snapshots(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("printed although snapshots=False")
 
-    monkeypatch.setattr(manager, "print_module", forbidden)
+    monkeypatch.setattr(manager, "print_module_uids", forbidden)
     records = PassManager(PIPELINES["cuda"]).run(parse_module(KERNEL))
     assert all(r.ir_before is None and r.ir_after is None and r.rules == [] for r in records)
     assert all(r.seconds >= 0 for r in records)

@@ -11,6 +11,7 @@ from tilelab.compiler.ir import print_module
 from tilelab.compiler.ir.ops import ForOp, MakeRangeOp
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.layouts import blocked, conversion_kind, slice_layout
+from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import rematerialize
 from tilelab.compiler.passes.assign_layouts import collapse
 from tilelab.compiler.passes.manager import PassManager
@@ -200,7 +201,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK
 def through_rematerialize(fn, signature, constants, num_warps):
     """``fn`` built and run through the CUDA passes up to and including rematerialize, and the module before it."""
     module = stages.build(fn, signature, constants, {})
-    module.attrs["num_warps"] = num_warps
+    module.options = CompileOptions(target="cuda", num_warps=num_warps)
     passes = PIPELINES["cuda"]
     last = [p.name for p in passes].index(rematerialize.NAME)
     PassManager(passes[:last]).run(module)

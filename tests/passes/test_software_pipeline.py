@@ -17,6 +17,7 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.ir.verifier import VerificationError
+from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import allocate_shared_memory, insert_barriers, software_pipeline
 
 from .support import assert_docstring_example, assert_same_values, canonical, run_pass
@@ -112,9 +113,9 @@ def test_num_stages_one_changes_nothing():
 
 def test_module_default_applies_without_a_loop_hint():
     module = parse_module(loop_kernel(LOAD_AT_I, None))
-    module.attrs["num_stages"] = 1
+    module.options = CompileOptions(target="cuda", num_stages=1)
     assert not software_pipeline.run(module)
-    module.attrs["num_stages"] = 4
+    module.options = CompileOptions(target="cuda", num_stages=4)
     assert software_pipeline.run(module)
     verify(module)
     assert [op.stages for op in module.walk() if isinstance(op, LocalAllocOp)] == [4]

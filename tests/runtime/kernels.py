@@ -48,3 +48,10 @@ def bad_shapes(x, out, BLOCK: tl.constexpr):
 def copy_all(x, out, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out + offs, tl.load(x + offs))
+
+
+@tilelab.jit
+def scale_default(x, out, n, alpha=2.0, BLOCK: tl.constexpr = 32):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=mask) * alpha, mask=mask)

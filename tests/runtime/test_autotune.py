@@ -128,3 +128,17 @@ def test_heuristics_compute_meta_parameters(rng, builds):
 def test_helpers():
     assert tilelab.cdiv(1000, 128) == 8 and tilelab.cdiv(1024, 128) == 8
     assert [tilelab.next_power_of_2(n) for n in (0, 1, 2, 3, 100, 128)] == [1, 1, 2, 4, 128, 128]
+
+
+def test_a_config_out_of_resources_is_skipped(slow, rng):
+    from tilelab.errors import OutOfResources
+
+    def bench(fn):  # BLOCK 64, the fastest, needs more shared memory than there is
+        fn()
+        if slow.blocks[-1] == 64:
+            raise OutOfResources(262144, 232448, "shared memory")
+        return DELAY_MS[slow.blocks[-1]]
+
+    kernel = tuned_add(do_bench=bench)
+    launch(kernel, rng, 500)
+    assert kernel.best_config.kwargs == {"BLOCK": 128}

@@ -15,7 +15,7 @@ import pytest
 import tilelab
 from tilelab.runtime import tiers
 from tilelab.runtime.cache import DiskCache
-from tilelab.runtime.keys import called_jit_functions, source_digest
+from tilelab.runtime.sources import called_jit_functions, source_digest
 
 from . import kernels
 from .kernels import add

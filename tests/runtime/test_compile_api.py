@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import tilelab
+from tilelab.compiler.options import CompileOptions
 from tilelab.runtime.compiled import CompiledKernel
 
 from .kernels import add
@@ -18,7 +19,7 @@ def test_compiled_kernel_fields():
     assert ck.name == "add" and ck.target == "interpret"
     assert ck.signature == {"x": "*f32", "y": "*f32", "out": "*f32", "n": "i32"}
     assert ck.constants == {"BLOCK": 128}
-    assert ck.options == {"num_warps": 8, "num_stages": 3, "debug": False}
+    assert ck.options == CompileOptions(target="interpret", num_warps=8)
     assert ck.arg_names == ["x", "y", "out", "n"]
     assert "tt.func" in ck.asm["tile"] and "@add" in ck.asm["tile"]
     assert ck.metadata["num_warps"] == 8 and ck.metadata["compile_seconds"] > 0

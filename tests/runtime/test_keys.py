@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tilelab
-from tilelab.runtime.keys import compiler_fingerprint, source_fingerprint
+from tilelab.runtime.sources import compiler_fingerprint, source_fingerprint
 
 
 @pytest.fixture
@@ -73,10 +73,11 @@ def test_an_edited_compiler_source_changes_the_cache_key(tmp_path):
     shutil.copytree(Path(tilelab.__file__).parent, tmp_path / "tilelab", ignore=shutil.ignore_patterns("__pycache__"))
     code = (
         "import tilelab\n"
-        "from tilelab.runtime.keys import cache_key\n"
+        "from tilelab.compiler.options import CompileOptions\n"
+        "from tilelab.runtime.keys import Specialization\n"
         f"assert tilelab.__file__.startswith({str(tmp_path)!r}), tilelab.__file__\n"
         "def kern(x): pass\n"
-        "print(cache_key(kern, {'x': '*f32'}, {}, {'x': 16}, 'cpu', {}))\n"
+        "print(Specialization.of({'x': '*f32'}, {}, {'x': 16}, CompileOptions()).digest(kern))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
 

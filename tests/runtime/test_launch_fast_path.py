@@ -1,4 +1,4 @@
-"""The warm-launch shortcut (launch keys), lazy assembly texts and the CPU argument packing."""
+"""The warm-launch shortcut (call keys), lazy assembly texts and the CPU argument packing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tilelab
-from tilelab.runtime.launch_keys import launch_key
+from tilelab.runtime.keys import call_key
 from tilelab.runtime.texts import LazyTexts, merged, ready_texts
 
 from .kernels import add, scale
@@ -23,11 +23,11 @@ def launch_add(kernel, rng, n, block=32, target="interpret", offset=0):
     np.testing.assert_allclose(out, x + y, rtol=1e-6)
 
 
-def test_same_launch_key_reuses_the_kernel_without_building(rng, builds):
+def test_same_call_key_reuses_the_kernel_without_building(rng, builds):
     kernel = fresh(add)
     launch_add(kernel, rng, 64)
     launch_add(kernel, rng, 96)  # also a multiple of 16: same specialization
-    assert len(builds) == 1 and len(kernel.launch_keys) == 1
+    assert len(builds) == 1 and len(kernel.kernels) == 1 and len(kernel.launches) == 1
 
 
 @pytest.mark.parametrize(
@@ -45,9 +45,12 @@ def test_a_different_specialization_is_never_served_by_the_shortcut(rng, builds,
     assert len(builds) == 2
 
 
-def test_launch_keys_separate_what_specialization_separates(rng):
+def test_call_keys_separate_what_specialization_separates(rng):
     x = rng.standard_normal(8).astype(np.float32)
-    key = lambda **kw: launch_key(dict({"x": x, "n": 32, "B": 4}, **kw), {"B"}, ("cpu", 4, 3))  # noqa: E731
+
+    def key(x=x, n=32, B=4):
+        return call_key((x, n), {"B": B, "target": "cpu"}, (False, False, True), {"B", "target"})
+
     assert key() == key(n=48)
     assert key() != key(n=1) != key(n=33) != key(n=2**40)
     assert key(B=0.0) != key(B=-0.0) and key(B=1) != key(B=True) != key(B=1.0)

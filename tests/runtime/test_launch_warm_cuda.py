@@ -9,7 +9,7 @@ import pytest
 
 import tilelab
 from tilelab.compiler.interpreter.errors import KernelRuntimeError
-from tilelab.runtime.launch_keys import call_key
+from tilelab.runtime.keys import call_key
 
 from .fake_cuda import FakeDeviceArray, Tensor, fake_driver, read_params
 from .kernels import add, scale
@@ -42,7 +42,7 @@ def test_warm_launches_pass_each_calls_pointers_and_scalars(rng, builds, driver,
         grid, block, params = driver.launches[-1]
         assert grid == (n // 32, 1, 1) and block == 128
         assert read_params(params, PARAMS) == [address(x), address(y), address(out), n]
-    assert len(builds) == 1 and len(kernel.warm_launches) == 1
+    assert len(builds) == 1 and len(kernel.launches) == 1
 
 
 def test_scalars_wrap_and_round_like_the_parameter_types(rng, driver):
@@ -103,7 +103,7 @@ def test_a_tensor_on_another_gpu_never_takes_the_warm_plan(rng, driver):
     for _ in range(2):
         with pytest.raises(KernelRuntimeError, match="argument .x.: an array on cuda:1 cannot be used"):
             kernel[(2,)](x, y, out, 64, BLOCK=32)
-    assert not kernel.warm_launches and not driver.launches
+    assert not kernel.launches and not driver.launches
 
 
 def test_an_empty_grid_launches_nothing_warm_or_cold(rng, driver):

@@ -11,7 +11,7 @@ import tilelab
 from tilelab.cuda import DeviceArray
 from tilelab.runtime import cuda_driver
 from tilelab.runtime.grid import grid_dims, normalize_grid
-from tilelab.runtime.launch_keys import call_key
+from tilelab.runtime.keys import call_key
 
 from .fake_cuda import FakeDeviceArray, Tensor, fake_driver, read_params
 from .kernels import add, scale
@@ -118,7 +118,7 @@ def test_numpy_scalars_and_floats_reach_the_parameter_boxes(rng, driver):
         alpha, n = np.float32(rng.standard_normal()), np.int32(rng.integers(10, 60) * 16 + 5)
         k[(2,)](x, out, n, alpha, 3, BLOCK=32)
         assert last_params(driver, SCALE_PARAMS) == [address(x), address(out), n, alpha, 3]
-    assert len(k.warm_launches) == 1
+    assert len(k.launches) == 1
 
 
 def test_a_callable_grid_sees_defaults_constexprs_and_options_on_warm_launches(rng, driver, kernel):

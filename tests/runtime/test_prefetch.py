@@ -20,7 +20,7 @@ started = prefetch._thread is not None
 prefetch.wait()
 names = ("llvmlite.ir", "llvmlite.binding", "tilelab.compiler.passes.cse", "tilelab.runtime.cpu_target")
 imported = {n: n in sys.modules for n in names}
-from tilelab.runtime.keys import compiler_fingerprint
+from tilelab.runtime.sources import compiler_fingerprint
 fingerprint = compiler_fingerprint.cache_info().currsize == 1  # taken by the thread
 prefetch.join()  # the warm-up too
 warm = False

@@ -13,6 +13,9 @@ from ..compiler.frontend.values import constexpr, dtype, pointer_type, tensor
 from ..compiler.frontend.values import range_spec as range
 from ..compiler.frontend.values import static_range_spec as static_range
 from . import extra, math, random
+from .compat import *  # noqa: F403
+from .compat import __all__ as _compat_names
+from .compat import register_tensor_members as _register_tensor_members
 from .core import *  # noqa: F403
 from .core import __all__ as _core_names
 from .dtypes import *  # noqa: F403
@@ -73,5 +76,8 @@ __all__ = [
     "sqrt",
     "sqrt_rn",
     *_core_names,
+    *_compat_names,
     *_dtype_names,
 ]
+
+_register_tensor_members(globals())

@@ -8,7 +8,7 @@
 
 The cell defines ``add`` as a ``tilelab.jit`` kernel, compiles it and shows the inspector under
 the cell. ``--run "add[(g,)](x, y, out, n)"`` then launches it and shows the outputs and the time
-beside the inspector; in that expression the kernel's name is the kernel just compiled, so
+above the inspector; in that expression the kernel's name is the kernel just compiled, so
 it takes only the runtime arguments (constants and target are those of the cell).
 ``%tile_bench add[(g,)](x, y, out, n, BLOCK=1024)`` times a launch; ``%tile_inspect add``
 shows the inspector of the last compile of ``add`` again.
@@ -17,6 +17,8 @@ shows the inspector of the last compile of ``add`` again.
 
 def load_ipython_extension(ipython) -> None:
     """Registers the magics with ``ipython`` (``%load_ext tilelab`` calls this)."""
+    import tilelab.viz  # noqa: F401  (in Jupyter: @tilelab.autotune shows its progress and results)
+
     from .magics import TileMagics
 
     ipython.register_magics(TileMagics)

@@ -93,7 +93,7 @@ def compile_cell(opts, defined: DefinedKernel, namespace: dict):
             defined.kernel,
             signature=signature,
             constants=constants,
-            target=opts.target or os.environ.get("TILELAB_TARGET") or "cpu",
+            target=runtime.choose_target(opts.target, set()),  # the runtime's choice: TILELAB_TARGET, else the host
             num_warps=opts.num_warps,
             num_stages=opts.num_stages,
             snapshots=True,
@@ -105,3 +105,17 @@ def compile_cell(opts, defined: DefinedKernel, namespace: dict):
         raise CellError(f"{where}{e.message}", line) from None
     except runtime.LaunchError as e:
         raise CellError(str(e)) from None
+
+
+def gpu_for_cell(opts, defined: DefinedKernel, namespace: dict):
+    """``arch -> CompiledKernel`` of the cell's kernel for CUDA, for the inspector's GPU tabs.
+
+    A CUDA target's own compile is its GPU view; other targets get one compiled on demand
+    (no GPU needed: PTX, layouts and shared memory come from the compiler alone).
+    """
+    from tilelab.viz.gpu import gpu_compiler
+
+    signature, constants = specialize(opts, defined.kernel, namespace)
+    return gpu_compiler(
+        defined.kernel, signature, constants, num_warps=opts.num_warps, num_stages=opts.num_stages, snapshots=True
+    )

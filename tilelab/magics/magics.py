@@ -21,7 +21,7 @@ from tilelab.runtime.arrays import array_info
 from tilelab.runtime.cuda_driver import CudaError
 from tilelab.testing import do_bench
 
-from .cell import CellError, compile_cell, define_kernel
+from .cell import CellError, compile_cell, define_kernel, gpu_for_cell
 from .options import OptionError, parse_line
 
 
@@ -66,6 +66,7 @@ class TileMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.last: dict = {}
+        self.gpus: dict = {}
         self.benches: dict[str, float] = {}
 
     @cell_magic
@@ -83,25 +84,26 @@ class TileMagics(Magics):
             _show_error(err, cell)
             raise err from None
         self.last[defined.name] = compiled
-        self._display(compiled, opts.show, opts.run)
+        self.gpus[defined.name] = gpu_for_cell(opts, defined, self.shell.user_ns)
+        self._display(compiled, opts, self.gpus[defined.name])
 
-    def _display(self, compiled, show: str | None, run: str | None) -> None:
+    def _display(self, compiled, opts, gpu) -> None:
         import ipywidgets as w
 
         from tilelab.viz import Inspector  # ipywidgets: ~2 s, paid by the first cell that shows it
 
-        inspector = Inspector(compiled, show=show)
-        if not run:
+        inspector = Inspector(compiled, show=opts.show, gpu=gpu, arch=opts.gpu)
+        if not opts.run:
             display(inspector.widget)
             return
         try:
-            seconds = self._run(run, compiled)
+            seconds = self._run(opts.run, compiled)
         except CellError as err:
             display(inspector.widget)  # the compile worked: show what it produced, then why it did not run
             raise _shown(err) from None
-        panel = w.HTML(run_panel_html(run, seconds, self.shell.user_ns), layout=w.Layout(width="32%"))
-        inspector.widget.layout.width = "68%"
-        display(w.HBox([inspector.widget, panel]))
+        # the results above the inspector, both full width (side by side squeezes the inspector's tabs)
+        panel = w.HTML(run_panel_html(opts.run, seconds, self.shell.user_ns))
+        display(w.VBox([panel, inspector.widget], layout=w.Layout(width="100%")))
 
     def _run(self, expr: str, compiled) -> float:
         """Evaluates ``--run`` with the kernel's name bound to what was just compiled; returns seconds."""
@@ -145,7 +147,7 @@ class TileMagics(Magics):
         if name not in self.last:
             known = ", ".join(self.last) or "none yet"
             raise _shown(CellError(f"%tile_inspect: no compiled kernel named '{name}' (compiled: {known})"))
-        display(Inspector(self.last[name]).widget)
+        display(Inspector(self.last[name], gpu=self.gpus.get(name)).widget)
 
 
 def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -> None:

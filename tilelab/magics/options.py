@@ -47,6 +47,7 @@ def magic_parser() -> argparse.ArgumentParser:
     """The parser of the ``%%tile_kernel`` line."""
     p = kernel_parser()
     p.add_argument("--show", default=None, help="tabs to open first: passes, llvm, ptx, ...")
+    p.add_argument("--gpu", default=None, help="the GPU the PTX and layout tabs show: sm_90 (default), sm_80, sm_90a")
     p.add_argument("--run", default=None, help="a launch expression run after compiling")
     return p
 
@@ -61,6 +62,9 @@ def parse_line(line: str, parser: argparse.ArgumentParser | None = None) -> argp
     ns = parser.parse_args(words)
     if ns.target and ns.target.split(":")[0] not in TARGETS:
         raise OptionError(f"--target: unknown target {ns.target!r} (choose from {', '.join(TARGETS)})")
+    archs = ("sm_80", "sm_90", "sm_90a")
+    if getattr(ns, "gpu", None) and ns.gpu not in archs:
+        raise OptionError(f"--gpu: unknown GPU {ns.gpu!r} (choose from {', '.join(archs)})")
     return ns
 
 

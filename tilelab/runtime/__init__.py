@@ -5,7 +5,7 @@ from .autotune import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
 from .errors import LaunchError, TargetUnavailable
 from .jit import JITFunction, jit
-from .targets import Artifact, get_target, register_target
+from .targets import Artifact, choose_target, get_target, register_target
 
 __all__ = [
     "Artifact",
@@ -18,6 +18,7 @@ __all__ = [
     "TargetUnavailable",
     "autotune",
     "cdiv",
+    "choose_target",
     "compile",
     "get_target",
     "heuristics",

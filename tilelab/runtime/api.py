@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.types import parse_type
 
-from .build import compile_kernel
+from .build import compile_kernel, options_for
 from .errors import LaunchError
 from .targets import choose_target
 
@@ -51,8 +51,8 @@ def compile(
     signature,
     constants=None,
     target=None,
-    num_warps=4,
-    num_stages=3,
+    num_warps=None,
+    num_stages=None,
     snapshots=True,
     divisibility=None,
     debug=False,
@@ -60,6 +60,7 @@ def compile(
 ):
     """Compile ``kernel`` (a ``@jit`` function) for ``signature``; returns a ``CompiledKernel``.
 
+    ``num_warps`` / ``num_stages`` of ``None`` take the defaults (``tilelab.compiler.options``).
     Pointers are assumed 16-byte aligned (as numpy's allocations are) unless
     ``divisibility`` says otherwise; other arguments get divisibility 1.
     """
@@ -76,6 +77,5 @@ def compile(
         raise LaunchError(f"{jf.__name__}(): '{missing[0]}' is neither in the signature nor in constants")
     div = {n: (16 if t.startswith("*") else 1) for n, t in sig.items()}
     div.update(divisibility or {})
-    options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": bool(debug or jf.debug)}
-    target_name = choose_target(target, set())
-    return compile_kernel(jf.fn, sig, constants, div, target_name, options, snapshots=snapshots, cache=cache)
+    options = options_for(choose_target(target, set()), num_warps, num_stages, bool(debug or jf.debug))
+    return compile_kernel(jf.fn, sig, constants, div, options, snapshots=snapshots, cache=cache)

@@ -45,6 +45,8 @@ def array_info(value) -> ArrayInfo | None:
     """Describe ``value`` if it is an array, else return ``None``."""
     if isinstance(value, np.generic):  # numpy scalars have an array interface, yet are scalars
         return None
+    if hasattr(value, "__tilelab_array__"):  # tilelab.reinterpret: the memory viewed as another dtype
+        value = value.__tilelab_array__()
     if isinstance(value, np.ndarray):
         return ArrayInfo(value, value.__array_interface__["data"][0], value.dtype, "cpu", value)
     if is_torch_tensor(value):

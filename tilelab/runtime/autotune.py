@@ -15,6 +15,8 @@ meta-parameters from the other arguments at each launch::
 
 from __future__ import annotations
 
+from tilelab.compiler.options import NUM_STAGES, NUM_WARPS
+
 from .arrays import array_info
 from .bench import do_bench
 from .errors import LaunchError
@@ -23,7 +25,7 @@ from .errors import LaunchError
 class Config:
     """One candidate: constexpr values (``kwargs``), ``num_warps``, ``num_stages``, an optional ``pre_hook``."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+    def __init__(self, kwargs, num_warps=NUM_WARPS, num_stages=NUM_STAGES, num_ctas=1, maxnreg=None, pre_hook=None):
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -99,6 +101,7 @@ class Autotuner(KernelWrapper):
         self.cache: dict[tuple, Config] = {}
         self.best_config: Config | None = None
         self.timings: dict[Config, float] = {}
+        self.failures: dict[Config, str] = {}  # configs that could not compile or run, and why
 
     def tuning_key(self, named: dict) -> tuple:
         """The ``key`` arguments' values (arrays count by dtype, as in Triton)."""
@@ -135,11 +138,18 @@ class Autotuner(KernelWrapper):
         return configs
 
     def tune(self, args, kwargs, grid, named) -> Config:
-        """Time each candidate; return the fastest."""
+        """Time each candidate (compile and first launch, then the benchmark); return the fastest.
+
+        A config that fails (out of shared memory, say) is recorded in ``failures`` and skipped; the
+        listeners in ``PROGRESS`` (a text line by default) hear each phase.
+        """
         bench = self.do_bench or (lambda fn: do_bench(fn, warmup=self.warmup, rep=self.rep, return_mode="median"))
         saved = {n: _copy(named[n]) for n in self.restore_value}
-        self.timings = {}
-        for config in self.pruned_configs(named, kwargs):
+        self.timings, self.failures = {}, {}
+        first_error = None
+        configs = self.pruned_configs(named, kwargs)
+        _notify("start", self, configs=configs)
+        for index, config in enumerate(configs):
 
             def call(config=config):
                 for name in self.reset_to_zero:
@@ -150,8 +160,50 @@ class Autotuner(KernelWrapper):
                 for name, value in saved.items():
                     named[name][...] = value
 
-            self.timings[config] = bench(call)
-        return min(self.timings, key=self.timings.get)
+            try:
+                _notify("compile", self, index=index, config=config)
+                call()  # compiles (or loads from the cache) and launches once
+                _notify("benchmark", self, index=index, config=config)
+                self.timings[config] = bench(call)
+            except Exception as e:  # this config cannot run here: the others still can
+                self.failures[config] = f"{type(e).__name__}: {e}"
+                first_error = first_error or e
+            _notify("result", self, index=index, config=config)
+        if not self.timings:
+            raise first_error  # every config failed: the first one's error says why
+        best = min(self.timings, key=self.timings.get)
+        _notify("end", self, best=best)
+        return best
+
+
+#: Listeners of autotuning, called ``listener(event, tuner, info)``: ``start`` (``configs``), ``compile``
+#: and ``benchmark`` (``index``, ``config``), ``result`` (then ``tuner.timings`` / ``tuner.failures`` have
+#: it), ``end`` (``best``). Empty: a text progress line on stderr. The notebook view adds its own.
+PROGRESS: list = []
+
+
+def _notify(event: str, tuner, **info) -> None:
+    for listener in PROGRESS or [text_progress]:
+        listener(event, tuner, info)
+
+
+def text_progress(event: str, tuner, info: dict) -> None:
+    """One stderr line that follows the tuning: ``autotune add: 3/8 BLOCK=256, num_warps=4 benchmark``."""
+    import sys
+
+    if event == "start":
+        tuner._progress_total = len(info["configs"])
+        return
+    total = getattr(tuner, "_progress_total", 0)
+    if event in ("compile", "benchmark"):
+        line = f"autotune {tuner.__name__}: {info['index'] + 1}/{total} {info['config']} {event}"
+        sys.stderr.write("\r" + line.ljust(100)[:100])
+    elif event == "end":
+        ms = tuner.timings[info["best"]]
+        failed = f", {len(tuner.failures)} failed" if tuner.failures else ""
+        line = f"autotune {tuner.__name__}: best {info['best']} ({ms:.4f} ms){failed}"
+        sys.stderr.write("\r" + line.ljust(100) + "\n")
+    sys.stderr.flush()
 
 
 def _copy(value):

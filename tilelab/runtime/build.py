@@ -7,7 +7,7 @@ and the target reloads its artifact. A target may hand back a quick tier first
 (``Artifact.upgrade``): its optimized code is made and cached in the background (tiers.py).
 
     ck = compile_kernel(add, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1},
-                        "interpret", {"num_warps": 4, "num_stages": 3})
+                        options_for("interpret"))
 """
 
 from __future__ import annotations
@@ -16,29 +16,38 @@ import inspect
 import time
 from dataclasses import dataclass
 
+from tilelab.compiler.options import CompileOptions
+
 from . import prefetch, stages, tiers
 from .cache import DiskCache
 from .compiled import CompiledKernel
-from .keys import cache_key
+from .keys import Specialization
+from .options import compile_options
 from .targets import Artifact, get_target
 from .texts import merged, ready_texts, with_makers
 
 SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
 
-def compile_kernel(fn, signature, constants, divisibility, target: str, options: dict, snapshots=False, cache=True):
-    """Compile (or load from the disk cache) ``fn`` for this specialization."""
+def options_for(target: str, num_warps=None, num_stages=None, debug: bool = False) -> CompileOptions:
+    """The ``CompileOptions`` of a compile for the target named ``target`` (its ``arch`` included)."""
+    arch = getattr(get_target(target), "arch", None)
+    return compile_options(target, num_warps, num_stages, debug, arch)
+
+
+def compile_kernel(fn, signature, constants, divisibility, options: CompileOptions, snapshots=False, cache=True):
+    """Compile (or load from the disk cache) ``fn`` for this specialization and ``options`` (``options_for``)."""
     prefetch.wait()  # the compiler's imports happen on one thread at a time (prefetch.py)
     disk = DiskCache() if cache else None
-    key = cache_key(fn, signature, constants, divisibility, target, dict(options, snapshots=snapshots))
+    key = Specialization.of(signature, constants, divisibility, options).digest(fn, snapshots)
     if disk:
         tiers.wait(key)  # the same kernel's optimized code is on its way to the cache: take it from there
     entry = disk.get(key, PAYLOAD_SCHEMA) if disk else None
     if entry is not None:
-        loaded = _from_entry(fn, entry, target, constants)
+        loaded = _from_entry(fn, entry, options, constants)
         if loaded is not None:
             return loaded
-    ck = _compile_fresh(fn, signature, constants, divisibility, target, options, snapshots)
+    ck = _compile_fresh(fn, signature, constants, divisibility, options, snapshots)
     store = (lambda done: disk.put(key, _to_payload(done), done.artifact.blobs)) if disk else None
     if ck.artifact.upgrade is not None:
         tiers.submit(ck, store, key)  # the quick tier runs now; the cache gets the optimized one
@@ -47,34 +56,35 @@ def compile_kernel(fn, signature, constants, divisibility, target: str, options:
     return ck
 
 
-def _compile_fresh(fn, signature, constants, divisibility, target_name, options, snapshots):
+def _compile_fresh(fn, signature, constants, divisibility, options: CompileOptions, snapshots):
     start = time.perf_counter()
-    target = get_target(target_name)
+    target = get_target(options.target)
     module = stages.build(fn, signature, constants, divisibility)
-    module.attrs["num_warps"] = int(options.get("num_warps", 4))  # GPU layouts spread tiles over these warps
-    module.attrs["num_stages"] = int(options.get("num_stages", 3))
-    if getattr(target, "arch", None):
-        module.attrs["arch"] = target.arch  # the GPU passes pick instructions by architecture
-    records = stages.run_passes(module, target.pipeline, snapshots)
-    artifact = target.compile(module, dict(options))
-    metadata = {"shared": 0, "registers": None, "spills": None, **options, **artifact.metadata}
+    records = stages.run_passes(module, options, target.pipeline, snapshots)  # module.options = options
+    artifact = target.compile(module, options)
+    metadata = {"shared": 0, "registers": None, "spills": None, **_option_metadata(options), **artifact.metadata}
     metadata["compile_seconds"] = time.perf_counter() - start
     asm = merged({"tile": stages.print_ir(module)}, artifact.asm)  # lazy texts stay lazy
-    ck = _kernel(fn, module, target_name, signature, constants, options, asm, metadata, records)
+    ck = _kernel(fn, module, signature, constants, options, asm, metadata, records)
     ck.artifact = artifact
     ck.launcher = target.load(artifact, module)
     return ck
 
 
-def _kernel(fn, module, target, signature, constants, options, asm, metadata, records) -> CompiledKernel:
+def _option_metadata(options: CompileOptions) -> dict:
+    """What a kernel's ``metadata`` says of its options: launch geometry and ``debug``."""
+    return {"num_warps": options.num_warps, "num_stages": options.num_stages, "debug": options.debug}
+
+
+def _kernel(fn, module, signature, constants, options, asm, metadata, records) -> CompiledKernel:
     func = module.kernel
     source, filename, first_line = _origin(fn, func.attrs)
     return CompiledKernel(
         name=fn.__name__,
-        target=target,
+        target=options.target,
         signature=dict(signature),
         constants=dict(constants),
-        options=dict(options),
+        options=options,
         module=module,
         asm=asm,
         metadata=metadata,
@@ -135,7 +145,7 @@ def _to_payload(ck: CompiledKernel) -> dict:
     return {
         "name": ck.name,
         "signature": ck.signature,
-        "options": ck.options,
+        "options": ck.options.key(),
         "asm": ready_texts(ck.asm),  # texts a target emits on demand are rebuilt after loading
         "metadata": ck.metadata,
         "artifact_asm": ready_texts(ck.artifact.asm),
@@ -177,31 +187,32 @@ PAYLOAD_SCHEMA = {
 }
 
 
-def _from_entry(fn, entry, target_name, constants) -> CompiledKernel | None:
+def _from_entry(fn, entry, options: CompileOptions, constants) -> CompiledKernel | None:
     """Rebuild a ``CompiledKernel`` from a cache entry; ``None`` when anything in it does not fit.
 
     An entry the parser, the target's checks (``load``) or the rebuild reject is rebuilt, never
     trusted: a damaged entry must cost a compile, not a crash on every run.
     """
     try:
-        return _rebuild(fn, entry, target_name, constants)
+        return _rebuild(fn, entry, options, constants)
     except Exception:  # noqa: BLE001 - any failure of a stored entry means: compile afresh
         return None
 
 
-def _rebuild(fn, entry, target_name, constants) -> CompiledKernel:
+def _rebuild(fn, entry, options: CompileOptions, constants) -> CompiledKernel:
     payload, blobs = entry
     module = stages.parse_ir(payload["asm"]["tile"])
     _restore_func_attrs(module, payload.get("func_attrs", {}))
     payload = _relocated(fn, module, payload)
     module.attrs.setdefault("constants", dict(constants))
     module.attrs.setdefault("signature", dict(payload["signature"]))
-    target = get_target(target_name)
-    artifact = Artifact(with_makers(target, payload["artifact_asm"]), payload["artifact_metadata"], blobs)
+    module.options = options
+    target = get_target(options.target)
+    artifact = Artifact(with_makers(target, payload["artifact_asm"], options), payload["artifact_metadata"], blobs)
     records = [StoredPassRecord(**r) for r in payload["passes"]]
     ck = _kernel(
-        fn, module, target_name, payload["signature"], constants, payload["options"],
-        with_makers(target, payload["asm"]), payload["metadata"], records,
+        fn, module, payload["signature"], constants, options,
+        with_makers(target, payload["asm"], options), payload["metadata"], records,
     )  # fmt: skip
     ck.artifact = artifact
     ck.launcher = target.load(artifact, module)

@@ -42,6 +42,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from .options import cache_dir
+
 FORMAT = 2
 SECRET_FILE = ".secret"
 MAX_METADATA_BYTES = 64 << 20
@@ -50,9 +52,8 @@ _refused: set[str] = set()  # cache directories already warned about
 
 
 def default_cache_dir() -> Path:
-    """``TILELAB_CACHE_DIR``, else ``~/.cache/tilelab``."""
-    env = os.environ.get("TILELAB_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "tilelab"
+    """``TILELAB_CACHE_DIR``, else ``~/.cache/tilelab`` (read by ``options.cache_dir``)."""
+    return cache_dir()
 
 
 def sha256(data: bytes) -> str:

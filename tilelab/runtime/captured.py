@@ -22,7 +22,7 @@ values the compiler bakes in, and are left out.
 
 from __future__ import annotations
 
-from .keys import _code_names, called_jit_functions
+from .sources import _code_names, called_jit_functions
 from .specialize import stable_repr
 
 _MISSING = object()

@@ -12,13 +12,13 @@ the arguments of ``arg_names`` (the parameters that were not specialized away)::
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from tilelab.compiler.ir.types import parse_type
 
+from . import options as settings
 from .arrays import array_info
 from .errors import LaunchError
 from .grid import normalize_grid
@@ -33,7 +33,7 @@ class CompiledKernel:
     target: str
     signature: dict[str, str]
     constants: dict
-    options: dict
+    options: object  # its CompileOptions
     module: object
     asm: dict[str, str]
     metadata: dict
@@ -87,7 +87,7 @@ class CompiledKernel:
             self._plan = [(name, parse_type(self.signature[name])) for name in self.arg_names]
         args = [self._marshal_fast(name, expected, values[name]) for name, expected in self._plan]
         if sanitize is None:
-            sanitize = os.environ.get("TILELAB_SANITIZE", "") not in ("", "0")
+            sanitize = settings.sanitize_default()
         self.launcher(grid, args, bool(sanitize))
         return self
 

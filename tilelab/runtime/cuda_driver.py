@@ -1,7 +1,7 @@
 """A thin, fast wrapper of the CUDA driver API (through cuda-python's ``cuda.bindings``).
 
 Why a wrapper: every driver call returns an error code first; unchecked, a failed
-launch shows up later as a wrong answer. Here every call goes through ``_check``,
+launch shows up later as a wrong answer. Here every call goes through ``check``,
 which turns a failure into a ``CudaError`` naming the call and the driver's own
 message. The launch path is kept short (pre-packed parameter buffers, no per-call
 allocation beyond ctypes scalars) because a notebook launches small kernels often.
@@ -36,7 +36,7 @@ def _driver():
     return drv
 
 
-def _check(result, call: str):
+def check(result, call: str):
     """Unpack ``(CUresult, *values)``; raise ``CudaError`` on failure."""
     drv = _driver()
     err, *values = result if isinstance(result, tuple) else (result,)
@@ -56,8 +56,8 @@ def is_available() -> bool:
     if "available" not in _state:
         try:
             drv = _driver()
-            _check(drv.cuInit(0), "cuInit")
-            _state["available"] = _check(drv.cuDeviceGetCount(), "cuDeviceGetCount") > 0
+            check(drv.cuInit(0), "cuInit")
+            _state["available"] = check(drv.cuDeviceGetCount(), "cuDeviceGetCount") > 0
         except Exception:  # no driver library, no device, no cuda-python
             _state["available"] = False
     return _state["available"]
@@ -166,11 +166,11 @@ def context():
         if ctx is None:
             if not is_available():
                 raise CudaError("no CUDA device is available (no NVIDIA driver, or no GPU on this machine)")
-            dev = _check(drv.cuDeviceGet(0), "cuDeviceGet")
-            ctx = _check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+            dev = check(drv.cuDeviceGet(0), "cuDeviceGet")
+            ctx = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
             _state["device"], _state["context"] = dev, ctx
     if _state.get("current_thread") != threading.get_ident():
-        _check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         _state["current_thread"] = threading.get_ident()
     return ctx
 
@@ -183,9 +183,9 @@ def device_info() -> DeviceInfo:
         attr = drv.CUdevice_attribute
 
         def get(name):
-            return _check(drv.cuDeviceGetAttribute(getattr(attr, name), dev), "cuDeviceGetAttribute")
+            return check(drv.cuDeviceGetAttribute(getattr(attr, name), dev), "cuDeviceGetAttribute")
 
-        raw = _check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
+        raw = check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
         _state["info"] = DeviceInfo(
             name=raw.split(b"\0")[0].decode(),
             capability=(
@@ -207,32 +207,32 @@ def device_info() -> DeviceInfo:
 def mem_alloc(nbytes: int) -> int:
     """Allocate ``nbytes`` of device memory; returns the device address."""
     context()
-    return int(_check(_driver().cuMemAlloc(max(1, nbytes)), f"cuMemAlloc({nbytes} bytes)"))
+    return int(check(_driver().cuMemAlloc(max(1, nbytes)), f"cuMemAlloc({nbytes} bytes)"))
 
 
 def mem_free(ptr: int) -> None:
     if _state.get("context") is not None:
-        _check(_driver().cuMemFree(ptr), "cuMemFree")
+        check(_driver().cuMemFree(ptr), "cuMemFree")
 
 
 def copy_to_device(dst: int, host_ptr: int, nbytes: int) -> None:
     context()
-    _check(_driver().cuMemcpyHtoD(dst, host_ptr, nbytes), "cuMemcpyHtoD")
+    check(_driver().cuMemcpyHtoD(dst, host_ptr, nbytes), "cuMemcpyHtoD")
 
 
 def copy_to_host(host_ptr: int, src: int, nbytes: int) -> None:
     context()
-    _check(_driver().cuMemcpyDtoH(host_ptr, src, nbytes), "cuMemcpyDtoH")
+    check(_driver().cuMemcpyDtoH(host_ptr, src, nbytes), "cuMemcpyDtoH")
 
 
 def memset_d8(ptr: int, value: int, nbytes: int) -> None:
     context()
-    _check(_driver().cuMemsetD8(ptr, value, nbytes), "cuMemsetD8")
+    check(_driver().cuMemsetD8(ptr, value, nbytes), "cuMemsetD8")
 
 
 def synchronize() -> None:
     context()
-    _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize (a kernel failed)")
+    check(_driver().cuCtxSynchronize(), "cuCtxSynchronize (a kernel failed)")
 
 
 # ----------------------------------------------------------------------------- modules
@@ -265,10 +265,10 @@ class Module:
             image = image.encode()
         if not image.startswith(b"\x7fELF") and not image.endswith(b"\0"):
             image += b"\0"  # PTX text must be NUL-terminated; a cubin is an ELF file
-        self.handle = _check(_driver().cuModuleLoadData(image), "cuModuleLoadData")
+        self.handle = check(_driver().cuModuleLoadData(image), "cuModuleLoadData")
 
     def function(self, name: str, param_kinds: list[str], num_warps: int, shared: int = 0) -> Function:
-        fn = _check(_driver().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+        fn = check(_driver().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
         return Function(self, fn, param_kinds, num_warps, shared)
 
 
@@ -300,18 +300,18 @@ class Function:
         self.block = 32 * num_warps
         self.shared = shared
         drv = _driver()
-        self._launch = drv.cuLaunchKernel
-        self._success = drv.CUresult.CUDA_SUCCESS
+        self.cu_launch = drv.cuLaunchKernel  # the driver call, read once (a warm launch calls it directly)
+        self.success = drv.CUresult.CUDA_SUCCESS
         self._buffer = ParamBuffer(self.ctypes)
         self._lock = threading.Lock()
         if shared > 48 * 1024:
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            _check(drv.cuFuncSetAttribute(handle, attr, shared), "cuFuncSetAttribute(max dynamic shared memory)")
+            check(drv.cuFuncSetAttribute(handle, attr, shared), "cuFuncSetAttribute(max dynamic shared memory)")
 
     def attribute(self, name: str) -> int:
         drv = _driver()
         attr = getattr(drv.CUfunction_attribute, name)
-        return int(_check(drv.cuFuncGetAttribute(attr, self.handle), "cuFuncGetAttribute"))
+        return int(check(drv.cuFuncGetAttribute(attr, self.handle), "cuFuncGetAttribute"))
 
     def launch(self, grid: tuple[int, int, int], values: list, stream: int = 0) -> None:
         """Launch on ``grid`` with ``values`` (ints for pointers, Python scalars otherwise)."""
@@ -322,9 +322,10 @@ class Function:
 
     def launch_packed(self, grid: tuple[int, int, int], params: int, stream: int = 0) -> None:
         """Launch on ``grid`` with the parameter buffer at address ``params`` (see ``ParamBuffer``)."""
-        result = self._launch(self.handle, grid[0], grid[1], grid[2], self.block, 1, 1, self.shared, stream, params, 0)
-        if result[0] != self._success:
-            _check(result, "cuLaunchKernel")
+        x, y, z = grid
+        result = self.cu_launch(self.handle, x, y, z, self.block, 1, 1, self.shared, stream, params, 0)
+        if result[0] != self.success:
+            check(result, "cuLaunchKernel")
 
 
 # ----------------------------------------------------------------------------- events
@@ -335,15 +336,15 @@ class Event:
 
     def __init__(self):
         context()
-        self.handle = _check(_driver().cuEventCreate(0), "cuEventCreate")
+        self.handle = check(_driver().cuEventCreate(0), "cuEventCreate")
 
     def record(self, stream: int = 0) -> None:
-        _check(_driver().cuEventRecord(self.handle, stream), "cuEventRecord")
+        check(_driver().cuEventRecord(self.handle, stream), "cuEventRecord")
 
     def synchronize(self) -> None:
-        _check(_driver().cuEventSynchronize(self.handle), "cuEventSynchronize")
+        check(_driver().cuEventSynchronize(self.handle), "cuEventSynchronize")
 
     @staticmethod
     def elapsed_ms(start: Event, end: Event) -> float:
         end.synchronize()
-        return float(_check(_driver().cuEventElapsedTime(start.handle, end.handle), "cuEventElapsedTime"))
+        return float(check(_driver().cuEventElapsedTime(start.handle, end.handle), "cuEventElapsedTime"))

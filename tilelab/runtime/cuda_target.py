@@ -1,7 +1,7 @@
 """The CUDA target: compile tile IR to PTX (and a cubin where ptxas is found) and launch it.
 
     target = CudaTarget("sm_90a")
-    artifact = target.compile(module, {"num_warps": 4})   # llir, ptx, sass + registers, spills, shared
+    artifact = target.compile(module, options)            # llir, ptx, sass + registers, spills, shared
     launch = target.load(artifact, module)                 # loads the cubin (or PTX) once
     launch((n // 1024, 1, 1), [x, y, out, n], False)
 
@@ -22,14 +22,13 @@ import threading
 import numpy as np
 
 from tilelab.compiler.interpreter.errors import KernelRuntimeError
+from tilelab.compiler.options import DEFAULT_ARCH
 
 from . import cuda_driver
 from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor
 from .grid import launch_dims
 from .targets import Artifact
 from .texts import LazyTexts
-
-DEFAULT_ARCH = "sm_90a"
 
 
 class CudaTarget:
@@ -48,24 +47,22 @@ class CudaTarget:
         self.arch = arch or (cuda_driver.arch_of_capability(capability) if capability else DEFAULT_ARCH)
         self.for_device = capability is not None
 
-    def compile(self, module, options: dict) -> Artifact:
+    def compile(self, module, options) -> Artifact:
+        """PTX (and a cubin) of ``module`` for ``options`` (its ``CompileOptions``: ``arch`` is this target's)."""
         from tilelab.compiler.backends import cuda as backend
 
         if self.for_device:
             cuda_driver.prefetch()
 
-        num_warps = int(module.attrs.get("num_warps", 4))
-        compiled = backend.compile_kernel(module, self.arch, num_warps)
+        compiled = backend.compile_kernel(module, options.replace(arch=options.arch or self.arch))
         meta = dict(compiled.metadata)
-        if int(options.get("num_warps", num_warps)) != num_warps:
-            meta.setdefault("notes", []).append(f"layouts were assigned for num_warps={num_warps}: launched with it")
         meta["param_kinds"] = param_kinds(module.kernel)
         blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
         maker = compiled.sass_maker()
         asm = LazyTexts(compiled.asm, {"sass": maker} if maker else {})
         return Artifact(asm=asm, metadata=meta, blobs=blobs)
 
-    def deferred_texts(self, texts) -> dict:
+    def deferred_texts(self, texts, options=None) -> dict:
         """Makers of the texts made on first access: ``sass`` (of a kernel loaded from the disk cache).
 
         The cache keeps the cubin for launching but not the SASS text: it is assembled again
@@ -73,10 +70,15 @@ class CudaTarget:
         """
         from tilelab.compiler.backends import cuda as backend
 
-        if "sass" in texts or "ptx" not in texts or backend.find_tool("ptxas") is None:
+        tools = dict(options.tools) if options is not None else {}
+        if "sass" in texts or "ptx" not in texts or backend.find_tool("ptxas", tools) is None:
             return {}
         ptx, arch = texts["ptx"], self.arch
-        return {"sass": lambda: backend.sass_of_cubin(backend.ptx_to_cubin(ptx, arch, sass=False).cubin)}
+
+        def sass() -> str:
+            return backend.sass_of_cubin(backend.ptx_to_cubin(ptx, arch, sass=False, tools=tools).cubin, tools)
+
+        return {"sass": sass}
 
     def load(self, artifact: Artifact, module):
         return CudaLauncher(artifact, module)
@@ -108,7 +110,7 @@ class CudaLauncher:
     def _load(self):
         module = cuda_driver.Module(self.image)
         self.function = module.function(
-            self.kernel.sym_name, self.kinds, int(self.meta.get("num_warps", 4)), int(self.meta.get("shared", 0))
+            self.kernel.sym_name, self.kinds, int(self.meta["num_warps"]), int(self.meta.get("shared", 0))
         )
         return self.function
 
@@ -140,7 +142,7 @@ class CudaLauncher:
             if kind == "ptr":
                 values.append(self._address(name, arg, copies))
             else:
-                values.append(_scalar(t, arg))
+                values.append(scalar_value(t, arg))
         return values, copies
 
     def _address(self, name, arg, copies) -> int:
@@ -210,16 +212,16 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list):
     namespace.update(
         acquire=lock.acquire,
         release=lock.release,
-        cu_launch=function._launch,
+        cu_launch=function.cu_launch,
         handle=function.handle,
         block=function.block,
         shared=function.shared,
         params=buffer.address,
-        success=function._success,
-        check=cuda_driver._check,
+        success=function.success,
+        check=cuda_driver.check,
         Launcher=CudaLauncher,
         buffer=buffer,
-        scalar=_scalar,
+        scalar=scalar_value,
         types=scalar_types,
     )
     exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
@@ -247,7 +249,7 @@ def _read_source(kind: str, t, value, param: int, index: int) -> str | None:
     return None
 
 
-def _scalar(t, value):
+def scalar_value(t, value):
     """A launch value of scalar type ``t``: ints wrap to the width, f16/bf16 travel as their bits."""
     if t.name in ("f16", "bf16"):
         return int(np.array(value, dtype=t.np_dtype).view(np.uint16))

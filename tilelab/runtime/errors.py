@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..errors import InterpreterError, OutOfResources, TritonError
 
-class LaunchError(TypeError):
+
+class LaunchError(TritonError, TypeError):
     """A launch that cannot happen: a bad grid, a missing or wrongly-typed argument.
 
     The message names the kernel and the argument: ``add(): argument 'n': unsupported
@@ -13,3 +15,6 @@ class LaunchError(TypeError):
 
 class TargetUnavailable(RuntimeError):
     """The requested target cannot be used on this machine (``CUDA target not available: ...``)."""
+
+
+__all__ = ["InterpreterError", "LaunchError", "OutOfResources", "TargetUnavailable", "TritonError"]

@@ -1,8 +1,10 @@
 """``@tilelab.jit``: a Python function becomes a kernel launched as ``kernel[grid](*args)``.
 
-Each launch binds the arguments to the parameters, works out the specialization (see
-``specialize.py``), picks the target, finds the compiled kernel in memory, else on
-disk, else compiles it, and launches it::
+A call whose call key (``keys.py``) was seen before goes straight to its warm launch
+(``warm.py``). Any other binds the arguments to the parameters, works out the
+specialization (``specialize.py``), picks the target and the options, finds the compiled
+kernel in memory (``kernels``, by ``Specialization``), else on disk, else compiles it,
+launches it, and keeps a warm launch for its call key (``launches``)::
 
     @tilelab.jit
     def add(x, y, out, n, BLOCK: tl.constexpr):
@@ -16,19 +18,21 @@ disk, else compiles it, and launches it::
 from __future__ import annotations
 
 import inspect
-import os
 import textwrap
 
 import numpy as np
 
+from tilelab.compiler.options import NUM_STAGES, NUM_WARPS
+
+from . import options as settings
 from . import stages
 from .arrays import array_info
-from .build import compile_kernel
+from .build import compile_kernel, options_for
 from .captured import Captured
 from .errors import LaunchError
 from .grid import grid_dims, normalize_grid
-from .launch_keys import call_key, launch_key
-from .specialize import check_constexpr, specialize_arg, stable_repr
+from .keys import Specialization, call_key
+from .specialize import check_constexpr, specialize_arg
 from .targets import choose_target
 from .warm import WarmLaunch
 
@@ -61,10 +65,9 @@ class JITFunction:
         self.do_not_specialize = {self.arg_names[d] if isinstance(d, int) else d for d in do_not_specialize}
         self.debug = bool(debug)
         self.noinline = noinline
-        self.cache: dict[tuple, object] = {}
-        self.launch_keys: dict[tuple, tuple] = {}  # launch_key -> key of ``cache``
-        self.warm_launches: dict[tuple, object] = {}  # call_key -> ``WarmLaunch.launch`` of calls of that shape
-        self._launchers: dict[tuple, object] = {}  # grid -> the launcher ``kernel[grid]`` gave for it
+        self.kernels: dict[Specialization, object] = {}  # the compiled kernels, by what they are compiled for
+        self.launches: dict[tuple, object] = {}  # call key -> ``WarmLaunch.launch`` of calls of that shape
+        self._launchers: dict[tuple, object] = {}  # grid -> the launcher ``kernel[grid]`` gave for it (no key)
         self.captured = None  # the globals the compiled code read (captured.py), re-checked at each launch
         self.constexpr_flags = tuple(name in self.constexprs for name in self.arg_names)
         #: launch options and Triton-only options, unless a parameter has the name
@@ -96,13 +99,13 @@ class JITFunction:
         cached = self._launchers.get(grid) if plain else None  # a loop of launches over one grid: one launcher
         if cached is not None:
             return cached
-        flags, by_value, warm_launches = self.constexpr_flags, self.by_value, self.warm_launches
+        flags, by_value, launches = self.constexpr_flags, self.by_value, self.launches
 
         def launcher(*args, **kwargs):
             if self.captured is not None and self.captured.changed():
                 self.forget()  # a global the compiled code baked in has another value: compile again
             call = call_key(args, kwargs, flags, by_value)
-            warm = warm_launches.get(call)
+            warm = launches.get(call)
             if warm is not None:
                 return warm(grid, args, kwargs)
             return self.launch_fully(grid, args, kwargs, call)
@@ -115,9 +118,8 @@ class JITFunction:
 
     def forget(self) -> None:
         """Drop every compiled specialization (in place: launchers hold these dictionaries)."""
-        self.cache.clear()
-        self.launch_keys.clear()
-        self.warm_launches.clear()
+        self.kernels.clear()
+        self.launches.clear()
         self.captured = None
 
     def warmup(self, *args, grid=None, **kwargs):
@@ -128,7 +130,7 @@ class JITFunction:
         """Bind, specialize, compile (cached) and, unless ``warmup``, launch over ``grid``.
 
         ``kwargs`` holds the keyword arguments and constexprs of the kernel and the launch options
-        (``num_warps=4``, ``num_stages=3``, ``target=None``, ``sanitize=None``).
+        (``num_warps``, ``num_stages``: ``None`` takes the defaults; ``target=None``, ``sanitize=None``).
         """
         if warmup:
             return self.launch_fully(grid, args, kwargs, None, warmup=True)
@@ -139,25 +141,24 @@ class JITFunction:
         if self.captured is not None and self.captured.changed():
             self.forget()
         given, options = self.split_options(kwargs)
-        num_warps = _count_option(self.__name__, "num_warps", options.get("num_warps", 4))
-        num_stages = _count_option(self.__name__, "num_stages", options.get("num_stages", 3))
+        geometry = {
+            "num_warps": _count_option(self.__name__, "num_warps", options.get("num_warps", NUM_WARPS)),
+            "num_stages": _count_option(self.__name__, "num_stages", options.get("num_stages", NUM_STAGES)),
+        }
         target, sanitize = options.get("target"), options.get("sanitize")
         bound = self.bind(args, given)
-        fast = launch_key(bound, self.constexprs, (target, int(num_warps), int(num_stages)))
-        kernel = self.cache.get(self.launch_keys.get(fast)) if fast is not None else None
-        meta = dict(bound, num_warps=num_warps, num_stages=num_stages) if callable(grid) else bound
-        if kernel is None:
-            compile_options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "debug": self.debug}
-            if not warmup:  # a bad grid is reported before anything compiles
-                normalize_grid(grid, meta, self.__name__)
-            kernel = self.compiled_for(bound, target, compile_options, fast)
+        dims = None
+        if not warmup:  # a bad grid is reported before anything compiles
+            dims = normalize_grid(grid, dict(bound, **geometry) if callable(grid) else bound, self.__name__)
+        kernel = self.compiled_for(bound, target, geometry)
         if warmup:
             return kernel
-        kernel.launch_normalized(normalize_grid(grid, meta, self.__name__), bound, sanitize)
-        if call is not None and sanitize is None and os.environ.get("TILELAB_SANITIZE", "") in ("", "0"):
-            warm = WarmLaunch.prepare(self, kernel, args, kwargs, {"num_warps": num_warps, "num_stages": num_stages})
+        sanitize = settings.sanitize_default() if sanitize is None else bool(sanitize)
+        kernel.launch_normalized(dims, bound, sanitize)
+        if call is not None:  # equal call keys: the same kernel, options and sanitize setting
+            warm = WarmLaunch.prepare(self, kernel, args, kwargs, geometry, sanitize)
             if warm is not None:
-                self.warm_launches[call] = warm.launch
+                self.launches[call] = warm.launch
         return kernel
 
     def split_options(self, kwargs: dict) -> tuple[dict, dict]:
@@ -209,34 +210,25 @@ class JITFunction:
             divisibility[pname] = spec.divisibility
         return signature, constants, divisibility, devices
 
-    def compiled_for(self, bound: dict, target, options: dict, fast_key=None):
-        """The ``CompiledKernel`` for this specialization: memory cache, then disk, then compile.
+    def compiled_for(self, bound: dict, target, geometry: dict):
+        """The ``CompiledKernel`` for these arguments: memory (``kernels``), then disk, then compile.
 
-        ``fast_key`` (a ``launch_key``) is remembered as a shortcut to this specialization.
+        ``geometry`` holds the launch's ``num_warps`` and ``num_stages``.
         """
         signature, constants, divisibility, devices = self.specialize(bound)
-        target_name = choose_target(target, devices)
-        key = (
-            target_name,
-            tuple(signature.items()),
-            tuple((k, stable_repr(v)) for k, v in constants.items()),
-            tuple(divisibility.items()),
-            tuple(options.items()),
-        )
-        kernel = self.cache.get(key)
+        options = options_for(choose_target(target, devices), debug=self.debug, **geometry)
+        spec = Specialization.of(signature, constants, divisibility, options)
+        kernel = self.kernels.get(spec)
         if kernel is None:
-            kernel = self._compile(signature, constants, divisibility, target_name, options)
-            self.cache[key] = kernel
-        if fast_key is not None:
-            self.launch_keys[fast_key] = key
+            kernel = self.kernels[spec] = self._compile(signature, constants, divisibility, options)
         return kernel
 
-    def _compile(self, signature, constants, divisibility, target_name, options):
+    def _compile(self, signature, constants, divisibility, options):
         errors = stages.compilation_error_types()
         if self.captured is None:
             self.captured = Captured.of(self.fn)
         try:
-            return compile_kernel(self.fn, signature, constants, divisibility, target_name, options)
+            return compile_kernel(self.fn, signature, constants, divisibility, options)
         except errors as e:
             launched = ", ".join(f"{k}: {v}" for k, v in signature.items())
             e.args = (f"{e}\n(launched with {launched})",) + e.args[1:]

@@ -1,141 +1,229 @@
-"""Cache keys: a digest of everything that can change what a compile produces.
+"""Keys: what names a compiled kernel, and the fingerprint of a call that finds it without specializing.
 
-The key covers the kernel's source and the sources of every jit function it calls
-(found through the global and closure names its code uses, transitively), tilelab's
-version and the compiler's own sources (so a changed pass invalidates old entries),
-the signature, the constants, the options and the target.
+One scheme with two levels, as in Triton's launcher:
 
-    key = cache_key(add, {"x": "*f32"}, {"BLOCK": 128}, {"x": 16}, "interpret", {"num_warps": 4})
+* A ``Specialization`` names one compiled kernel: the signature (types), the constants, the
+  divisibility of each argument and the ``CompileOptions`` (target, arch, num_warps, switches).
+  It is a tuple of hashables, so it keys the in-memory cache as it is (``JITFunction.kernels``);
+  ``spec.digest(fn)`` hashes it with the kernel's sources and the compiler's fingerprint
+  (``sources.py``) into the name of its disk cache entry::
+
+      spec = Specialization.of({"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1}, options)
+      kernels[spec], disk.get(spec.digest(add))
+
+* A *call key* is a cheap fingerprint of ``kernel[grid](*args, **kwargs)`` taken before binding,
+  of exactly what specialization reads: per argument its kind, dtype, 16-byte alignment, integer
+  range class, whether it equals 1 or is a multiple of 16; constexprs and launch options by
+  value; the two environment variables a launch reads. Equal call keys specialize equally, so
+  ``JITFunction.launches`` maps call keys to warm launches (``warm.py``) and a repeated call
+  costs one dictionary lookup instead of binding and specializing (tens of microseconds)::
+
+      call_key((x, 1024), {"BLOCK": 256}, (False, False, True), {"BLOCK"})
+      # (env, 2, (ndarray, float32, True), (int, 32, False, True), (_INT_KEYWORDS, (("BLOCK", 256),)))
+
+GPU arrays take part through cheap attributes only: a torch tensor gives ``(Tensor, dtype,
+data_ptr() % 16 == 0, get_device())``, a ``tilelab.cuda.DeviceArray`` ``(DeviceArray, dtype,
+ptr % 16 == 0)``, any other ``__cuda_array_interface__`` object its ``typestr`` and alignment.
+``None`` means "no shortcut" (an argument kind the key does not cover, such as a DLPack
+capsule): that call takes the full path every time.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
-import os
-import types
-from functools import lru_cache
+from typing import NamedTuple
 
-from tilelab._version import __version__
+import numpy as np
 
+from tilelab.compiler.options import CompileOptions
+
+from .arrays import is_torch_tensor
 from .cache import to_json
+from .captured import Captured
+from .options import launch_environment_reader
+from .sources import compiler_fingerprint, source_digest
 from .specialize import stable_repr
 
 
-def function_source(fn) -> str:
-    """The source text of ``fn`` (its bytecode's repr when the source is not available)."""
-    try:
-        return inspect.getsource(fn)
-    except (OSError, TypeError):
-        return repr(fn.__code__.co_code)
+class Specialization(NamedTuple):
+    """What one compiled kernel is compiled for; in-memory key as it is, disk key through ``digest``.
 
-
-def _code_names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
-
-
-def called_jit_functions(fn) -> list:
-    """The Python functions of the jit functions ``fn`` may call, transitively, in a stable order."""
-    seen: dict[str, object] = {}
-    stack = [fn]
-    while stack:
-        current = stack.pop()
-        for callee in _direct_callees(current):
-            ident = f"{callee.__module__}.{callee.__qualname__}"
-            if ident not in seen and callee is not fn:
-                seen[ident] = callee
-                stack.append(callee)
-    return [seen[k] for k in sorted(seen)]
-
-
-def _direct_callees(fn) -> list:
-    names = _code_names(fn.__code__)
-    scope = dict(fn.__globals__)
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:
-            continue
-    found = []
-    for name in names:
-        obj = scope.get(name)
-        if isinstance(obj, types.ModuleType):
-            found += [getattr(obj, attr, None) for attr in names]
-        else:
-            found.append(obj)
-    return [f._tilelab_fn for f in found if callable(getattr(f, "_tilelab_fn", None))]
-
-
-def source_fingerprint(root: str, version: str) -> str:
-    """A digest of ``version`` and of each Python source's path (under ``root``), size and modification time.
-
-    Why not the sources' bytes: reading and hashing them all took ~8 ms of every process's
-    first launch. Size and ``mtime`` change whenever a file is edited (the rule Python's own
-    bytecode cache trusts), so an edited compiler still never reuses an old cache entry.
-    Why ``scandir``: its entries already say which are folders, so a source costs one ``stat``
-    and little else: about half the time of ``os.walk`` with ``os.stat``.
+    A named tuple of tuples (constants by ``stable_repr``, so ``0.0`` and ``-0.0`` differ): it
+    hashes and compares as fast as the plain tuple it replaces.
     """
-    entries: list[str] = []
-    _scan_sources(root, "", entries)
-    h = hashlib.sha256(version.encode())
-    h.update("".join(sorted(entries)).encode())
-    return h.hexdigest()
+
+    signature: tuple[tuple[str, str], ...]
+    constants: tuple[tuple[str, str], ...]
+    divisibility: tuple[tuple[str, int], ...]
+    options: CompileOptions
+
+    @classmethod
+    def of(cls, signature: dict, constants: dict, divisibility: dict, options: CompileOptions) -> Specialization:
+        """The specialization of these parameter types, constexpr values and divisibilities."""
+        consts = tuple((k, stable_repr(v)) for k, v in constants.items())
+        return cls(tuple(signature.items()), consts, tuple(divisibility.items()), options)
+
+    def digest(self, fn, snapshots: bool = False) -> str:
+        """The hex digest naming this specialization of ``fn`` on disk (with ``snapshots``: pass IR kept).
+
+        It covers ``fn``'s source and its callees', the values of the globals they read
+        (``captured.py``), tilelab's own sources and version, and every field: whatever changes
+        the compiled code is a ``CompileOptions`` field, so nothing else (no environment
+        variable) needs to be patched in.
+        """
+        parts = {
+            "source": source_digest(fn),
+            "compiler": compiler_fingerprint(),
+            "signature": dict(self.signature),
+            "constants": dict(self.constants),
+            "divisibility": dict(self.divisibility),
+            "options": self.options.key(),
+            "snapshots": bool(snapshots),
+            "globals": Captured.of(fn).key(),
+        }
+        return hashlib.sha256(to_json(parts).encode()).hexdigest()
 
 
-def _scan_sources(folder: str, prefix: str, entries: list[str]) -> None:
-    """Append ``path:size:mtime;`` of each ``.py`` file under ``folder`` (not in ``__pycache__`` or linked folders)."""
-    with os.scandir(folder) as it:
-        for entry in it:
-            if entry.is_dir():
-                if entry.name != "__pycache__" and not entry.is_symlink():
-                    _scan_sources(entry.path, f"{prefix}{entry.name}/", entries)
-            elif entry.name.endswith(".py"):
-                st = entry.stat()
-                entries.append(f"{prefix}{entry.name}:{st.st_size}:{st.st_mtime_ns};")
+_PLAIN_CONSTANTS = (int, bool, str, type(None))
+#: the reader of the two variables every call key holds (TILELAB_TARGET, TILELAB_SANITIZE), from the options module
+_ENV_GET, _TARGET_KEY, _SANITIZE_KEY = launch_environment_reader()
+#: Markers of how a call key holds its keyword arguments, so that two forms never give equal keys.
+_INT_KEYWORDS, _PLAIN_KEYWORDS = "keywords: ints by value", "keywords: plain values by value and type"
+_PLAIN_KINDS = frozenset(_PLAIN_CONSTANTS)
 
 
-@lru_cache(maxsize=1)
-def compiler_fingerprint() -> str:
-    """``source_fingerprint`` of tilelab's own sources and version, taken once per process (at its first compile)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return source_fingerprint(package, __version__)
+def call_key(args: tuple, kwargs: dict, constexpr_flags: tuple, by_value) -> tuple | None:
+    """The call key of ``kernel[grid](*args, **kwargs)``, from ``args`` and ``kwargs`` as given.
+
+    ``constexpr_flags[i]`` says whether positional parameter ``i`` is a ``tl.constexpr``;
+    keyword arguments named in ``by_value`` (constexprs, launch options such as ``num_warps``)
+    take part by value, the others like runtime arguments. ``None``: no shortcut. This runs
+    on every launch, so the common kinds are tested inline (``type(x) is int`` first)::
+
+        call_key((x, 1024), {"BLOCK": 256}, (False, False, True), {"BLOCK"})
+        # (None, None, 2, (Tensor, torch.float32, True, 0), (int, 32, False, True), (_INT_KEYWORDS, (("BLOCK", 256),)))
+    """
+    if len(args) > len(constexpr_flags):
+        return None  # too many arguments: the full path says so
+    parts = [_ENV_GET(_TARGET_KEY), _ENV_GET(_SANITIZE_KEY), len(args)]  # options.launch_environment(), inlined
+    for value, is_constant in zip(args, constexpr_flags):
+        kind = type(value)
+        if is_constant:
+            part = (kind, value) if kind in _PLAIN_CONSTANTS else constant_part(value)
+        elif kind is int and -0x80000000 <= value < 0x80000000:
+            part = _I32_ONE if value == 1 else _I32_BY_16 if value & 15 == 0 else _I32
+        else:
+            maker = _PARTS.get(kind)
+            part = maker(value) if maker is not None else argument_part(value)
+            if part is None:
+                return None
+        parts.append(part)
+    if kwargs:
+        ints = []  # the common case: constexprs and options given as plain ints, keyed by value
+        for name, value in kwargs.items():
+            if type(value) is not int or name not in by_value:
+                break
+            ints.append((name, value))
+        else:
+            parts.append((_INT_KEYWORDS, tuple(ints)))
+            return tuple(parts)
+        kinds = tuple(map(type, kwargs.values()))
+        if by_value.issuperset(kwargs) and _PLAIN_KINDS.issuperset(kinds):  # constexprs and options only
+            parts.append((_PLAIN_KEYWORDS, tuple(kwargs.items()), kinds))
+        elif not _add_keyword_parts(parts, kwargs, by_value):
+            return None
+    return tuple(parts)
 
 
-def source_digest(fn) -> str:
-    """A digest of ``fn``'s source and the sources of the jit functions it calls."""
-    h = hashlib.sha256(function_source(fn).encode())
-    for callee in called_jit_functions(fn):
-        h.update(function_source(callee).encode())
-    return h.hexdigest()
+def _add_keyword_parts(parts: list, kwargs: dict, by_value) -> bool:
+    """Append the names, then one part per keyword argument, to ``parts``; ``False``: no shortcut."""
+    parts.append(tuple(kwargs))
+    for name, value in kwargs.items():
+        part = constant_part(value) if name in by_value else argument_part(value)
+        if part is None:
+            return False
+        parts.append(part)
+    return True
 
 
-def cache_key(fn, signature: dict, constants: dict, divisibility: dict, target: str, options: dict) -> str:
-    """The hex digest naming one compiled kernel."""
-    parts = {
-        "source": source_digest(fn),
-        "compiler": compiler_fingerprint(),
-        "signature": signature,
-        "constants": {k: stable_repr(v) for k, v in constants.items()},
-        "divisibility": divisibility,
-        "target": target,
-        "options": options,
-        "switches": {name: os.environ.get(name) for name in COMPILER_SWITCHES},
-        "globals": captured_globals_key(fn),
-    }
-    return hashlib.sha256(to_json(parts).encode()).hexdigest()
+def constant_part(value):
+    """A constexpr's value, as precise as ``stable_repr`` (so ``0.0`` and ``-0.0`` differ)."""
+    if type(value) in _PLAIN_CONSTANTS:
+        return type(value), value
+    if isinstance(value, np.ndarray):
+        return None  # an error the full path reports
+    return "repr", stable_repr(value)
 
 
-def captured_globals_key(fn) -> list:
-    """The values of the globals ``fn`` and its callees read (captured.py), as stable texts."""
-    from .captured import Captured  # captured.py builds on this module
+def argument_part(value):
+    """What specialization reads from a runtime argument, or ``None`` for kinds not covered."""
+    kind = type(value)
+    maker = _PARTS.get(kind)
+    if maker is None:
+        maker = _PARTS[kind] = _part_maker(value)
+    return maker(value)
 
-    return Captured.of(fn).key()
+
+def _part_maker(value):
+    """The key maker for arguments of ``type(value)``, picked once per type."""
+    from tilelab.cuda import DeviceArray  # here: tilelab.cuda imports the runtime
+
+    if isinstance(value, np.integer):
+        return _numpy_int_part
+    if isinstance(value, (np.floating, np.bool_)):
+        return _kind_part
+    if is_torch_tensor(value):
+        return _torch_part
+    if type(value) is DeviceArray:
+        return _device_array_part
+    if hasattr(value, "__cuda_array_interface__"):
+        return _cuda_interface_part
+    return _no_part
 
 
-#: Environment variables that change what the compiler emits: part of every cache key, so a
-#: kernel compiled with a switch set is never reused with it unset (and the other way round).
-COMPILER_SWITCHES = ("TILELAB_CUDA_LDMATRIX", "TILELAB_CUDA_WGMMA")
+def _ndarray_part(a):
+    return np.ndarray, a.dtype, a.__array_interface__["data"][0] % 16 == 0
+
+
+def _int_part(value):
+    return int, _int_class(value), value == 1, value % 16 == 0
+
+
+def _kind_part(value):
+    return (type(value),)
+
+
+def _numpy_int_part(value):
+    return type(value), value == 1, value % 16 == 0
+
+
+def _torch_part(t):
+    return type(t), t.dtype, t.data_ptr() % 16 == 0, t.get_device()
+
+
+def _device_array_part(a):
+    return type(a), a.dtype, a.ptr % 16 == 0
+
+
+def _cuda_interface_part(a):
+    iface = a.__cuda_array_interface__
+    return type(a), iface["typestr"], iface["data"][0] % 16 == 0
+
+
+def _no_part(value):
+    return None
+
+
+#: The key maker of each argument type met so far (``_no_part`` for types without a shortcut).
+_PARTS: dict = {np.ndarray: _ndarray_part, int: _int_part, float: _kind_part, bool: _kind_part, type(None): _kind_part}
+#: ``_int_part`` of the ints that fit 32 bits: 1, a multiple of 16, any other (``call_key`` inlines it).
+_I32_ONE, _I32_BY_16, _I32 = (int, 32, True, False), (int, 32, False, True), (int, 32, False, False)
+
+
+def _int_class(value: int) -> int | None:
+    """32, 64 or -64 (unsigned) by the range ``int_type`` would pick; ``None`` past 64 bits."""
+    if -(2**31) <= value < 2**31:
+        return 32
+    if -(2**63) <= value < 2**63:
+        return 64
+    return -64 if 0 <= value < 2**64 else None

@@ -37,6 +37,8 @@ import os
 import sys
 import threading
 
+from . import options
+
 #: what the thread imports (in ``_import_all``'s order: the CPU backend before ``llvmlite.binding``, so that
 #: LLVM's warm-up starts as soon as the bindings are there; the passes every pipeline runs, ``pipeline.COMMON``,
 #: after ``PIPELINE``)
@@ -52,7 +54,7 @@ _imported = threading.Event()  # set when the imports are done (or have failed);
 def start() -> None:
     """Start the background imports (once per process; not when they are done or switched off)."""
     global _thread
-    if _thread is not None or os.environ.get("TILELAB_PREFETCH", "1") == "0":
+    if _thread is not None or not options.prefetch_enabled():
         return
     if all(name in sys.modules for name in (LLVM_IR, LLVM_BINDING, PIPELINE)):
         return
@@ -104,7 +106,7 @@ def _import_all() -> None:
 
     for name in [f"tilelab.compiler.passes.{name}" for name in COMMON] + ([CPU_TARGET] if cpu else []):
         importlib.import_module(name)
-    from .keys import compiler_fingerprint
+    from .sources import compiler_fingerprint
 
     compiler_fingerprint()  # every cache key needs it; taken once per process
 

@@ -5,7 +5,7 @@ Reaching them through this one module keeps every import of compiler internals i
 single place, imported lazily so that ``import tilelab`` stays fast.
 
     module = build(fn, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1})
-    records = run_passes(module, "interpret", snapshots=False)
+    records = run_passes(module, CompileOptions(target="interpret"), "interpret", snapshots=False)
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ def build(fn, signature: dict[str, str], constants: dict, divisibility: dict[str
     return build_module(fn, signature=types, constants=constants, arg_divisibility=divisibility)
 
 
-def run_passes(module, pipeline: str, snapshots: bool) -> list:
-    """Run the target's pipeline on ``module`` in place; return the ``PassRecord`` list."""
-    from tilelab.compiler.passes.manager import PassManager
-    from tilelab.compiler.passes.pipeline import PIPELINES
+def run_passes(module, options, pipeline: str, snapshots: bool) -> list:
+    """Run the ``pipeline`` of passes on ``module`` in place with ``options``; return the ``PassRecord`` list."""
+    from tilelab.compiler.passes import pipeline as passes
 
-    return PassManager(PIPELINES[pipeline], snapshots=snapshots).run(module)
+    return passes.run(module, options, pipeline, snapshots=snapshots)
 
 
 def print_ir(module) -> str:

@@ -4,7 +4,7 @@ A target turns the final tile IR into an ``Artifact`` (assembly texts, metadata,
 blobs: all that the disk cache stores) and turns an artifact back into a launcher::
 
     target = get_target("interpret")
-    artifact = target.compile(module, {"num_warps": 4})
+    artifact = target.compile(module, CompileOptions(target="interpret"))
     launch = target.load(artifact, module)
     launch((4, 1, 1), [x, y, out, np.int32(n)], False)
 
@@ -17,11 +17,10 @@ semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``) and
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import prefetch, stages
+from . import options, prefetch, stages
 from .errors import TargetUnavailable
 
 
@@ -46,7 +45,7 @@ class InterpretTarget:
     name = "interpret"
     pipeline = "interpret"
 
-    def compile(self, module, options: dict) -> Artifact:
+    def compile(self, module, options) -> Artifact:
         return Artifact()
 
     def load(self, artifact: Artifact, module):
@@ -116,7 +115,7 @@ def choose_target(explicit: str | None, devices: set[str]) -> str:
     """Pick the target name: ``explicit`` > ``TILELAB_TARGET`` > the arrays' devices."""
     if explicit:
         return explicit
-    env = os.environ.get("TILELAB_TARGET", "").strip()
+    env = options.target_override()
     if env:
         return env
     if "cuda" in devices:

@@ -78,8 +78,8 @@ def merged(*parts: Mapping) -> Mapping:
     return LazyTexts(texts, makers) if makers else texts
 
 
-def with_makers(target, texts: Mapping) -> Mapping:
-    """``texts`` plus the lazy texts ``target`` can rebuild from them (its ``deferred_texts`` hook)."""
+def with_makers(target, texts: Mapping, options) -> Mapping:
+    """``texts`` plus the lazy texts ``target`` can rebuild from them (its ``deferred_texts(texts, options)`` hook)."""
     hook = getattr(target, "deferred_texts", None)
-    makers = hook(texts) if hook is not None else {}
+    makers = hook(texts, options) if hook is not None else {}
     return LazyTexts(texts, makers) if makers else texts

@@ -31,6 +31,8 @@ import os
 import threading
 from collections.abc import Callable
 
+from . import options
+
 _lock = threading.Lock()  # guards _pending and _registered
 _one_at_a_time = threading.Lock()  # upgrades run one after another, each on a thread of its own
 _pending: list[threading.Thread] = []  # upgrades submitted and not yet waited for
@@ -39,7 +41,7 @@ _registered = False
 
 def enabled() -> bool:
     """Whether targets may hand back a quick tier first (``TILELAB_TIERED`` is not ``0``)."""
-    return os.environ.get("TILELAB_TIERED", "1") != "0"
+    return options.tiered()
 
 
 def submit(ck, store: Callable[[object], None] | None, key: str | None = None) -> None:

@@ -2,10 +2,11 @@
 
 Why: binding arguments to names, specializing them and marshalling each one costs tens of
 microseconds, far more than the driver's launch. Once a call has gone the full way,
-``JITFunction`` keeps the ``launch`` of a ``WarmLaunch`` under the call's launch key
-(``call_key``: argument kinds, dtypes, alignment, integer classes, constexpr values, launch
-options). A later call with an equal key is known to bind and specialize the same way, so it
-only has to pick the kernel's runtime arguments out of the call by position and hand them to
+``JITFunction.launches`` keeps the ``launch`` of a ``WarmLaunch`` under the call's key
+(``keys.call_key``: argument kinds, dtypes, alignment, integer classes, constexpr values, launch
+options, sanitize setting). A later call with an equal key is known to bind and specialize the
+same way, so it only has to pick the kernel's runtime arguments out of the call by position
+(after the call's arguments come the defaults of the parameters it left out) and hand them to
 the launcher::
 
     add[(4,)](x, y, out, 1000, BLOCK=256)   # full path: bind, specialize, compile, launch
@@ -28,42 +29,43 @@ class WarmLaunch:
     it runs on every warm launch, and a closure calls faster than a method or ``__call__``.
     """
 
-    def __init__(self, jit, kernel, positions: tuple, direct, meta: tuple, reads_kwargs: bool):
+    def __init__(self, jit, kernel, positions: tuple, direct, meta: tuple, defaults, sanitize: bool = False):
         self.jit = jit
         self.kernel = kernel
-        self.positions = positions  # where each of kernel.arg_names sits in args + kwargs values
+        self.positions = positions  # where each of kernel.arg_names sits in args + kwargs values + defaults
         self.direct = direct  # the launcher's warm plan, or None
         self.meta = meta  # (names of the positional arguments, the rest of a callable grid's meta)
-        self.reads_kwargs = reads_kwargs  # whether a runtime argument comes by keyword
-        if direct is not None and not reads_kwargs:
+        self.defaults = defaults  # values of the parameters a call leaves to their defaults; None: all positional
+        self.sanitize = sanitize
+        if direct is not None and defaults is None:
             self.launch = self._direct_positional()
 
     @classmethod
-    def prepare(cls, jit, kernel, args: tuple, kwargs: dict, meta_options: dict | None = None):
-        """The ``WarmLaunch`` for calls shaped like ``(args, kwargs)``, or ``None`` (a default fills an argument).
+    def prepare(cls, jit, kernel, args: tuple, kwargs: dict, meta_options: dict | None = None, sanitize=False):
+        """The ``WarmLaunch`` for calls shaped like ``(args, kwargs)`` (with ``sanitize``: bounds-checked).
 
         ``meta_options`` (``num_warps``, ``num_stages``) join the meta-parameters a callable grid sees.
         """
         given = list(jit.arg_names[: len(args)]) + list(kwargs)
-        if any(name not in given for name in kernel.arg_names):
-            return None
-        positions = tuple(given.index(name) for name in kernel.arg_names)
-        plan = getattr(kernel.launcher, "warm_plan", None)
-        direct = plan(_pick(args, kwargs, positions), positions) if plan is not None else None
         defaults = {p.name: p.default for p in jit.params if p.name not in given}
+        order = given + list(defaults)
+        positions = tuple(order.index(name) for name in kernel.arg_names)
+        tail = tuple(defaults.values()) if any(i >= len(args) for i in positions) else None
+        plan = None if sanitize else getattr(kernel.launcher, "warm_plan", None)  # a plan never checks bounds
+        direct = plan(_pick(args, kwargs, tail, positions), positions) if plan is not None else None
         meta = (tuple(jit.arg_names[: len(args)]), dict(defaults, **(meta_options or {})))
-        return cls(jit, kernel, positions, direct, meta, any(i >= len(args) for i in positions))
+        return cls(jit, kernel, positions, direct, meta, tail, sanitize)
 
     def launch(self, grid, args: tuple, kwargs: dict):
         """Launch over ``grid`` with the runtime arguments of ``args`` and ``kwargs``; returns the kernel."""
         dims = grid_dims(grid) or self.dims(grid, args, kwargs)
-        given = args + tuple(kwargs.values()) if self.reads_kwargs else args
+        given = args if self.defaults is None else args + tuple(kwargs.values()) + self.defaults
         if self.direct is not None:
             if 0 not in dims:
                 self.direct(dims, given)
             return self.kernel
         values = [given[i] for i in self.positions]
-        return self.kernel.launch_normalized(dims, dict(zip(self.kernel.arg_names, values)))
+        return self.kernel.launch_normalized(dims, dict(zip(self.kernel.arg_names, values)), self.sanitize)
 
     def _direct_positional(self):
         """``launch`` when every runtime argument is positional and the launcher has a warm plan."""
@@ -91,7 +93,7 @@ class WarmLaunch:
         return normalize_grid(grid, meta, self.jit.__name__)
 
 
-def _pick(args: tuple, kwargs: dict, positions: tuple) -> list:
-    """The values at ``positions`` of ``args`` followed by the ``kwargs`` values."""
-    given = args + tuple(kwargs.values()) if kwargs else args
+def _pick(args: tuple, kwargs: dict, defaults: tuple | None, positions: tuple) -> list:
+    """The values at ``positions`` of ``args`` followed by the ``kwargs`` values and the ``defaults``."""
+    given = args if defaults is None else args + tuple(kwargs.values()) + defaults
     return [given[i] for i in positions]

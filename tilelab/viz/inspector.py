@@ -11,12 +11,15 @@ the analyses' plug-in tabs. It reads only the CompiledKernel (``name``, ``target
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as w
 
+from .gpu import GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .linked import LinkedCode
-from .models import code_lines, diff_rows, pass_rows, source_model
-from .plugins.figures import watch_tabs
+from .models import CodeLine, code_lines, pass_diff_rows, pass_rows, source_model, without_locs
+from .plugins.figures import render_selected, watch_tabs
 from .render import render_code, render_note, render_table, style_block
 from .resources import resource_rows
 from .views import load_builtin_views, views
@@ -40,6 +43,7 @@ class PassesTab:
     def __init__(self, compiled):
         self.records = list(compiled.passes or [])
         self.hide = w.Checkbox(value=False, description="hide unchanged passes", indent=False)
+        self.locs = w.Checkbox(value=False, description="show locations", indent=False)
         self.search = w.Text(placeholder="search passes / IR", layout=w.Layout(width="220px"))
         self.pass_list = w.Select(options=[], rows=14, layout=w.Layout(width="420px"))
         self.pass_list.add_class("tl-mono")
@@ -47,9 +51,10 @@ class PassesTab:
         self.code = LinkedCode(source_model(compiled), "tile")
         self.code.search.layout.display = "none"
         self.hide.observe(lambda _: self.refresh(), names="value")
+        self.locs.observe(lambda _: self.show_pass(self.pass_list.value), names="value")
         self.search.observe(self._on_search, names="value")
         self.pass_list.observe(lambda c: self.show_pass(c["new"]), names="value")
-        controls = w.VBox([w.HBox([self.hide, self.search]), self.pass_list])
+        controls = w.VBox([w.HBox([self.hide, self.locs, self.search]), self.pass_list])
         self.widget = w.VBox([controls, self.title, self.code.widget])
         if not self.records:
             self.widget = w.HTML(render_note("No pass snapshots: compile with snapshots=True to see them."))
@@ -73,15 +78,30 @@ class PassesTab:
             changed = [r.index for r in rows if r.changed]
             self.pass_list.value = (changed or indices)[0]
 
+    def choose(self, name: str) -> None:
+        """Shows the first pass called ``name`` (its diff); an unknown name says which passes there are."""
+        names = [r.name for r in self.records]
+        if name not in names:
+            raise ValueError(f"no pass {name!r}; passes: {', '.join(names)}")
+        self.hide.value = False
+        self.pass_list.value = names.index(name)
+
     def show_pass(self, index: int | None) -> None:
         """Shows the diff of pass ``index`` (the IR before it against the IR after it)."""
         if index is None:
             return
         rec = self.records[index]
-        state = "changed the IR" if rec.changed else "left the IR unchanged"
+        rows = pass_diff_rows(rec, locs=self.locs.value)
+        removed, added = (sum(r.kind == k for r in rows) for k in ("del", "add"))
+        state = f"changed the IR: {removed} line(s) removed, {added} added" if rec.changed else "left the IR unchanged"
+        if rec.changed and not removed + added:
+            state = "changed only module attributes (no op)"
         self.title.value = f"<b>{rec.name}</b> — {rec.seconds * 1e3:.2f} ms, {state}"
         after = rec.ir_after or ""
-        self.code.set_code(code_lines(after, "tile"), diff_rows(rec.ir_before, after, context=None))
+        lines = code_lines(after, "tile")
+        if not self.locs.value:
+            lines = [CodeLine(without_locs(c.text), c.src_line) for c in lines]
+        self.code.set_code(lines, rows)
 
 
 def _code_tab(compiled, key: str, language: str):
@@ -104,27 +124,84 @@ def _plugin_tab(view, compiled):
         return w.HTML(render_note(f"{view.name} failed: {type(e).__name__}: {e}"))
 
 
-class Inspector:
-    """The inspector widget of a CompiledKernel; ``show`` names the tab to open first."""
+def _gpu_note(gpu: GpuView, title: str):
+    why = f": {gpu.error}" if gpu.error else ""
+    return w.HTML(render_note(f"{title}: no GPU compile of this kernel{why}."))
 
-    def __init__(self, compiled, show: str | None = None):
+
+def gpu_tab(gpu: GpuView, title: str):
+    """The body of GPU tab ``title`` (PTX, SASS or an analysis view) from the chosen GPU compile."""
+    compiled = gpu.compiled()
+    for tab_title, key, lang in CODE_TABS:
+        if tab_title == title:
+            return _code_tab(compiled, key, lang) if compiled is not None else _gpu_note(gpu, title)
+    view = next(v for v in views() if v.name == title)
+    return _plugin_tab(view, compiled or gpu.run)  # without a GPU compile: the views' predictions
+
+
+def _resources(gpu: GpuView):
+    run = gpu.run
+    parts = [render_table(resource_rows(run))]
+    compiled = gpu.compiled()
+    if compiled is not None and compiled is not run:
+        parts += [f"<p><b>GPU compile</b> <code>{compiled.target}</code></p>", render_table(resource_rows(compiled))]
+    return w.HTML("".join(parts))
+
+
+class Inspector:
+    """The inspector widget of a CompiledKernel; ``show`` names the tab to open first.
+
+    ``gpu``: the GPU compile its PTX, SASS, coalescing, shared-memory and layout tabs show when
+    the kernel runs elsewhere (a CompiledKernel, or ``arch -> CompiledKernel`` as made by
+    ``tilelab.viz.gpu.gpu_compiler``, which adds an sm_80 / sm_90 / sm_90a picker).
+    """
+
+    def __init__(self, compiled, show: str | None = None, gpu=None, arch: str | None = None):
         self.compiled = compiled
+        self.gpu = GpuView(compiled, gpu, arch)
         src = source_model(compiled)
         self.passes = PassesTab(compiled)
         load_builtin_views()
         source_html = render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src")
         tabs = [("Source", w.HTML(source_html)), ("Passes", self.passes.widget)]
-        tabs += [(title, _code_tab(compiled, key, lang)) for title, key, lang in CODE_TABS]
-        tabs.append(("Resources", w.HTML(render_table(resource_rows(compiled)))))
-        tabs += [(v.name, _plugin_tab(v, compiled)) for v in views()]
+        for title, key, lang in CODE_TABS:
+            tabs.append((title, gpu_tab(self.gpu, title) if title in GPU_TABS else _code_tab(compiled, key, lang)))
+        tabs.append(("Resources", _resources(self.gpu)))
+        for v in views():
+            tabs.append((v.name, gpu_tab(self.gpu, v.name) if v.name in GPU_TABS else _plugin_tab(v, compiled)))
         self.titles = [t for t, _ in tabs]
         self.tab = w.Tab(children=[c for _, c in tabs], titles=self.titles)
         watch_tabs(self.tab)  # analysis tabs draw their figures when first opened
-        header = w.HTML(f"{style_block()}<b>{compiled.name}</b> · target <code>{compiled.target}</code>")
-        self.widget = w.VBox([header, self.tab])
+        self.header = w.HTML()
+        self.arch = w.Dropdown(options=self.gpu.choices, description="GPU", layout=w.Layout(width="170px"))
+        if self.gpu.choices:
+            self.arch.value = self.gpu.arch
+        self.arch.layout.display = None if len(self.gpu.choices) > 1 else "none"
+        self.arch.observe(lambda c: self.choose_arch(c["new"]), names="value")
+        self._set_header()
+        self.widget = w.VBox([w.HBox([self.header, self.arch]), self.tab], layout=w.Layout(width="100%"))
         self.widget.add_class("tl-inspector")
         if show:
             self.open(show)
+
+    def _set_header(self) -> None:
+        c = self.compiled
+        self.header.value = f"{style_block()}<b>{c.name}</b> · {html.escape(self.gpu.describe())}"
+
+    def choose_arch(self, arch: str | None) -> None:
+        """Shows the GPU tabs of the compile for ``arch`` (sm_80, sm_90, sm_90a)."""
+        if not arch or arch == self.gpu.arch:
+            return
+        self.gpu.arch = arch
+        children = list(self.tab.children)
+        for i, title in enumerate(self.titles):
+            if title in GPU_TABS:
+                children[i] = gpu_tab(self.gpu, title)
+        children[self.titles.index("Resources")] = _resources(self.gpu)
+        self.tab.children = children
+        self.tab.titles = self.titles
+        self._set_header()
+        render_selected(self.tab)
 
     def tab_index(self, name: str) -> int:
         """The index of the tab called ``name`` (case-insensitive; 'llvm', 'asm' and 'ir' are aliases)."""
@@ -136,10 +213,14 @@ class Inspector:
         raise ValueError(f"no inspector tab {name!r}; tabs: {', '.join(self.titles)}")
 
     def open(self, show: str) -> None:
-        """Selects the first tab named in ``show`` (a comma-separated list)."""
+        """Selects the first tab named in ``show`` (a comma-separated list); ``passes:cse`` also picks a pass."""
         first = [s for s in show.split(",") if s.strip()]
-        if first:
-            self.tab.selected_index = self.tab_index(first[0])
+        if not first:
+            return
+        tab, _, pass_name = first[0].partition(":")
+        self.tab.selected_index = self.tab_index(tab)
+        if pass_name:
+            self.passes.choose(pass_name.strip())
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)

@@ -109,12 +109,68 @@ class DiffRow:
     new_no: int | None = None
 
 
-def short_locs(text: str) -> str:
-    """IR text with each ``loc("/some/dir/file.py":3:11)`` shortened to ``loc("file.py":3:11)``.
+_CELL_FILE = re.compile(r"(^|/)(ipykernel_\d+/)?-?\d+\.py$|<ipython-input-")
+_SSA_NAME = re.compile(r"%[A-Za-z_0-9][\w.]*")
+_LOC_SUFFIX = re.compile(r' loc\("[^"]*":\d+:\d+\)')
 
-    Notebook cells compile from temporary files with long paths; the folder says nothing to a reader.
+
+def _loc_text(m: re.Match) -> str:
+    file = m["file"]
+    if _CELL_FILE.search(file):
+        return f"loc(cell line {m['line']})"
+    return f"loc({file.rsplit('/', 1)[-1]} line {m['line']})"
+
+
+def short_locs(text: str) -> str:
+    """IR text with each ``loc("/tmp/ipykernel_7/1078421621.py":3:11)`` shown as ``loc(cell line 3)``.
+
+    Notebook cells compile from temporary files with hashed names that say nothing to a reader;
+    a kernel from a file keeps its base name: ``loc(add.py line 3)``.
+
+        >>> short_locs('%0 = tt.get_program_id {axis = 0} : i32 loc("/tmp/ipykernel_1/20.py":3:11)')
+        '%0 = tt.get_program_id {axis = 0} : i32 loc(cell line 3)'
     """
-    return _IR_LOC.sub(lambda m: f'loc("{m["file"].rsplit("/", 1)[-1]}":{m["line"]}:{m["col"]})', text)
+    return _IR_LOC.sub(_loc_text, text)
+
+
+def without_locs(line: str) -> str:
+    """The line without its `` loc(...)`` suffix."""
+    return _LOC_SUFFIX.sub("", line)
+
+
+def erase_names(line: str) -> str:
+    """The line with every SSA name as ``%``: two prints of one op compare equal however values were numbered."""
+    return _SSA_NAME.sub("%", without_locs(line))
+
+
+def pass_diff_rows(record, locs: bool = False, context: int | None = None) -> list[DiffRow]:
+    """What one pass did to the IR: the ops it removed ('del'), added ('add') or changed (both).
+
+    Ops are matched across the two snapshots by ``Op.uid`` (``record.uids_before`` / ``uids_after``,
+    one per line) when the record has them, else by their text with SSA names erased; either way a
+    value renumbered because an op before it went away is not a change. Locations are hidden unless
+    ``locs`` (then shown as ``cell line N``). cse removing one duplicate ``make_range`` is one 'del' row.
+    """
+    before, after = (record.ir_before or "").splitlines(), (record.ir_after or "").splitlines()
+    ub, ua = getattr(record, "uids_before", None), getattr(record, "uids_after", None)
+    if not (ub and ua and len(ub) == len(before) and len(ua) == len(after)):
+        ub, ua = [None] * len(before), [None] * len(after)
+    keys_b = [("op", u) if u is not None else ("text", erase_names(t)) for t, u in zip(before, ub)]
+    keys_a = [("op", u) if u is not None else ("text", erase_names(t)) for t, u in zip(after, ua)]
+    shown_b = [short_locs(t) if locs else without_locs(t) for t in before]
+    shown_a = [short_locs(t) if locs else without_locs(t) for t in after]
+    rows: list[DiffRow] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False).get_opcodes():
+        if tag != "equal":
+            rows += [DiffRow("del", shown_b[i], i + 1, None) for i in range(i1, i2)]
+            rows += [DiffRow("add", shown_a[j], None, j + 1) for j in range(j1, j2)]
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2)):
+            if erase_names(before[i]) == erase_names(after[j]):
+                rows.append(DiffRow("same", shown_a[j], i + 1, j + 1))
+            else:  # the same op, changed in place (a new type, layout or attribute)
+                rows += [DiffRow("del", shown_b[i], i + 1, None), DiffRow("add", shown_a[j], None, j + 1)]
+    return rows if context is None else fold_context(rows, context)
 
 
 def diff_rows(before: str | None, after: str | None, context: int | None = None) -> list[DiffRow]:

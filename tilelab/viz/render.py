@@ -35,6 +35,9 @@ CSS = """
   padding: 6px 10px; background: #fff8f8; }
 .tl-error-msg { color: #cf222e; font-weight: bold; margin-bottom: 4px; white-space: pre-wrap; }
 .tl-table td { padding: 2px 12px 2px 0; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
+.tl-inspector .lm-TabBar-tab, .tl-inspector .p-TabBar-tab { flex: 0 0 auto !important; max-width: none !important;
+  min-width: 0 !important; padding: 0 10px !important; }
+.tl-inspector .widget-html-content { max-width: 100%; overflow-wrap: anywhere; }
 .tl-mono select, .tl-mono option { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
 """
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from .gpu import GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .inspector import CODE_TABS
-from .models import code_lines, diff_rows, pass_rows, source_model
+from .models import code_lines, pass_diff_rows, pass_rows, source_model
 from .render import render_code, render_diff, render_note, render_table, style_block
 from .resources import resource_rows
 from .views import load_builtin_views, views
@@ -42,7 +43,7 @@ def _passes_html(compiled) -> str:
     parts = []
     for row in rows:
         rec = compiled.passes[row.index]
-        diff = diff_rows(rec.ir_before, rec.ir_after, context=3) if row.changed else []
+        diff = pass_diff_rows(rec, context=3) if row.changed else []
         body = render_diff(diff) if diff else render_note("left the IR unchanged")
         cls = "" if row.changed else ' class="tl-unchanged"'
         parts.append(f"<details{cls}><summary>{html.escape(row.label)}</summary>{body}</details>")
@@ -69,9 +70,28 @@ def _plugin_html(view, compiled) -> str:
         return render_note(f"{view.name} failed: {type(e).__name__}: {e}")
 
 
-def report_html(compiled) -> str:
-    """The report page of ``compiled`` as a string."""
+def _gpu_html(gpu: GpuView, title: str, key: str | None = None, language: str = "") -> str:
+    """A GPU section (PTX, SASS or an analysis view) from the GPU compile, or why there is none."""
+    compiled = gpu.compiled()
+    if key is not None:
+        if compiled is None:
+            return render_note(f"{title}: no GPU compile of this kernel" + (f": {gpu.error}" if gpu.error else "."))
+        return _code_html(compiled, key, language)
+    return _plugin_html(next(v for v in views() if v.name == title), compiled or gpu.run)
+
+
+def _code_sections(compiled, gpu: GpuView) -> list[tuple[str, str, str]]:
+    out = []
+    for title, key, lang in CODE_TABS:
+        body = _gpu_html(gpu, title, key, lang) if title in GPU_TABS else _code_html(compiled, key, lang)
+        out.append((key, title, body))
+    return out
+
+
+def report_html(compiled, gpu=None, arch: str | None = None) -> str:
+    """The report page of ``compiled`` as a string; ``gpu`` as for ``Inspector`` (the GPU compile shown)."""
     load_builtin_views()
+    gpu = GpuView(compiled, gpu, arch)
     src = source_model(compiled)
     sections = [
         ("source", "Source", render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src"))
@@ -79,21 +99,31 @@ def report_html(compiled) -> str:
     final_ir = (compiled.asm or {}).get("tile", "")
     sections.append(("tile", "Final tile IR", _code_html(compiled, "tile", "tile") if final_ir else render_note("-")))
     sections.append(("passes", "Passes", _passes_html(compiled)))
-    sections += [(key, title, _code_html(compiled, key, lang)) for title, key, lang in CODE_TABS]
-    sections.append(("resources", "Resources", render_table(resource_rows(compiled))))
-    sections += [(v.name.replace(" ", "-"), v.name, _plugin_html(v, compiled)) for v in views()]
+    sections += _code_sections(compiled, gpu)
+    sections.append(("resources", "Resources", _resources_html(gpu)))
+    for v in views():
+        body = _gpu_html(gpu, v.name) if v.name in GPU_TABS else _plugin_html(v, compiled)
+        sections.append((v.name.replace(" ", "-"), v.name, body))
     nav = "".join(f'<a href="#{a}">{html.escape(t)}</a>' for a, t, _ in sections)
     body = "".join(_section(a, t, b) for a, t, b in sections)
     title = f"{compiled.name} · {compiled.target}"
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_PAGE_CSS}</style>{style_block()}</head><body><h1>{html.escape(title)}</h1>"
-        f"<nav>{nav}</nav>{body}</body></html>"
+        f"<p>{html.escape(gpu.describe())}</p><nav>{nav}</nav>{body}</body></html>"
     )
 
 
-def write_report(compiled, path) -> Path:
-    """Writes the report of ``compiled`` to ``path`` and returns the path."""
+def _resources_html(gpu: GpuView) -> str:
+    parts = [render_table(resource_rows(gpu.run))]
+    compiled = gpu.compiled()
+    if compiled is not None and compiled is not gpu.run:
+        parts += [f"<h3>GPU compile: {html.escape(compiled.target)}</h3>", render_table(resource_rows(compiled))]
+    return "".join(parts)
+
+
+def write_report(compiled, path, gpu=None, arch: str | None = None) -> Path:
+    """Writes the report of ``compiled`` to ``path`` and returns the path (``gpu``: see ``report_html``)."""
     path = Path(path)
-    path.write_text(report_html(compiled), encoding="utf-8")
+    path.write_text(report_html(compiled, gpu, arch), encoding="utf-8")
     return path

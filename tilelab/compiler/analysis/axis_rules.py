@@ -183,9 +183,18 @@ def _mul(a: AxisInfo, b: AxisInfo) -> AxisInfo:
     return AxisInfo(ones, d, k, _both_const(a, b, lambda x, y: x * y))
 
 
+def _uniform_over_runs(a: AxisInfo, b: AxisInfo, i: int) -> bool:
+    """``b`` is one value over each contiguous run of ``a`` along ``i`` (a runtime ``M`` splat, a constant)."""
+    return b.constant is not None or b.constancy[i] % a.contiguity[i] == 0
+
+
 def _runs_of_quotient(a: AxisInfo, b: AxisInfo, i: int, k: int) -> int:
-    """Constancy of ``a // b`` along ``i``: contiguous ``a`` over constant ``b`` stays constant in runs."""
-    if a.contiguity[i] > 1 and b.constant is not None:
+    """Constancy of ``a // b`` along ``i``: contiguous ``a`` over a uniform ``b`` stays constant in runs.
+
+    ``a`` = ``d_a*q, d_a*q + 1, ...``, ``b`` = ``d_b*p``: the quotient can only step where ``a``
+    crosses a multiple of ``b``, hence of ``gcd(d_a, d_b)``. Holds for a runtime ``b`` too.
+    """
+    if a.contiguity[i] > 1 and _uniform_over_runs(a, b, i):
         return max(k, math.gcd(a.contiguity[i], math.gcd(a.divisibility[i], b.divisibility[i])))
     return k
 
@@ -201,16 +210,30 @@ def _div(a: AxisInfo, b: AxisInfo) -> AxisInfo:
 
 
 def _rem(a: AxisInfo, b: AxisInfo) -> AxisInfo:
-    """``a % m``: runs of ``a`` split where they cross a multiple of ``m``."""
+    """``a % m``: runs of ``a`` split where they cross a multiple of ``m``.
+
+    ``m`` need not be a known constant, only one value over each run of ``a`` (as Triton): with
+    ``M`` a runtime argument divisible by 16, ``(pid * 128 + tl.arange(0, 128)) % M`` keeps runs of
+    16 consecutive offsets starting at multiples of 16. ``a % 1`` is 0.
+    """
+    if b.constant == 1:
+        return AxisInfo.of_constant(0, a.constancy)
     k = tuple(math.gcd(x, y) for x, y in zip(a.constancy, b.constancy))
     const = _both_const(a, b, lambda x, y: int(math.fmod(x, y)))
-    if b.constant is None or b.constant <= 0:
+    if b.constant is not None and b.constant <= 0:
         return AxisInfo((1,) * a.rank, (1,) * a.rank, k, const)
     c = tuple(
-        math.gcd(a.contiguity[i], math.gcd(a.divisibility[i], b.divisibility[i])) if a.contiguity[i] > 1 else 1
+        math.gcd(a.contiguity[i], math.gcd(a.divisibility[i], b.divisibility[i]))
+        if a.contiguity[i] > 1 and _uniform_over_runs(a, b, i)
+        else 1
         for i in _dims(a)
     )
-    d = tuple(math.gcd(_start_div(a, i, c[i]), b.divisibility[i]) for i in _dims(a))
+    d = tuple(
+        math.gcd(_start_div(a, i, c[i]), b.divisibility[i])
+        if _uniform_over_runs(a, b, i)
+        else math.gcd(_elem_div(a, i), _elem_div(b, i))
+        for i in _dims(a)
+    )
     return AxisInfo(c, d, k, const)
 
 
@@ -274,7 +297,10 @@ def _binary(op, info):
     a, b = info[op.operands[0]], info[op.operands[1]]
     elem = op.result.type.element
     fn = _BINARY.get(op.kind) if getattr(elem, "is_int", False) else None
-    return fn(a, b) if fn else _unknown_keep_constancy(a, b)
+    out = fn(a, b) if fn else _unknown_keep_constancy(a, b)
+    if out.constant is not None:  # one known value over the whole tile (x % 1, x & 0, folded constants)
+        return AxisInfo.of_constant(out.constant, _shape(op.result))
+    return out
 
 
 # --------------------------------------------------------------------------- masks and selection

@@ -7,6 +7,10 @@ Counting rules (per program, then times the number of programs):
 * ``dot``: ``2 * M * N * K`` (times the batch);
 * ``reduce``/``scan`` over floats: the combine region's FLOPs once per element folded;
 * loads and stores: ``numel * itemsize`` bytes, as if every element were unmasked;
+  asynchronous copies into shared memory (``cp.async`` of a pipelined loop) are loads too.
+  A pipelined loop issues ``S - 1`` copies before it (the prologue) and, in each iteration,
+  the copy for ``S - 1`` iterations ahead, the last ``S - 1`` of which are masked off (past
+  the loop's end): they are not counted, so a loop moves the same bytes pipelined or not;
 * loops: the body times its trip count, known when ``lb``, ``ub`` and ``step``
   are constants or kernel arguments given in ``args``; otherwise 1, and the
   loop's line is listed in ``KernelCost.assumptions``; ``if``: the costlier branch.
@@ -110,7 +114,7 @@ def _fma(op, env, assumptions):
     return KernelCost(flops=2 * _numel(op.result) if _is_float(op.result) else 0)
 
 
-@_cost_of(ops.DotOp)
+@_cost_of(ops.DotOp, ops.WarpGroupDotOp)
 def _dot(op, env, assumptions):
     a_shape, out_shape = op.operands[0].type.shape, op.result.type.shape
     return KernelCost(flops=2 * math.prod(out_shape) * a_shape[-1])
@@ -119,6 +123,24 @@ def _dot(op, env, assumptions):
 @_cost_of(ops.LoadOp)
 def _load(op, env, assumptions):
     return KernelCost(load_bytes=_numel(op.result) * op.result.type.element.itemsize)
+
+
+@_cost_of(ops.AsyncCopyGlobalToLocalOp)
+def _async_copy(op, env, assumptions):
+    return KernelCost(load_bytes=_numel(op.ptrs) * op.ptrs.type.element.pointee.itemsize)
+
+
+def _ring_stages(copy: ops.AsyncCopyGlobalToLocalOp) -> int:
+    """``S`` of the ring buffer a copy writes (1 when it writes a plain buffer)."""
+    view = copy.view.defining_op
+    ring = view.ring.defining_op if isinstance(view, ops.MemDescIndexOp) else view
+    return int((getattr(ring, "attrs", None) or {}).get("stages") or 1)
+
+
+def _prefetch_tail(body: Block) -> int:
+    """Bytes of the copies a pipelined loop issues past its end: ``S - 1`` per copy in its body."""
+    copies = [op for op in body.ops if isinstance(op, ops.AsyncCopyGlobalToLocalOp)]
+    return sum((_ring_stages(c) - 1) * _async_copy(c, {}, []).load_bytes for c in copies)
 
 
 @_cost_of(ops.StoreOp)
@@ -138,7 +160,9 @@ def _for(op, env, assumptions):
     if trips is None:
         assumptions.append(f"line {op.loc.line}: loop trip count unknown, counted once")
         trips = 1
-    return _block_cost(op.body, env, assumptions).scaled(trips)
+    cost = _block_cost(op.body, env, assumptions).scaled(trips)
+    cost.load_bytes -= _prefetch_tail(op.body)
+    return cost
 
 
 @_cost_of(ops.IfOp)

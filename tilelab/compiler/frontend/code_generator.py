@@ -17,8 +17,10 @@ import builtins
 import operator
 
 from ..ir.core import Loc
-from .control_flow import ControlFlowMixin
+from .control_flow import RETURN_VALUE, ControlFlowMixin, fold_early_return
 from .errors import CompilationError, SemanticError
+from .promotion import python_scalar_type
+from .structure import is_python_number
 from .values import block_ptr, constexpr, dtype, is_builtin, range_spec, tensor, unwrap
 
 _BINOPS = {
@@ -119,6 +121,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         self.returned = False
         self.ret_value = None
         self.runtime_depth = 0  # > 0 inside a run-time if/for/while
+        self.loop_depth = 0  # > 0 inside a run-time for/while
 
     # ------------------------------------------------------------------ locations and errors
     def loc_of(self, node) -> Loc:
@@ -138,7 +141,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             except CompilationError:
                 raise
             except (SemanticError, RuntimeError, TypeError, ValueError, AttributeError, IndexError, KeyError) as e:
-                raise self.error(node, str(e) or type(e).__name__) from None
+                # as in Triton, the semantic error is the cause (tests match its message there)
+                raise self.error(node, str(e) or type(e).__name__) from e.with_traceback(None)
             except Exception as e:  # an internal error: still name the user's line
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}") from e
 
@@ -148,9 +152,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ statements
     def visit_body(self, stmts) -> None:
-        for stmt in stmts:
-            if self.returned:
-                return
+        stmts = list(stmts)
+        while stmts and not self.returned:
+            stmt, stmts = fold_early_return(stmts[0], stmts[1:])
             self.visit(stmt)
 
     def visit_Module(self, node):
@@ -202,9 +206,13 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         raise SemanticError(f"cannot assign to {ast.unparse(target)}: only names and tuples of names can be assigned")
 
     def visit_Return(self, node):
-        if self.runtime_depth:
-            raise SemanticError("return inside a run-time if/for/while is not supported; assign a variable instead")
-        self.ret_value = self.visit(node.value) if node.value is not None else None
+        if self.loop_depth:
+            raise SemanticError("return inside a run-time for/while is not supported; assign a variable instead")
+        value = self.visit(node.value) if node.value is not None else None
+        if self.runtime_depth:  # in an if region: merged with the other branch's (control_flow.visit_If)
+            self.scope[RETURN_VALUE] = value
+        else:
+            self.ret_value = value
         self.returned = True
 
     def visit_Assert(self, node):
@@ -253,6 +261,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def visit_Attribute(self, node):
         obj = self.visit(node.value)
         target = obj if isinstance(obj, (tensor, dtype, block_ptr)) else unwrap(obj)
+        if node.attr == "dtype" and is_python_number(target):  # `value = 1; value.dtype`: the literal's type
+            return dtype(python_scalar_type(target))
         if not hasattr(target, node.attr):
             raise SemanticError(f"'{type(target).__name__}' object has no attribute '{node.attr}'")
         return getattr(target, node.attr)
@@ -291,7 +301,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
             symbol = _CMPOPS[type(op)]
-            if _is_tensorish(left) or _is_tensorish(right):
+            if symbol in ("is", "is not"):  # identity, known at compile time (`x is not None`)
+                this = constexpr(_PYOPS[symbol](unwrap(left), unwrap(right)))
+            elif _is_tensorish(left) or _is_tensorish(right):
                 if symbol not in ("==", "!=", "<", "<=", ">", ">="):
                     raise SemanticError(f"'{symbol}' cannot compare tensors")
                 this = self.sem.compare(symbol, unwrap(left), unwrap(right))

@@ -26,6 +26,26 @@ from .structure import flatten, is_python_number, rebuild
 from .values import range_spec, tensor, unwrap
 
 _MAX_TYPE_ROUNDS = 4
+RETURN_VALUE = "$return"  # scope keys of a region that returned (names no user variable can have)
+RETURNED = "$returned"
+
+
+def _contains_return(stmt) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+
+
+def fold_early_return(stmt, rest: list):
+    """``if c: ...; return`` followed by ``rest`` becomes ``if c: ...; return  else: <orelse>; rest``.
+
+    A run-time ``if`` is one structured region op, so a ``return`` inside it cannot jump past
+    the code that follows; Triton accepts the pattern (loss kernels begin with
+    ``if label == ignore_index: ...; return``), so the code that follows is moved into both
+    branches (after a ``return`` it is never reached). Other statements come back unchanged.
+    """
+    if not isinstance(stmt, ast.If) or not rest or not _contains_return(stmt):
+        return stmt, rest
+    folded = ast.If(test=stmt.test, body=[*stmt.body, *rest], orelse=[*stmt.orelse, *rest])
+    return ast.copy_location(folded, stmt), []
 
 
 def assigned_names(stmts) -> list[str]:
@@ -58,18 +78,27 @@ class ControlFlowMixin:
     def _carryable(self, value) -> bool:
         return is_python_number(value) or bool(flatten(value)[1])
 
-    def _run_region(self, block: Block, stmts, scope: dict) -> dict:
-        """Visit ``stmts`` into ``block`` with ``scope``; give back the scope after them."""
-        saved = self.scope
+    def _run_region(self, block: Block, stmts, scope: dict, loop: bool = False) -> dict:
+        """Visit ``stmts`` into ``block`` with ``scope``; give back the scope after them.
+
+        A ``return`` met in an ``if`` region leaves its value in the scope (``RETURN_VALUE``) and
+        marks it (``RETURNED``); ``visit_If`` then merges the branches' values like variables.
+        """
+        saved, saved_returned = self.scope, self.returned
         self.scope = dict(scope)
         self.runtime_depth += 1
+        self.loop_depth += loop
+        self.returned = False
         try:
             with self.builder.at_end(block):
                 self.visit_body(stmts)
+            if self.returned:
+                self.scope[RETURNED] = True
             return self.scope
         finally:
             self.runtime_depth -= 1
-            self.scope = saved
+            self.loop_depth -= loop
+            self.scope, self.returned = saved, saved_returned
 
     def _coerce(self, block: Block, value, like):
         """``value`` made to match ``like``'s flattened types, with casts emitted at the end of ``block``."""
@@ -94,14 +123,20 @@ class ControlFlowMixin:
             self.visit_body(node.body if unwrap(cond) else node.orelse)
             return
         cond = self.sem.cast(unwrap(cond), irt.i1)
+        if cond.type.is_tensor and cond.type.numel == 1:
+            cond = self.sem.item(cond)  # a one-element tile is unsplatted, as in Triton
         if cond.type.is_tensor:
             raise SemanticError(f"an if condition must be a scalar, got a tensor of shape {list(cond.type.shape)}")
         op = ops.IfOp(cond.handle, [])
         then_scope = self._run_region(op.then_block, node.body, self.scope)
         else_scope = self._run_region(op.else_block, node.orelse, self.scope)
+        returned = [scope.pop(RETURNED, False) for scope in (then_scope, else_scope)]
         merged = self._merge_branches(op, then_scope, else_scope)
         self.builder.insert(op)
         self._bind_results(op, merged)
+        if any(returned):  # what followed the if was folded into both branches (fold_early_return)
+            self.returned = True
+            self.ret_value = self.scope.pop(RETURN_VALUE, None)
 
     def _merge_branches(self, op, then_scope, else_scope) -> list[tuple[str, object]]:
         """Yield, from both branches, each variable they change; returns (name, template) pairs."""
@@ -244,7 +279,7 @@ class ControlFlowMixin:
             self.scope = scope
             self.assign(target, tensor(block.args[0], self.sem))
             scope, self.scope = self.scope, saved
-        return self._run_region(block, body, scope), templates
+        return self._run_region(block, body, scope, loop=True), templates
 
     def _retype(self, names, inits, body_scope, types):
         """None when every carried value keeps its type; else the types to retry with."""

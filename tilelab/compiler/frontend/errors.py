@@ -15,28 +15,11 @@ generator, which knows which AST node it is visiting, turns it into a
 
 from __future__ import annotations
 
+from ...errors import CompilationError, TritonError
 
-class SemanticError(Exception):
+
+class SemanticError(TritonError):
     """A user error found by the semantic layer; the code generator adds the location."""
 
 
-class CompilationError(Exception):
-    """A kernel that cannot be compiled: ``str(e)`` is ``file:line: message`` plus the line and a caret."""
-
-    def __init__(self, message: str, filename: str = "<unknown>", line: int = 0, col: int = 0, source_line: str = ""):
-        self.message = message
-        self.filename = filename
-        self.line = line
-        self.col = col
-        self.source_line = source_line
-        super().__init__(self._render())
-
-    def _render(self) -> str:
-        head = f"{self.filename}:{self.line}: {self.message}"
-        if not self.source_line:
-            return head
-        text = self.source_line.rstrip()
-        stripped = text.lstrip()
-        indent = len(text) - len(stripped)
-        caret = " " * max(0, self.col - indent)
-        return f"{head}\n    {stripped}\n    {caret}^"
+__all__ = ["CompilationError", "SemanticError"]

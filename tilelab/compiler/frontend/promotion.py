@@ -46,14 +46,14 @@ def check_fits(value, elem: ScalarType) -> None:
     """Refuse a weak Python int that the integer type ``elem`` cannot hold (``u32 tile + -1``, ``i8 tile * 300``).
 
     ``check_fits(255, u8)`` passes; ``check_fits(-1, u32)`` raises
-    "the constant -1 does not fit in u32 (range 0 to 4294967295); cast the tile or the constant".
+    "the constant -1 is out of range for u32 (range 0 to 4294967295); cast the tile or the constant".
     """
     if not elem.is_int or elem.is_bool or isinstance(value, bool) or not isinstance(value, int):
         return
     low, high = (0, 2**elem.bits - 1) if elem.is_unsigned else (-(2 ** (elem.bits - 1)), 2 ** (elem.bits - 1) - 1)
     if not low <= value <= high:
         raise SemanticError(
-            f"the constant {value} does not fit in {elem} (range {low} to {high}); cast the tile or the constant"
+            f"the constant {value} is out of range for {elem} (range {low} to {high}); cast the tile or the constant"
         )
 
 
@@ -96,5 +96,8 @@ def computation_type(a: ScalarType, a_weak: bool, b: ScalarType, b_weak: bool, d
     if floating is not None:
         return floating
     if div_or_mod and a.is_unsigned != b.is_unsigned and not (a.is_bool or b.is_bool):
-        raise SemanticError(f"cannot use / or % with {a} and {b}: they differ in signedness; cast one of them")
+        raise SemanticError(
+            f"Cannot use /, //, or % with {a} and {b} because they have different signedness; "
+            "cast them to the same signedness"
+        )
     return integer_promote(a, b)

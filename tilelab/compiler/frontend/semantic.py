@@ -21,6 +21,7 @@ from ..ir import ops
 from ..ir import types as irt
 from .errors import SemanticError
 from .promotion import check_fits, computation_type, python_scalar_type
+from .semantic_compat import CompatMixin
 from .semantic_memory import MemoryMixin
 from .semantic_reduce import ReduceMixin
 from .semantic_shape import ShapeMixin
@@ -73,7 +74,7 @@ TENSOR_METHODS = dict(
 )
 
 
-class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
+class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
     """Typed IR construction with Triton's rules; ``builder`` says where ops go and with which location."""
 
     tensor_methods = TENSOR_METHODS
@@ -204,9 +205,19 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
                 a, b = self.cast(a, irt.f32), self.cast(b, irt.f32)
             return self.emit(ops.BinaryOp("pow", a.handle, b.handle))
         if symbol in _INT_ONLY and (ta.is_float or tb.is_float):
-            raise SemanticError(f"{symbol} needs integer operands, got {ta} and {tb}")
+            raise SemanticError(f"invalid operands of type {ta} and {tb}: {symbol} needs integer operands")
         a, b = self.promote(a, b, symbol, div_or_mod=symbol == "%")
+        if symbol == ">>" and not ta.is_bool and ta.is_signed != a.type.element.is_signed:
+            return self._shift_as(a, b, ta.is_signed)
         return self.emit(ops.BinaryOp(_ARITH[symbol], a.handle, b.handle))
+
+    def _shift_as(self, a, b, signed: bool) -> tensor:
+        """``>>`` arithmetic when the left operand was signed, logical when not (Triton picks by it,
+        before promotion: ``int8 >> uint8`` shifts the uint8 bits arithmetically)."""
+        t = a.type.element
+        twin = irt.parse_type(("i" if signed else "u") + str(t.bits))
+        shifted = self.emit(ops.BinaryOp("shr", self.cast(a, twin).handle, self.cast(b, twin).handle))
+        return self.cast(shifted, t)
 
     def _pointer_arith(self, symbol, a, b, ta, tb) -> tensor:
         if symbol == "+" and tb.is_pointer and not ta.is_pointer:
@@ -326,7 +337,7 @@ class Semantic(MemoryMixin, ReduceMixin, ShapeMixin):
     def program_id(self, axis) -> tensor:
         axis = self.constexpr_int(axis, "program_id's axis")
         if axis not in (0, 1, 2):
-            raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
+            raise SemanticError(f"program_id axis must be 0, 1, or 2 but got {axis}")
         return self.emit(ops.ProgramIdOp(axis))
 
     def num_programs(self, axis) -> tensor:

@@ -21,6 +21,7 @@ _CACHE = ("", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt", ".lu")
 _EVICTION = ("", "evict_first", "evict_last", "evict_normal", "no_allocate")
 _SEMS = ("relaxed", "acquire", "release", "acq_rel")
 _SCOPES = ("gpu", "cta", "sys")
+_FLOAT_ATOMICS = ("add", "max", "min", "xchg")
 
 
 def _handle(v):
@@ -116,6 +117,8 @@ class MemoryMixin:
             mask = self.broadcast_to_shape(mask, shape)
         if kind in ("and", "or", "xor") and not elem.is_int:
             raise SemanticError(f"atomic_{kind} needs an integer pointee, got {elem}")
+        if elem.bits < 16 or (elem.is_int and elem.bits < 32) or (elem.is_float and kind not in _FLOAT_ATOMICS):
+            raise SemanticError(f"atomic_{kind} does not support {elem}")  # as in Triton: no narrow atomics
         if kind == "add" and elem.is_float:
             kind = "fadd"
         elif kind in ("max", "min") and elem.is_unsigned:

@@ -162,8 +162,6 @@ class ReduceMixin:
             raise SemanticError(f"dot needs two 2-d (or two 3-d) tensors, got shapes {sa} and {sb}")
         if sa[-1] != sb[-2] or sa[:-2] != sb[:-2]:
             raise SemanticError(f"dot: incompatible shapes {sa} and {sb} (inner dimensions must match)")
-        if min(sa[-2], sa[-1], sb[-1]) < 16:
-            raise SemanticError(f"dot needs every dimension >= 16, got shapes {sa} and {sb}")
         ea, eb = a.type.element, b.type.element
         out = self._dot_out_type(ea, eb, out_dtype)
         shape = [*sa[:-1], sb[-1]]

@@ -28,7 +28,8 @@ class ShapeMixin:
     def _axis(self, axis, rank: int, what: str, extra: int = 0) -> int:
         axis = self.constexpr_int(axis, f"{what}'s axis")
         if not -(rank + extra) <= axis < rank + extra:
-            raise SemanticError(f"{what}: axis {axis} is out of range for a tensor of rank {rank}")
+            n = rank + extra
+            raise SemanticError(f"{what}: invalid axis {axis}. Expected {-n} <= axis < {n} (a tensor of rank {rank})")
         return axis % (rank + extra)
 
     def expand_dims(self, x, axis) -> tensor:
@@ -36,7 +37,12 @@ class ShapeMixin:
         x = self.to_tensor(x)
         axis = unwrap(axis)
         if isinstance(axis, (tuple, list)):
-            for a in sorted(self.constexpr_int(a, "expand_dims's axis") for a in axis):
+            # as in Triton: every axis counts in the result's rank, normalized before sorting
+            rank = len(x.type.shape) + len(axis)
+            axes = [self._axis(a, rank, "expand_dims") for a in axis]
+            if len(set(axes)) != len(axes):
+                raise SemanticError(f"expand_dims: duplicate axes, normalized axes = {axes}")
+            for a in sorted(axes):
                 x = self.expand_dims(x, a)
             return x
         shape = list(x.type.shape)
@@ -57,7 +63,9 @@ class ShapeMixin:
             elif isinstance(item, slice) and item == slice(None):
                 dim += 1
             else:
-                raise SemanticError(f"tensors can only be indexed with None and ':', got {item!r}")
+                raise SemanticError(
+                    f"unsupported tensor index: {item!r} (tensors can only be indexed with None and ':')"
+                )
         return x
 
     def reshape(self, x, shape, can_reorder=False) -> tensor:
@@ -105,6 +113,9 @@ class ShapeMixin:
         shape = x.type.shape
         if not shape or shape[-1] != 2:
             raise SemanticError(f"split needs a last dimension of size 2, got shape {list(shape)}")
+        if len(shape) == 1:  # two scalars: the pair's first and second element (an ordered 2-element reduce)
+            first = self.reduce([x], 0, lambda lhs, rhs: lhs)[0]
+            return first, self.reduce([x], 0, lambda lhs, rhs: rhs)[0]
         op = ops.SplitOp(x.handle, irt.tensor(shape[:-1], x.type.element))
         self.builder.insert(op)
         return tensor(op.results[0], self), tensor(op.results[1], self)
@@ -112,6 +123,8 @@ class ShapeMixin:
     def interleave(self, a, b) -> tensor:
         """Elements of ``a`` and ``b`` alternating along the last dimension."""
         joined = self.join(a, b)
+        if len(joined.type.shape) == 1:  # two scalars: the pair itself
+            return joined
         shape = list(joined.type.shape[:-2]) + [joined.type.shape[-2] * 2]
         return self.reshape(joined, shape)
 

@@ -18,6 +18,7 @@ import inspect
 import operator
 
 from ..ir import types as irt
+from .dtype_facts import DtypeFacts
 from .errors import SemanticError
 
 _TRITON_NAMES = {
@@ -39,7 +40,7 @@ _TRITON_NAMES = {
 }
 
 
-class dtype:
+class dtype(DtypeFacts):
     """An element type of the ``tl`` language, e.g. ``tl.float32``; ``.ir`` is the IR type.
 
     >>> tl.float16.is_floating(), tl.float16.primitive_bitwidth
@@ -47,7 +48,8 @@ class dtype:
     """
 
     def __init__(self, ir):
-        self.ir = ir
+        # Triton builds dtypes by name too: tl.dtype("int8")
+        self.ir = irt.parse_type(unwrap(ir)) if isinstance(unwrap(ir), str) else ir
 
     @property
     def name(self) -> str:

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import InterpreterError
 from ..ir.core import Loc, Module
 
 
-class KernelRuntimeError(RuntimeError):
+class KernelRuntimeError(InterpreterError, RuntimeError):
     """A kernel fault found while interpreting it; the message names the kernel's line."""
 
 

@@ -24,6 +24,7 @@ from ..ir.ops import (
     LocalStoreOp,
     MemDescIndexOp,
     WarpGroupDotOp,
+    WarpGroupDotWaitOp,
 )
 from .access import read_masked
 from .numeric import dtype_of
@@ -70,3 +71,8 @@ def no_effect(it, op):
 @handles(WarpGroupDotOp)
 def warp_group_dot(it, op, a, b, acc):
     return HANDLERS[DotOp](it, op, a, b, acc)
+
+
+@handles(WarpGroupDotWaitOp)
+def warp_group_dot_wait(it, op, acc):
+    return acc  # the numpy dot is done when it returns

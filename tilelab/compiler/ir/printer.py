@@ -79,6 +79,7 @@ class Printer:
         self.counter = 0
         self.lines: list[str] = []
         self.line_locs: list[Loc | None] = []
+        self.line_uids: list[int | None] = []  # the ``Op.uid`` printed on each line (None: braces, headers)
 
     # ---------------------------------------------------------------- naming
     def name(self, v: Value) -> str:
@@ -97,11 +98,12 @@ class Printer:
         self.names[v] = f"%{name}"
         return self.names[v]
 
-    def emit(self, indent: int, text: str, loc: Loc | None = None) -> None:
+    def emit(self, indent: int, text: str, loc: Loc | None = None, uid: int | None = None) -> None:
         if self.locs and loc is not None and loc.line:
             text = f"{text[:-2]} {loc} {{" if text.endswith(" {") else f"{text} {loc}"
         self.lines.append("  " * indent + text)
         self.line_locs.append(loc)
+        self.line_uids.append(uid)
 
     # ---------------------------------------------------------------- ops
     def print_func(self, f: FuncOp, indent: int = 0) -> None:
@@ -142,8 +144,8 @@ class Printer:
         elif op.operands:
             text += " : " + str(op.operands[0].type)
         if not op.regions:
-            return self.emit(indent, text, op.loc)
-        self.emit(indent, text + " {", op.loc)
+            return self.emit(indent, text, op.loc, op.uid)
+        self.emit(indent, text + " {", op.loc, op.uid)
         for region in op.regions:
             for block in region.blocks:
                 self._print_block_header(block, indent + 1)
@@ -165,7 +167,7 @@ class Printer:
         attrs = _shown_attrs(op)
         if attrs:
             head += " {" + ", ".join(f"{k} = {_fmt_attr(v)}" for k, v in attrs.items()) + "}"
-        self.emit(indent, head + " {", op.loc)
+        self.emit(indent, head + " {", op.loc, op.uid)
         self.print_block_ops(op.body, indent + 1)
         self.emit(indent, "}")
 
@@ -173,7 +175,7 @@ class Printer:
         head = self._results(op) + f"scf.if {self.name(op.operands[0])}"
         if op.results:
             head += " -> (" + ", ".join(str(r.type) for r in op.results) + ")"
-        self.emit(indent, head + " {", op.loc)
+        self.emit(indent, head + " {", op.loc, op.uid)
         self.print_block_ops(op.then_block, indent + 1)
         if op.else_block.ops:
             self.emit(indent, "} else {")
@@ -183,7 +185,7 @@ class Printer:
     def _print_while(self, op: WhileOp, indent: int) -> None:
         args = ", ".join(f"{self.name_arg(a)} = {self.name(v)}" for a, v in zip(op.before.args, op.operands))
         types = ", ".join(str(r.type) for r in op.results)
-        self.emit(indent, self._results(op) + f"scf.while ({args}) -> ({types}) {{", op.loc)
+        self.emit(indent, self._results(op) + f"scf.while ({args}) -> ({types}) {{", op.loc, op.uid)
         self.print_block_ops(op.before, indent + 1)
         after = ", ".join(f"{self.name_arg(a)}: {a.type}" for a in op.after.args)
         self.emit(indent, f"}} do {{ ^bb({after}):")
@@ -200,6 +202,18 @@ def print_module(module: Module, locs: bool = True) -> str:
     for f in module.funcs:
         p.print_func(f)
     return p.text()
+
+
+def print_module_uids(module: Module, locs: bool = True) -> tuple[str, tuple[int | None, ...]]:
+    """The text form of ``module`` and, per line, the ``Op.uid`` of the op printed there (None elsewhere).
+
+    Two snapshots of one module match their ops by uid (a pass keeps an op's uid while it lives),
+    so a diff shows only the ops a pass removed, added or changed, not renumbered SSA names.
+    """
+    p = Printer(locs)
+    for f in module.funcs:
+        p.print_func(f)
+    return p.text(), tuple(p.line_uids)
 
 
 def print_op(op: Op, locs: bool = False) -> str:

@@ -34,8 +34,8 @@ after:
       tt.return
     }
 
-Hopper (``module.attrs["arch"] == "sm_90a"``, the ``a`` unlocks wgmma; unless
-``TILELAB_CUDA_WGMMA=0``: see ``wgmma_enabled``): a warpgroup of four warps multiplies a 64
+Hopper (``options_of(module).arch == "sm_90a"``, the ``a`` unlocks wgmma; unless the
+``wgmma`` option is off, ``TILELAB_CUDA_WGMMA=0``: see ``use_wgmma``): a warpgroup of four warps multiplies a 64
 x N tile by reading A and B *straight from shared memory*, through 64-bit matrix
 descriptors, at about twice mma.sync's rate. So for f16/bf16 dots with ``num_warps`` a
 multiple of 4, M a multiple of 64 and N split into warpgroup tiles of 16 to 256 columns, the
@@ -72,15 +72,14 @@ after:
 
 from __future__ import annotations
 
-import os
-
-from tilelab.compiler.ir.core import FuncOp, Module, Value
-from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, LocalAllocOp, LocalStoreOp
+from tilelab.compiler.ir.core import Block, FuncOp, Module, Op, Value
+from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, ForOp, LocalAllocOp, LocalStoreOp
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
-from tilelab.compiler.passes.assign_layouts import collapse
+from tilelab.compiler.options import options_of
+from tilelab.compiler.passes.assign_layouts import FP8, collapse
 from tilelab.compiler.passes.convert_through_shared import stored_order
 
 NAME = "accelerate-dot"
@@ -119,9 +118,10 @@ WGMMA_ARCHS = ("sm_90a",)
 
 
 def operands_fit(op: DotOp) -> bool:
-    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit float type."""
+    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit or 8-bit float type."""
     a, b = op.operands[0].type, op.operands[1].type
-    return a.element == b.element and a.element.name in ("f16", "bf16") and len(op.operands[2].type.shape) == 2
+    types = ("f16", "bf16", *FP8)
+    return a.element == b.element and a.element.name in types and len(op.operands[2].type.shape) == 2
 
 
 def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
@@ -137,7 +137,7 @@ def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
         return acc  # another dot with the same accumulator layout was converted first
     (m, n), k = acc.shape, op.operands[0].type.shape[-1]
     num_warps = 1 << len(acc.in_bases(WARP))
-    if num_warps % 4 or m % 64 or k % 16:
+    if num_warps % 4 or m % 64 or k % (32 // op.operands[0].type.element.itemsize):  # an instruction's K
         return None
     groups_m = num_warps // 4
     while groups_m > 1 and m % (64 * groups_m):
@@ -161,7 +161,8 @@ def operand_shared(t, instr_n: int | None = None) -> LinearLayout:
     every instruction starts on an atom.
     """
     elem_bytes = t.element.itemsize
-    if instr_n is not None and t.layout is not None and stored_order(t.layout) == (0, 1):
+    k_major = t.layout is not None and stored_order(t.layout) == (0, 1)
+    if instr_n is not None and (k_major or t.element.name in FP8):  # 8-bit B: wgmma reads it K-major only
         return nvmma_shared(t.shape, elem_bytes, min(128, t.shape[0] * elem_bytes), [0, 1])
     width = t.shape[1] if instr_n is None else min(t.shape[1], instr_n)
     return nvmma_shared(t.shape, elem_bytes, min(128, width * elem_bytes), [1, 0])
@@ -188,6 +189,30 @@ def retype(func: FuncOp, old: LinearLayout, new: LinearLayout) -> None:
                 v.type = v.type.with_layout(layout)
 
 
+def outermost_invariant_loop(op: Op, v: Value) -> ForOp | None:
+    """The outermost loop around ``op`` that ``v`` is defined outside of (None: no such loop)."""
+    found, loop = None, _enclosing_op(op.parent)
+    while isinstance(loop, ForOp) and not _defined_inside(v, loop):
+        found, loop = loop, _enclosing_op(loop.parent)
+    return found
+
+
+def _enclosing_op(block: Block | None) -> Op | None:
+    """The op whose region holds ``block`` (None at a function's body)."""
+    region = block.parent if block is not None else None
+    return region.parent if region is not None else None
+
+
+def _defined_inside(v: Value, loop: ForOp) -> bool:
+    block = v.owner if isinstance(v.owner, Block) else v.owner.parent
+    while block is not None:
+        if block is loop.body:
+            return True
+        op = _enclosing_op(block)
+        block = op.parent if op is not None else None
+    return False
+
+
 def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``.
 
@@ -203,7 +228,14 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
         if isinstance(v.defining_op, ConvertLayoutOp):
             v = v.defining_op.operands[0]
         alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
-        new_ops += [alloc, LocalStoreOp(alloc.result, v, loc=loc)]
+        store = LocalStoreOp(alloc.result, v, loc=loc)
+        outside = outermost_invariant_loop(dot, v)
+        if outside is None:
+            new_ops += [alloc, store]
+        else:  # attention's q: stored once before the loop, not in every iteration
+            at = outside.parent.ops.index(outside)
+            outside.parent.insert(at, alloc)
+            outside.parent.insert(at + 1, store)
         buffers.append(alloc.result)
     wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
     new_ops += [FenceAsyncSharedOp(loc=loc), wgd]
@@ -213,19 +245,16 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     return wgd
 
 
-def wgmma_enabled() -> bool:
-    """Whether the wgmma path is on: it is unless ``TILELAB_CUDA_WGMMA=0`` (then mma.sync everywhere).
-
-    On an H200 wgmma takes the 4096^3 f16 matmul from 336 to 479 TFLOP/s and attention
-    from 259 to 300 (``benchmarks/gpu.py``); the switch keeps mma.sync at hand to compare.
-    """
-    return os.environ.get("TILELAB_CUDA_WGMMA", "1") != "0"
-
-
 def use_wgmma(module: Module) -> bool:
-    """Turn every dot that fits into a ``ttng.warp_group_dot`` (Hopper; see the module docstring)."""
+    """Turn every dot that fits into a ``ttng.warp_group_dot`` (Hopper; see the module docstring).
+
+    The ``wgmma`` option (on unless ``TILELAB_CUDA_WGMMA=0``) keeps mma.sync at hand to compare:
+    on an H200 wgmma takes the 4096^3 f16 matmul from 336 to 479 TFLOP/s and attention from
+    259 to 300 (``benchmarks/gpu.py``).
+    """
     changed = False
-    arch = module.attrs.get("arch") if wgmma_enabled() else None
+    options = options_of(module)
+    arch = options.arch if options.wgmma else None
     for func in module.funcs:
         for op in [op for op in func.walk() if isinstance(op, DotOp)]:
             layout = wgmma_layout(op, arch)

@@ -7,7 +7,9 @@ reused mid-iteration; a software-pipelined ring, allocated before its loop and u
 lives across the whole loop and takes ``stages`` times its tile's bytes). Buffers are placed
 first-fit, in program order, at offsets aligned to 16 bytes (the widest ``ld.shared``);
 ``module.attrs["shared_bytes"]`` gets the total, which the backend reports as the kernel's
-``shared`` bytes.
+``shared`` bytes. A total over the architecture's limit (the options' ``arch``: 232448 bytes
+on sm_90) raises ``OutOfResources(total, limit, "shared memory")``, as Triton does, rather than
+leaving the driver to refuse the launch.
 
 before:
     tt.func @k(%x: !ptr<f32>) {
@@ -44,9 +46,23 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, Op
 from tilelab.compiler.ir.ops import LocalAllocOp
+from tilelab.compiler.options import options_of
+from tilelab.errors import OutOfResources
 
 NAME = "allocate-shared-memory"
 ALIGN = 16
+
+#: Most shared memory one program may take (bytes, dynamic included), by compute capability major.minor.
+SHARED_LIMITS = {(9, 0): 232448, (8, 0): 166912, (8, 7): 166912, (8, 6): 101376, (8, 9): 101376, (7, 5): 65536}
+
+
+def shared_memory_limit(arch: str | None) -> int | None:
+    """The per-program shared-memory limit of ``arch`` (``"sm_90a"`` -> 232448), ``None`` off the GPU."""
+    if not arch or not arch.startswith("sm_"):
+        return None
+    digits = "".join(ch for ch in arch[3:] if ch.isdigit())
+    major, minor = int(digits[:-1] or 0), int(digits[-1:] or 0)
+    return SHARED_LIMITS.get((major, minor), 232448 if major >= 9 else 49152)
 
 
 def number_ops(block: Block, order: dict | None = None, pos: int = 0) -> dict[Op, tuple[int, int]]:
@@ -94,12 +110,25 @@ def first_fit(ranges: list[tuple[int, int, int]]) -> tuple[list[int], int]:
     return offsets, -(-total // ALIGN) * ALIGN
 
 
-def run(module: Module) -> bool:
-    func = module.kernel
+def alloc_ranges(func, resize=None) -> tuple[list[LocalAllocOp], list[tuple[int, int, int]]]:
+    """Every ``local_alloc`` of ``func`` and its ``(start, end, nbytes)``.
+
+    ``resize`` maps an alloc to the ``(start, end, nbytes)`` it would have after a planned change
+    (software pipelining moves a loop's buffer before the loop as a ring of several stages).
+    """
     order = number_ops(func.body)
     allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
-    ranges = [(*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
+    resize = resize(order) if resize else {}
+    return allocs, [resize.get(a) or (*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
+
+
+def run(module: Module) -> bool:
+    func = module.kernel
+    allocs, ranges = alloc_ranges(func)
     offsets, total = first_fit(ranges)
+    limit = shared_memory_limit(options_of(module).arch)
+    if limit is not None and total > limit:
+        raise OutOfResources(total, limit, "shared memory")
     changed = module.attrs.get("shared_bytes") != total
     for alloc, offset in zip(allocs, offsets):
         changed |= alloc.attrs.get("offset") != offset

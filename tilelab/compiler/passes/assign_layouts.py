@@ -13,12 +13,13 @@ How, in two walks:
    elementwise ops pass their result's wish on to their operands;
 2. forwards, each result takes its layout: a reduction gives the slice of its operand's
    layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
-   operands' layout; where an operand's layout differs, a ``ttg.convert_layout`` is
-   inserted in front of the user. Other tiles take the wished layout, or the default
-   one for their shape (``tile_layout``: up to 4 consecutive elements per thread along
-   the last dim, lanes then warps row-major).
+   operands' layout (a computed data operand's before a mask's: in ``tl.where(keep, qk, -inf)``
+   the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where
+   an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user.
+   Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
+   up to 4 consecutive elements per thread along the last dim, lanes then warps row-major).
 
-``num_warps`` comes from ``module.attrs["num_warps"]`` (4 when absent).
+``num_warps`` comes from the module's options (``options_of(module).num_warps``).
 
 before:
     tt.func @k(%x: !ptr<i32>) {
@@ -67,6 +68,7 @@ from tilelab.compiler.layouts import (
     mma_m16n8k16_accumulator,
     slice_layout,
 )
+from tilelab.compiler.options import options_of
 
 NAME = "assign-layouts"
 
@@ -147,16 +149,25 @@ def chained_dots(module: Module) -> set[DotOp]:
     return found
 
 
-def mma_layout(op: DotOp, num_warps: int, chained: bool = False) -> LinearLayout | None:
+#: 8-bit float operands: only Hopper's wgmma multiplies them (``fp8`` below)
+FP8 = ("fp8e4nv", "fp8e5")
+
+
+def mma_layout(op: DotOp, num_warps: int, chained: bool = False, fp8: bool = False) -> LinearLayout | None:
     """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
 
     Warps split the tile so each warp's own part stays close to square (``warp_split``):
     a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
+    With ``fp8`` (the target has wgmma) an fp8 dot whose shape wgmma takes (M a multiple of 64,
+    K of 32, whole warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma.
     """
     a, b, c = (v.type for v in op.operands)
-    if len(c.shape) != 2 or c.element.name != "f32" or {a.element.name, b.element.name} - {"f16", "bf16"}:
+    if len(c.shape) != 2 or c.element.name != "f32" or a.element != b.element:
         return None
-    if a.element != b.element:
+    if a.element.name in FP8:
+        if not fp8 or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % 32:
+            return None
+    elif a.element.name not in ("f16", "bf16"):
         return None
     m, n = c.shape
     k = a.shape[-1]
@@ -182,8 +193,9 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int, vectors: dict, chained: set):
+    def __init__(self, num_warps: int, vectors: dict, chained: set, fp8: bool = False):
         self.num_warps = num_warps
+        self.fp8 = fp8
         self.chained = chained
         self.vectors = vectors
         self.want: dict[Value, LinearLayout] = {}
@@ -203,7 +215,7 @@ class _Assigner:
 
     def wish_op(self, op: Op) -> None:
         if isinstance(op, DotOp):
-            layout = mma_layout(op, self.num_warps, op in self.chained)
+            layout = mma_layout(op, self.num_warps, op in self.chained, self.fp8)
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
@@ -258,7 +270,7 @@ class _Assigner:
             self.set(
                 op.result,
                 self.want.get(op.result)
-                or mma_layout(op, self.num_warps, op in self.chained)
+                or mma_layout(op, self.num_warps, op in self.chained, self.fp8)
                 or self.wanted(op.result),
             )
             self.convert_operand(block, op, 2, op.result.type.layout)
@@ -271,7 +283,8 @@ class _Assigner:
         if not tensors:
             return
         computed = [v for v in tensors if not v.defined_by(Uniform)]
-        lead = (computed or tensors)[0]
+        data = [v for v in computed if getattr(v.type.element, "name", "") != "i1"]
+        lead = (data or computed or tensors)[0]  # a mask follows the data it selects, not the other way
         if op.results and op.results[0].type.is_tensor:
             layout = lead.type.layout or self.wanted(op.results[0])
             for r in op.results:
@@ -369,7 +382,9 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
-    assigner = _Assigner(int(module.attrs.get("num_warps", 4)), access_vectors(module), chained_dots(module))
+    options = options_of(module)
+    fp8 = options.arch == "sm_90a" and options.wgmma
+    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), fp8)
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

@@ -58,6 +58,7 @@ from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp, StoreOp
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.options import options_of
 
 from .assign_layouts import access_vectors, tile_layout
 
@@ -111,7 +112,7 @@ def _walk(block: Block, info, vectors, num_warps, func) -> bool:
 
 def run(module: Module) -> bool:
     """Retarget loads and stores to layouts that follow their contiguous dim (see the docstring)."""
-    num_warps = int(module.attrs.get("num_warps", 4))
+    num_warps = options_of(module).num_warps
     vectors = access_vectors(module)
     changed = False
     for func in module.funcs:

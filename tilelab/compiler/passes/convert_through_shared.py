@@ -42,7 +42,6 @@ after:
 from __future__ import annotations
 
 import functools
-import os
 
 from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
@@ -55,6 +54,7 @@ from tilelab.compiler.layouts import (
     row_major_shared,
     swizzled_shared,
 )
+from tilelab.compiler.options import options_of
 
 NAME = "convert-through-shared"
 
@@ -91,7 +91,7 @@ def mma_operand_shared(shape, elem_bytes: int, order=(1, 0)):
     so that each thread writes 16-byte chunks (and ``cp.async`` can fill the buffer) while
     ``ldmatrix`` reads it plain or transposed.
     """
-    if elem_bytes != 2 or len(shape) != 2 or os.environ.get("TILELAB_CUDA_LDMATRIX", "1") == "0":
+    if elem_bytes != 2 or len(shape) != 2:
         return None
     cols, rows = int(shape[order[0]]), int(shape[order[1]])
     if cols < 8:
@@ -112,24 +112,23 @@ def stored_order(layout: LinearLayout) -> tuple[int, int]:
     return (1, 0)
 
 
-def choose_shared_layout(src, dst, elem_bytes: int):
+def choose_shared_layout(src, dst, elem_bytes: int, ldmatrix: bool = True):
     """The buffer layout for converting ``src`` to ``dst`` (see ``_choose``), remembered per process.
 
     Scoring the candidates takes milliseconds per conversion; a notebook recompiles the same
     kernels again and again. Layouts compare as maps, so the destination's kind (a dot
-    operand takes the ``ldmatrix`` buffer) and the ``ldmatrix`` switch are part of the key.
+    operand takes the ``ldmatrix`` buffer) and the ``ldmatrix`` option are part of the key.
     """
-    switch = os.environ.get("TILELAB_CUDA_LDMATRIX", "1")
-    return _choose(src, dst, elem_bytes, dst.params.get("kind"), switch)
+    return _choose(src, dst, elem_bytes, dst.params.get("kind"), ldmatrix)
 
 
 @functools.lru_cache(maxsize=512)
-def _choose(src, dst, elem_bytes: int, _dst_kind, _ldmatrix_switch: str):
+def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
     """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
 
-    A load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
+    With ``ldmatrix``, a load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
-    if dst.params.get("kind") == "dot_operand":
+    if ldmatrix and dst.params.get("kind") == "dot_operand":
         shared = mma_operand_shared(src.shape, elem_bytes, stored_order(src))
         if shared is not None:
             return shared
@@ -149,10 +148,10 @@ def crosses_threads(op: ConvertLayoutOp) -> bool:
     return conversion_kind(src.layout, dst.layout) in ("shuffle", "shared")
 
 
-def _expand(block: Block, op: ConvertLayoutOp) -> LocalLoadOp:
+def _expand(block: Block, op: ConvertLayoutOp, ldmatrix: bool) -> LocalLoadOp:
     src, dst = op.src.type, op.result.type
     elem_bytes = max(1, src.element.itemsize)
-    shared = choose_shared_layout(src.layout, dst.layout, elem_bytes)
+    shared = choose_shared_layout(src.layout, dst.layout, elem_bytes, ldmatrix)
     alloc = LocalAllocOp(src.with_layout(shared), loc=op.loc)
     store = LocalStoreOp(alloc.result, op.src, loc=op.loc)
     load = LocalLoadOp(alloc.result, dst, loc=op.loc)
@@ -220,22 +219,23 @@ def _split_trans(block: Block, op: TransOp) -> ConvertLayoutOp | None:
     return conv
 
 
-def _rewrite(block: Block) -> bool:
+def _rewrite(block: Block, ldmatrix: bool) -> bool:
     changed = False
     for op in list(block.ops):
         for region in op.regions:
             for inner in region.blocks:
-                changed |= _rewrite(inner)
+                changed |= _rewrite(inner, ldmatrix)
         if isinstance(op, TransOp) and (conv := _split_trans(block, op)) is not None:
             op = conv
         if isinstance(op, ConvertLayoutOp) and crosses_threads(op):
-            _expand(block, op)
+            _expand(block, op, ldmatrix)
             changed = True
     return changed
 
 
 def run(module: Module) -> bool:
     changed = False
+    ldmatrix = options_of(module).ldmatrix  # off: mma operands take the buffer of fewest conflicts
     for func in module.funcs:
-        changed |= _rewrite(func.body)
+        changed |= _rewrite(func.body, ldmatrix)
     return changed

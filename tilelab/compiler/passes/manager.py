@@ -19,7 +19,7 @@ import time
 from contextlib import nullcontext
 
 from ..ir.core import Module
-from ..ir.printer import print_module
+from ..ir.printer import print_module_uids
 from ..ir.verifier import VerificationError, check_uses, verify
 from . import tracing
 
@@ -43,6 +43,8 @@ class PassRecord:
         ir_before: str | None = None,
         ir_after: str | None = None,
         rules: list[tracing.RuleRecord] | None = None,
+        uids_before: tuple | None = None,
+        uids_after: tuple | None = None,
     ):
         self.name = name
         self.seconds = seconds
@@ -50,6 +52,8 @@ class PassRecord:
         self.ir_before = ir_before
         self.ir_after = ir_after
         self.rules = [] if rules is None else rules
+        # per line of ir_before / ir_after, the uid of the op printed there: the pass diff matches ops by it
+        self.uids_before, self.uids_after = uids_before, uids_after
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
@@ -79,7 +83,7 @@ class PassManager:
         self._check(module, None, uses=True)
         records = []
         unchanged: list[str] = []  # passes run since the last check that said they changed nothing
-        text = print_module(module) if self.snapshots else None
+        text, uids = print_module_uids(module) if self.snapshots else (None, None)
         for p in self.passes:
             with tracing.tracing() if self.trace else nullcontext([]) as rules:
                 start = time.perf_counter()
@@ -90,9 +94,11 @@ class PassManager:
                 unchanged = []
             else:
                 unchanged.append(p.name)
-            after = (print_module(module) if changed else text) if self.snapshots else None
-            records.append(PassRecord(p.name, seconds, changed, text, after, list(rules)))
-            text = after
+            after, after_uids = (text, uids)
+            if self.snapshots and changed:
+                after, after_uids = print_module_uids(module)
+            records.append(PassRecord(p.name, seconds, changed, text, after, list(rules), uids, after_uids))
+            text, uids = after, after_uids
         self._final_check(module, unchanged)
         return records
 

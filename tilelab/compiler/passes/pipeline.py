@@ -2,10 +2,11 @@
 
 Why one list: it feeds the pass manager, the print-after options and the inspector's
 pass list, so what runs and what is shown cannot drift apart. Targets append their own
-passes after the common ones::
+passes after the common ones. ``run`` is the entry point: it gives the module its
+``CompileOptions`` (``module.options``, which the passes read) and runs the list::
 
-    from tilelab.compiler.passes.pipeline import PIPELINES, PassManager
-    records = PassManager(PIPELINES["cpu"], snapshots=True).run(module)
+    from tilelab.compiler.passes import pipeline
+    records = pipeline.run(module, CompileOptions(target="cpu"), snapshots=True)
 
 Why by name: a pass file is imported the first time a target that runs it is asked for,
 so compiling for the CPU never imports the GPU passes, the layouts or the analyses they
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
+from ..options import CompileOptions
 from .manager import PassManager, PassRecord
 
 
@@ -105,4 +107,17 @@ class _Pipelines(Mapping):
 
 PIPELINES: Mapping[str, list[Pass]] = _Pipelines(PASS_FILES)
 
-__all__ = ["Pass", "PIPELINES", "PASS_FILES", "COMMON", "PassManager", "PassRecord"]
+
+def run(module, options: CompileOptions, pipeline: str | None = None, snapshots: bool = False) -> list[PassRecord]:
+    """Run a pipeline over ``module`` in place with ``options``; return one ``PassRecord`` per pass.
+
+    ``module.options`` is ``options`` from here on (the passes and the backends read it: a pass
+    keeps the signature ``run(module) -> bool``). ``pipeline`` names the list to run: by default
+    the one of ``options.target`` (``cuda:sm_80`` runs ``cuda``'s).
+    """
+    module.options = options
+    passes = PIPELINES[pipeline or options.target.partition(":")[0]]
+    return PassManager(passes, snapshots=snapshots).run(module)
+
+
+__all__ = ["Pass", "PIPELINES", "PASS_FILES", "COMMON", "PassManager", "PassRecord", "run"]

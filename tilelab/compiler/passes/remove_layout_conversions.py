@@ -10,7 +10,9 @@ Two rewrites, repeated until nothing changes:
 
 Unused conversions left behind are dropped.
 
-A third one moves a loop-carried value to the layout its loop computes it in. Layouts
+A third one moves a loop-carried value to the layout its loop computes it in (or, when the
+loop only steps it by constants and splats, to the one layout the loop reads it in: a
+pointer tile advanced with ``b_ptrs += BK * stride`` and loaded K-contiguous). Layouts
 are assigned before ``accelerate-dot`` knows the mma layout of a dot's result, so a running
 statistic of that result (attention's row sum ``l_i = l_i * alpha + tl.sum(p, 1)``) can be
 carried in a blocked layout, each iteration converting its inputs to it through shared
@@ -102,10 +104,13 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
     if not arg.type.is_tensor or arg.type.layout is None:
         return False
     term = loop.body.terminator
-    ops, component, work = [], {arg}, [arg]
+    ops, component, work, exits = [], {arg}, [arg], set()
     while work:  # the values computed from ``arg`` in this iteration
         for user in work.pop().users:
             if user is term:
+                continue
+            if isinstance(user, ConvertLayoutOp) and user.parent is body:
+                exits.add(user.result.type.layout)  # read in another layout (a load's pointers)
                 continue
             if user.parent is not body or not user.has_trait(Elementwise) or user in ops:
                 if user in ops:
@@ -127,7 +132,10 @@ def _move_carried(func, loop: ForOp, index: int) -> bool:
                 return False
             target = source.src.type.layout
             removed += 1
-    if target is None or target == arg.type.layout or not removed:
+    if target is None and len(exits) == 1:  # ``ptrs += step`` carried in one layout, loaded in another
+        (target,) = exits
+        removed = 1
+    if target is None or target == arg.type.layout or not removed or (exits and exits != {target}):
         return False
     _retype(loop, index, ops, component, target)
     return True
@@ -146,7 +154,7 @@ def _retype(loop: ForOp, index: int, ops: list, component: set, target) -> None:
                 again = type(source).create(
                     source.operands, [v.type.with_layout(target)], dict(source.attrs), loc=source.loc
                 )
-                Rewriter.insert_before(op, again)
+                Rewriter.insert_after(source, again)  # next to the original: a step made before the loop stays there
                 op.operands[k] = again.result
         for r in op.results:
             r.type = r.type.with_layout(target)

@@ -11,7 +11,9 @@ group each; every iteration then waits until its own group has landed
 the previous iteration free again), reads its stage, and starts the copy for iteration
 ``i + S - 1`` into that free slot. Slots are i32 loop-carried values wrapped with a
 select. Copies past the loop's end are masked off (``iv < ub``), so the tail needs no
-special case; after the loop ``async_wait {num = 0}`` drains them.
+special case; after the loop ``async_wait {num = 0}`` drains them. When the rings and the
+kernel's other shared buffers would not fit in the architecture's shared memory, the loop gets
+the most stages that do fit (none below 2: it is left unpipelined), as Triton's configs expect.
 
 A load is pipelined when it is a tile load directly in an ``scf.for`` body whose only
 user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read only by
@@ -107,11 +109,12 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
-from tilelab.compiler.ir.ops.gpu import shared_reads
+from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.options import options_of
+from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 
 NAME = "software-pipeline"
-DEFAULT_STAGES = 3
 
 
 @dataclass
@@ -369,13 +372,79 @@ def pipeline_loop(loop: ForOp, stages: int) -> bool:
     return True
 
 
+def fitting_stages(func, loop: ForOp, stages: int, limit: int | None) -> int:
+    """The most stages, up to ``stages``, whose rings fit in ``limit`` bytes of shared memory with
+    every other buffer of ``func`` (1: no pipelining fits). A config asking for more stages than
+    fit still compiles, with fewer (a 128x128 attention tile at 3 stages, say)."""
+    cands = candidates(loop) if limit is not None else []
+    if not cands:
+        return stages
+    moved = {c.alloc for c in cands}
+
+    def planned(s):
+        def resize(order):
+            start, end = order[loop]
+            return {a: (start, end, a.stage_bytes * s) for a in moved}
+
+        return first_fit(alloc_ranges(func, resize)[1])[1]
+
+    while stages >= 2 and planned(stages) > limit:
+        stages -= 1
+    return stages
+
+
+def overlap_wgmma(func, loop: ForOp) -> bool:
+    """Keep each iteration's wgmma running while the copies for a later iteration are issued.
+
+    Applies to a pipelined loop whose one ``warp_group_dot`` accumulates into a carried value
+    that nothing else in the loop reads (a matmul's ``acc``). The dot waits with ``pendings = 1``
+    (only the previous iteration's wgmma must be done), then a barrier (every warpgroup's previous
+    wgmma is done: its ring slot is free), then the copies into that slot start. After the loop,
+    ``ttng.warp_group_dot_wait {pendings = 0}`` completes the accumulator before its readers.
+    """
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
+    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
+    if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
+        return False
+    dot, index = dots[0], body.args.index(dots[0].acc) - 1
+    if dot.acc.users != [dot] or dot.result.users != [body.terminator]:
+        return False
+    if body.terminator.operands.index(dot.result) != index:
+        return False
+    moved = []
+    for copy in copies:
+        view = copy.operands[0].defining_op
+        if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
+            moved.append(view)
+        moved.append(copy)
+    moved.append(commits[0])
+    for op in moved:
+        body.remove(op)
+    at = body.ops.index(dot) + 1
+    for i, op in enumerate([BarrierOp(loc=loop.loc), *moved]):
+        body.insert(at + i, op)
+    dot.attrs["pendings"] = 1
+    result = loop.results[index]
+    wait = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
+    Rewriter.insert_after(loop, wait)
+    result.replace_uses_if(wait.result, lambda user: user is not wait)
+    return True
+
+
 def run(module: Module) -> bool:
-    default = module.attrs.get("num_stages", DEFAULT_STAGES)
+    options = options_of(module)
+    default = options.num_stages
+    limit = shared_memory_limit(options.arch)
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
             if stages >= 2:
-                changed |= pipeline_loop(loop, int(stages))
+                stages = fitting_stages(func, loop, int(stages), limit)
+            if stages >= 2 and pipeline_loop(loop, int(stages)):
+                changed = True
+                overlap_wgmma(func, loop)
     return changed

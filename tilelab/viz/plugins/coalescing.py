@@ -24,7 +24,7 @@ from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.analysis.memory_access import SECTOR_BYTES, vector_width
 from tilelab.compiler.layouts import blocked, contiguous_elements
 
-from .figures import CATEGORY, SEQUENTIAL, LazyPane, figure_html, figure_png, new_figure, note_html, table_html
+from .figures import LazyPane, figure_html, figure_png, new_figure, note_html, table_html
 from .launch import traced_accesses
 
 
@@ -46,6 +46,16 @@ class AccessCost:
     cost: np.ndarray = field(repr=False)
     active: np.ndarray = field(repr=False)
     per_request: np.ndarray = field(repr=False)
+    addr: np.ndarray = field(default=None, repr=False)  # [warp, lane, register] byte address
+    on: np.ndarray = field(default=None, repr=False)  # [warp, lane, register] lane active
+
+    def request(self, warp: int, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lanes, first byte, bytes)`` of each active element of request ``index`` of ``warp``."""
+        v = self.vector_elems
+        a = self.addr[warp, :, index * v : (index + 1) * v]
+        on = self.on[warp, :, index * v : (index + 1) * v]
+        lanes = np.broadcast_to(np.arange(a.shape[0])[:, None], a.shape)
+        return lanes[on], a[on], np.full(int(on.sum()), self.elem_bytes)
 
     @property
     def sectors_per_request(self) -> float:
@@ -111,6 +121,8 @@ def analyze_access(addresses, mask, layout, elem_bytes: int, vector_elems: int =
         cost,
         np.asarray(active),
         per_request,
+        addr,
+        on,
     )
 
 
@@ -133,9 +145,14 @@ class AccessRow:
     cost: AccessCost
 
     @property
+    def kind(self) -> str:
+        """``load``, ``store``, or ``cp.async`` (a pipelined loop's copy from global into shared memory)."""
+        return "cp.async" if getattr(self.access.op, "ptrs", None) is not None else self.access.kind
+
+    @property
     def label(self) -> str:
         arg = self.access.arg_name or "?"
-        return f"line {self.access.line}: {self.access.kind} {arg} {list(self.access.addresses.shape)}"
+        return f"line {self.access.line}: {self.kind} {arg} {list(self.access.addresses.shape)}"
 
 
 def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None):
@@ -143,7 +160,8 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
 
     Returns ``(layout, origin)``; origin says which it is.
     """
-    ty = op.operands[0].type
+
+    ty = pointer_operand(op).type
     if getattr(ty, "layout", None) is not None:
         return ty.layout, "assigned by the compiler"
     shape = list(ty.shape)
@@ -167,6 +185,15 @@ def access_layout(op, ptr_info, elem_bytes: int, num_warps: int, mask_info=None)
     return blocked(shape, spt, tpw, wpc, order), "predicted (what the coalesce pass picks for this access)"
 
 
+def pointer_operand(op):
+    """The pointer tile of a global access: a load's or store's first operand, an async copy's ``ptrs``.
+
+    A pipelined loop's loads become ``ttg.async_copy_global_to_local`` (cp.async) whose first operand
+    is the shared-memory destination; the threads' global addresses are its ``ptrs``.
+    """
+    return getattr(op, "ptrs", None) or op.operands[0]
+
+
 def _vector_elems(ptr_info, elem_bytes: int, dim: int, mask_info=None) -> int:
     return vector_width(ptr_info, elem_bytes, dim, mask_info)
 
@@ -175,13 +202,13 @@ def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], objec
     """The coalescing rows of every tile load/store of ``compiled`` for ``program``, and the launch used."""
     traced, launch = traced_accesses(compiled, program)
     info = analyze(compiled.module)
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     lines = (compiled.source or "").splitlines()
     rows = []
     for acc in traced:
         if acc.addresses.ndim == 0:
             continue
-        ptr_info = info[acc.op.operands[0]]
+        ptr_info = info[pointer_operand(acc.op)]
         mask_info = info[acc.op.mask] if acc.op.mask is not None else None
         layout, origin = access_layout(acc.op, ptr_info, acc.elem_bytes, num_warps, mask_info)
         v = _vector_elems(ptr_info, acc.elem_bytes, _fastest_dim(layout), mask_info)
@@ -195,33 +222,73 @@ def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], objec
 # --------------------------------------------------------------------------- pictures and tab
 
 
-def _as_grid(tile: np.ndarray, row: int) -> np.ndarray:
-    """A 1-d tile folded into rows of ``row`` elements (one warp request each); 2-d tiles as they are."""
-    if tile.ndim == 1:
-        row = min(row, tile.size)
-        return tile.reshape(-1, row)
-    return tile.reshape(-1, tile.shape[-1])
+SHOWN_REQUESTS = 4
 
 
-def access_figure(row: AccessRow):
-    """Left: the thread owning each element; right: sectors of the request moving it. Masked: blank."""
+def _lane_colour(lane: int):
+    from matplotlib import colormaps
+
+    return colormaps["viridis"](0.9 * lane / 31)
+
+
+def _request_sectors(cost: AccessCost, warp: int, index: int):
+    """Per 32-byte sector a request touches (in address order): its id, the lanes and bytes in it."""
+    lanes, first, size = cost.request(warp, index)
+    out: dict[int, list] = {}
+    for lane, a, n in zip(lanes, first, size):
+        for byte in range(int(a), int(a) + int(n)):
+            out.setdefault(byte // SECTOR_BYTES, []).append((byte % SECTOR_BYTES, int(lane)))
+    return sorted(out.items())
+
+
+def _lane_ranges(lanes) -> str:
+    lanes = sorted(set(lanes))
+    parts, start = [], lanes[0]
+    for prev, cur in zip(lanes, lanes[1:] + [None]):
+        if cur != prev + 1:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = cur
+    return ",".join(parts)
+
+
+def access_figure(row: AccessRow, warp: int = 0):
+    """The memory line of warp ``warp``'s first requests: each 32-byte sector they touch, in address order.
+
+    A sector is a box of 32 bytes; a byte some lane asked for is coloured by that lane (the lanes are
+    written above the box), an unused byte stays grey and hatched: what the access wastes. A gap
+    mark ``//`` separates sectors that are not next to each other in memory.
+    """
+    from matplotlib.patches import Rectangle
+
     cost = row.cost
-    width = 32 * cost.vector_elems
-    fig = new_figure(9, 3.6)
-    panels = [
-        (cost.thread, CATEGORY, "thread (warp x 32 + lane)"),
-        (cost.cost, SEQUENTIAL, "sectors of its request"),
-    ]
-    active = _as_grid(cost.active, width)
-    for i, (tile, cmap, label) in enumerate(panels):
-        ax = fig.add_subplot(1, 2, i + 1)
-        data = np.ma.masked_where(~active, _as_grid(tile, width))
-        image = ax.imshow(data, cmap=cmap, aspect="auto", interpolation="nearest")
-        fig.colorbar(image, ax=ax, label=label)
-        ax.set_xlabel("element (fastest dim)" if tile.ndim > 1 else f"element mod {active.shape[1]}")
-        ax.set_ylabel("row" if tile.ndim > 1 else f"element // {active.shape[1]}")
-        ax.set_title(label, fontsize=10)
-    fig.suptitle(f"{row.label} - {cost.vector_label}, {cost.sectors_per_request:.1f} sectors/request", fontsize=10)
+    issued = [i for i in range(cost.per_request.size // max(1, cost.addr.shape[0])) if cost.request(warp, i)[0].size]
+    shown = issued[:SHOWN_REQUESTS]
+    sectors = [_request_sectors(cost, warp, i) for i in shown]
+    width = max([len(s) for s in sectors] + [1])
+    fig = new_figure(min(11, 1.2 + 0.62 * width), 1.2 + 0.75 * max(1, len(shown)))
+    ax = fig.add_subplot()
+    for y, (index, secs) in enumerate(zip(shown, sectors)):
+        for x, (sector, hits) in enumerate(secs):
+            ax.add_patch(Rectangle((x, -y), 0.92, 0.6, fc="#e6e6e6", hatch="////", lw=0.8, ec="#9e9e9e"))
+            for byte, lane in hits:
+                ax.add_patch(Rectangle((x + 0.92 * byte / 32, -y), 0.92 / 32, 0.6, color=_lane_colour(lane), lw=0))
+            label = _lane_ranges([lane for _, lane in hits])
+            ax.text(x + 0.46, -y + 0.66, f"lanes {label}", ha="center", va="bottom", fontsize=6)
+            if x and sector != secs[x - 1][0] + 1:
+                ax.text(x - 0.04, -y + 0.3, "//", ha="center", va="center", fontsize=8, color="#b71c1c")
+        ax.text(-0.1, -y + 0.3, f"request {index}\n{len(secs)} sectors", ha="right", va="center", fontsize=7)
+    ax.set_xlim(-1.6, width + 0.1)
+    ax.set_ylim(-len(shown) + 0.2, 1.05)
+    ax.axis("off")
+    ideal = cost.ideal_per_request
+    fig.suptitle(
+        f"{row.label}: warp {warp}, {cost.vector_label}; {cost.sectors_per_request:.1f} sectors/request "
+        f"(ideal {ideal}), efficiency {cost.efficiency:.0%}",
+        fontsize=9,
+    )
+    fig.text(0.5, 0.02, "colour: lane (viridis, lane 0 dark); grey hatched: bytes moved but not asked for", ha="center",
+             fontsize=7, color="#616161")  # fmt: skip
+    fig.subplots_adjust(left=0.02, right=0.99, top=0.8, bottom=0.1)
     return fig
 
 
@@ -237,7 +304,7 @@ def rows_table(rows: list[AccessRow]) -> str:
         body.append(
             [
                 r.access.line,
-                r.access.kind,
+                r.kind,
                 r.access.arg_name,
                 c.vector_label,
                 c.requests,

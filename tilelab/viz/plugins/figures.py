@@ -69,9 +69,11 @@ def table_html(header: list[str], rows: list[list], flagged: set[int] = frozense
         body.append(f"<tr{cls}>{cells}</tr>")
     style = (
         "<style>.tl-vtable td,.tl-vtable th{padding:2px 10px;font-family:ui-monospace,Menlo,monospace;"
-        "font-size:12px;text-align:left}.tl-vtable .tl-flag{background:#fdf0c2}</style>"
+        "font-size:12px;text-align:left;white-space:nowrap}.tl-vtable .tl-flag{background:#fdf0c2}"
+        ".tl-scroll{overflow-x:auto;max-width:100%}</style>"
     )
-    return f'{style}<table class="tl-vtable"><tr>{head}</tr>{"".join(body)}</table>'
+    # one line per row (no wrapped cells); a table wider than the pane scrolls instead of being cut
+    return f'{style}<div class="tl-scroll"><table class="tl-vtable"><tr>{head}</tr>{"".join(body)}</table></div>'
 
 
 def note_html(text: str) -> str:
@@ -107,15 +109,16 @@ class LazyPane:
             self.widget.children = (w.HTML(note_html(f"cannot draw this view: {type(e).__name__}: {e}")),)
 
 
+def render_selected(tab) -> None:
+    """Renders the ``LazyPane`` of the selected tab of ``tab``, if it has one."""
+    index = tab.selected_index
+    if index is not None and 0 <= index < len(tab.children):
+        pane = getattr(tab.children[index], "_tl_lazy", None)
+        if pane is not None:
+            pane.render()
+
+
 def watch_tabs(tab) -> None:
     """Renders the ``LazyPane`` of each tab of ``tab`` (an ``ipywidgets.Tab``) when it is selected."""
-
-    def on_select(change):
-        index = change["new"]
-        if index is not None and 0 <= index < len(tab.children):
-            pane = getattr(tab.children[index], "_tl_lazy", None)
-            if pane is not None:
-                pane.render()
-
-    tab.observe(on_select, names="selected_index")
-    on_select({"new": tab.selected_index})
+    tab.observe(lambda _: render_selected(tab), names="selected_index")
+    render_selected(tab)

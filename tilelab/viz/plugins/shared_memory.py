@@ -20,6 +20,7 @@ the operands of each ``tl.dot`` (staged through shared memory for ``mma``), labe
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ from tilelab.compiler.layouts import (
     swizzled_shared,
 )
 
-from .figures import SEQUENTIAL, LazyPane, figure_html, figure_png, new_figure, note_html, table_html
+from .figures import LazyPane, note_html, table_html
 
 BANKS, BANK_BYTES = 32, 4
 
@@ -113,7 +114,7 @@ def _mma_warps(m: int, n: int, num_warps: int) -> list[int]:
 
 def predicted_buffers(compiled) -> list[SharedBuffer]:
     """The shared buffers the kernel's ``tl.dot`` operands need, laid out back to back (16-byte aligned)."""
-    num_warps = int((compiled.options or {}).get("num_warps", 4))
+    num_warps = compiled.options.num_warps
     buffers, offset = [], 0
     for op in compiled.module.walk():
         if not isinstance(op, ops.DotOp):
@@ -153,17 +154,27 @@ def _allocated(index: int, alloc, store, load) -> SharedBuffer:
 def allocated_buffers(compiled) -> list[SharedBuffer]:
     """The buffers the compiler allocated (``ttg.local_alloc``), in program order, with their store/load layouts.
 
-    A buffer's writer is the register layout of its first ``ttg.local_store``, its reader that of its
-    first ``ttg.local_load``; an empty list for targets that allocate no shared memory.
+    A buffer's writer is the register layout of its first ``ttg.local_store`` (or ``cp.async`` copy), its
+    reader that of its first ``ttg.local_load`` (ring stages count for their ring); an empty list for
+    targets that allocate no shared memory.
     """
+    from tilelab.compiler.ir import ops
+
+    def buffer_of(view):
+        """The ``local_alloc`` result behind ``view`` (a ring stage names its ring)."""
+        op = view.defining_op
+        return op.ring if isinstance(op, ops.MemDescIndexOp) else view
+
     allocs, stores, loads = [], {}, {}
     for op in compiled.module.walk():
         if isinstance(op, ops.LocalAllocOp):
             allocs.append(op)
         elif isinstance(op, ops.LocalStoreOp):
-            stores.setdefault(id(op.buf), op.value.type.layout)
+            stores.setdefault(id(buffer_of(op.buf)), op.value.type.layout)
+        elif isinstance(op, ops.AsyncCopyGlobalToLocalOp):  # cp.async: each thread writes what it copies
+            stores.setdefault(id(buffer_of(op.view)), op.ptrs.type.layout)
         elif isinstance(op, ops.LocalLoadOp):
-            loads.setdefault(id(op.buf), op.result.type.layout)
+            loads.setdefault(id(buffer_of(op.buf)), op.result.type.layout)
     return [_allocated(i, a, stores.get(id(a.result)), loads.get(id(a.result))) for i, a in enumerate(allocs)]
 
 
@@ -192,7 +203,7 @@ def buffer_rows(buffers: list[SharedBuffer], swizzled: bool = True) -> list[list
     for b in buffers:
         vec, per_phase, max_phase = b.swizzle if swizzled else (1, 1, 1)
         rows.append(
-            [b.name, b.offset, b.bytes, b.elem_type, "x".join(map(str, b.shape)), str(b.layout(swizzled))]
+            [b.name, b.offset, b.bytes, b.elem_type, "x".join(map(str, b.shape)), _layout_name(b.layout(swizzled))]
             + [f"{vec}/{per_phase}/{max_phase}"]
             + _traffic(b, swizzled, reader=False)
             + _traffic(b, swizzled, reader=True)
@@ -200,34 +211,104 @@ def buffer_rows(buffers: list[SharedBuffer], swizzled: bool = True) -> list[list
     return rows
 
 
+def _layout_name(layout) -> str:
+    p = layout.params
+    if p.get("kind") == "nvmma_shared":
+        return f"nvmma {p.get('swizzle_bytes')}B swizzle"
+    if p.get("kind") == "swizzled_shared":
+        return "swizzled" if p.get("max_phase", 1) > 1 else "row-major"
+    return "row-major" if p.get("kind") is None or "row" in str(layout) else str(layout)
+
+
 HEADER = ["buffer", "offset", "bytes", "type", "shape", "layout", "vec/perPhase/maxPhase"]
 HEADER += ["store wavefronts/request", "store conflict", "load wavefronts/request", "load conflict"]
 
 
-def bank_figure(buf: SharedBuffer, swizzled: bool = True):
-    """Bank of each element, with the elements of warp 0's first load request marked."""
-    fig = new_figure(6.5, 4.6)
-    ax = fig.add_subplot()
-    banks = buf.banks(swizzled)
-    banks = banks.reshape(-1, banks.shape[-1]) if banks.ndim != 1 else banks[None, :]
-    image = ax.imshow(banks, cmap=SEQUENTIAL, vmin=0, vmax=BANKS - 1, interpolation="nearest", aspect="auto")
-    fig.colorbar(image, ax=ax, label="bank (0-31)")
-    title = f"{buf.name}\n{'swizzled' if swizzled else 'unswizzled'}"
-    if buf.reader is not None:
-        conflicts = buf.conflicts(swizzled)
-        title += f": load takes {conflicts.wavefronts} wavefronts/request (ideal {conflicts.ideal})"
-        if len(buf.shape) == 2:
-            v = conflicts.vector_elems
-            first = buf.reader.apply(lane=np.arange(32)[:, None], register=np.arange(v)[None, :]).reshape(-1, 2)
-            ax.scatter(
-                first[:, 1], first[:, 0], s=10, c="white", edgecolors="black", linewidths=0.4,
-                label="warp 0, first load",
-            )  # fmt: skip
-            ax.legend(loc="upper right", fontsize=8)
-    ax.set_xlabel(f"dim{len(buf.shape) - 1} (element, {buf.elem_type})")
-    ax.set_ylabel("dim0 (row)" if len(buf.shape) == 2 else "rows")
-    ax.set_title(title, fontsize=9)
-    return fig
+def wavefront_grid(buf: SharedBuffer, swizzled: bool = True, reader: bool = True) -> list[dict[int, list[int]]]:
+    """Warp 0's first access to ``buf``, wavefront by wavefront: per bank, the lanes it serves then.
+
+    One request of 32 lanes runs in phases (16-byte accesses: 4 phases of 8 lanes); in a phase each
+    bank serves one distinct 4-byte word per wavefront, so a bank asked for k distinct words takes
+    k wavefronts (lanes reading the same word share it).
+    """
+    from tilelab.compiler.layouts import bank_conflicts
+
+    reg = buf.reader if reader else buf.writer
+    shared = buf.layout(swizzled)
+    v = bank_conflicts(shared, reg, buf.elem_bytes).vector_elems
+    offsets = reg.invert_and_compose(shared).coords()[0, :, :v, 0]  # warp 0, [lane, register]
+    access = v * buf.elem_bytes
+    lanes_per_phase = min(32, max(1, 128 // access))
+    waves: list[dict[int, list[int]]] = []
+    for start in range(0, offsets.shape[0], lanes_per_phase):
+        words_of = {}
+        for lane in range(start, min(start + lanes_per_phase, offsets.shape[0])):
+            first = int(offsets[lane].min()) * buf.elem_bytes
+            words_of[lane] = sorted({(first + b) // BANK_BYTES for b in range(access)})
+        per_bank: dict[int, list[int]] = {}
+        for words in words_of.values():
+            for word in words:
+                bank_words = per_bank.setdefault(word % BANKS, [])
+                if word not in bank_words:
+                    bank_words.append(word)
+        depth = max(len(ws) for ws in per_bank.values())
+        phase = [{} for _ in range(depth)]
+        for lane, words in words_of.items():
+            for word in words:
+                wave = sorted(per_bank[word % BANKS]).index(word)
+                phase[wave].setdefault(word % BANKS, []).append(lane)
+        waves += phase
+    return waves
+
+
+def _grid_table(waves, ideal: int) -> str:
+    head = "".join(f"<th>{b}</th>" for b in range(BANKS))
+    rows = []
+    for i, wave in enumerate(waves):
+        cells = []
+        for bank in range(BANKS):
+            lanes = sorted(set(wave.get(bank, [])))
+            text = ",".join(map(str, lanes[:2])) + ("…" if len(lanes) > 2 else "")
+            title = f"wavefront {i}, bank {bank}: lanes {lanes}" if lanes else f"bank {bank}: idle"
+            cls = "tl-bank-used" if lanes else ""
+            cells.append(f'<td class="{cls}" title="{title}">{text}</td>')
+        flag = ' class="tl-bank-extra"' if i >= ideal else ""
+        rows.append(f"<tr{flag}><th>wave {i}</th>{''.join(cells)}</tr>")
+    return f"<table class='tl-banks'><tr><th>bank</th>{head}</tr>{''.join(rows)}</table>"
+
+
+BANK_CSS = """<style>
+.tl-banks { border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; font-size: 9px; }
+.tl-banks td { border: 1px solid #e0e0e0; min-width: 18px; height: 16px; text-align: center; padding: 0 1px; }
+.tl-banks th { font-weight: normal; color: #757575; padding: 0 3px; white-space: nowrap; }
+.tl-banks .tl-bank-used { background: #bbdefb; }
+.tl-banks .tl-bank-extra .tl-bank-used { background: #ffcdd2; }
+.tl-side { display: flex; gap: 24px; flex-wrap: wrap; align-items: flex-start; }
+</style>"""
+
+
+def banks_html(buf: SharedBuffer, reader: bool = True) -> str:
+    """Warp 0's first load (or store) of ``buf`` as the 32-bank grid per wavefront, swizzle on and off."""
+    from .figures import note_html
+
+    if (buf.reader if reader else buf.writer) is None:
+        if reader:
+            return note_html("No ttg.local_load reads this buffer into registers (wgmma reads it straight from "
+                             "shared memory, in the layout the nvmma swizzle made for it): see its store.")  # fmt: skip
+        return note_html("No store into this buffer to draw.")
+    sides = []
+    for swizzled in (True, False):
+        c = buf.conflicts(swizzled, reader=reader)
+        waves = wavefront_grid(buf, swizzled, reader)
+        what = f"swizzled ({'/'.join(map(str, buf.swizzle))})" if swizzled else "without the swizzle (row-major)"
+        access = "load" if reader else "store"
+        title = f"<b>{what}</b>: {len(waves)} wavefronts for warp 0's first {access} (ideal {c.ideal})"
+        sides.append(f"<div><div>{title}</div>{_grid_table(waves, c.ideal)}</div>")
+    legend = note_html(
+        "Rows: wavefronts (one 128-byte trip through the 32 banks); cells: the lanes a bank serves in that "
+        "wavefront. Red rows are the extra wavefronts of bank conflicts: lanes asking one bank for different words."
+    )
+    return f"{BANK_CSS}{legend}<div class='tl-side'>{''.join(sides)}</div>"
 
 
 PREDICTED_NOTE = (
@@ -255,6 +336,8 @@ def summary_notes(compiled, buffers: list[SharedBuffer]) -> list[str]:
 
 def shared_memory_html(compiled) -> str:
     """The report section: the buffer table with and without swizzle, and each buffer's bank picture."""
+    from .figures import note_html
+
     buffers = kernel_buffers(compiled)
     parts = [note_html(line) for line in summary_notes(compiled, buffers)]
     if not buffers:
@@ -262,12 +345,12 @@ def shared_memory_html(compiled) -> str:
     for swizzled in (True, False):
         parts.append(note_html("swizzled" if swizzled else "without the swizzle (row-major)"))
         parts.append(table_html(HEADER, buffer_rows(buffers, swizzled)))
-    parts += [figure_html(bank_figure(b, s), f"banks of {b.name}") for b in buffers for s in (True, False)]
+    parts += [f"<h3>{html.escape(b.name)}</h3>{banks_html(b)}" for b in buffers]
     return "".join(parts)
 
 
 class SharedMemoryTab:
-    """The buffer table, a buffer picker, a swizzle toggle and the chosen buffer's bank picture."""
+    """The buffer table, a buffer picker, a load/store choice, the chosen buffer's bank grids."""
 
     def __init__(self, compiled):
         import ipywidgets as w
@@ -279,22 +362,32 @@ class SharedMemoryTab:
             description="buffer",
             layout=w.Layout(width="420px"),
         )
-        self.table = w.HTML()
-        self.image = w.Image(format="png")
+        self.access = w.ToggleButtons(options=["load", "store"], value="load", style={"button_width": "70px"})
+        self.table = w.HTML(layout=w.Layout(width="100%"))
+        self.grid = w.HTML(layout=w.Layout(width="100%"))
         self.swizzle.observe(lambda _: self.refresh(), names="value")
-        self.picker.observe(lambda _: self.refresh(), names="value")
+        self.access.observe(lambda _: self.refresh(), names="value")
+        self.picker.observe(lambda _: self._pick(), names="value")
         notes = w.HTML("".join(note_html(line) for line in summary_notes(compiled, self.buffers)))
         if not self.buffers:
             self.widget = notes
             return
-        self.widget = w.VBox([notes, w.HBox([self.picker, self.swizzle]), self.table, self.image])
+        self.widget = w.VBox([notes, self.table, w.HBox([self.picker, self.access, self.swizzle]), self.grid])
+        self._pick()
+
+    def _pick(self) -> None:
+        """Shows the chosen buffer's load, or its store when nothing loads it into registers."""
+        buf = self.buffers[self.picker.value] if self.picker.value is not None else None
+        if buf is not None and buf.reader is None and buf.writer is not None:
+            self.access.value = "store"  # the observer redraws
         self.refresh()
 
     def refresh(self) -> None:
         """Recomputes the table and the picture with or without the swizzle."""
+
         self.table.value = table_html(HEADER, buffer_rows(self.buffers, self.swizzle.value))
         if self.picker.value is not None:
-            self.image.value = figure_png(bank_figure(self.buffers[self.picker.value], self.swizzle.value))
+            self.grid.value = banks_html(self.buffers[self.picker.value], reader=self.access.value == "load")
 
 
 def shared_memory_tab(compiled):

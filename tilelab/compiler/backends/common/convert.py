@@ -57,6 +57,20 @@ def _narrow_rtz(lw, x, dst_t):
     return b.select(b.and_(grew, finite), stepped, y)
 
 
+def _round_to_odd_f32(lw, x):
+    """f64 -> f32 rounded to odd: toward zero, then the last bit set when that was inexact.
+
+    Why: LLVM lowers ``fptrunc double to half`` to a call of a runtime helper
+    (``__truncdfhf2``) that the JIT does not link (a call through a null pointer). Going
+    through f32 rounded to odd and then rounding f32 -> f16 gives the correctly rounded
+    result (f32 keeps more than f16's 11 + 2 bits), with no double rounding.
+    """
+    b = lw.b
+    y = _narrow_rtz(lw, x, F32)
+    inexact = b.zext(b.fcmp_unordered("!=", b.fpext(y, x.type), x), ir.IntType(32))
+    return b.bitcast(b.or_(b.bitcast(y, ir.IntType(32)), inexact), F32)
+
+
 def _float_to_float(lw, x, src, dst, rounding):
     b = lw.b
     if is_soft_float(src):
@@ -70,6 +84,8 @@ def _float_to_float(lw, x, src, dst, rounding):
     src_bits, dst_bits = _float_bits(x.type), _float_bits(dst_t)
     if src_bits < dst_bits:
         return b.fpext(x, dst_t)
+    if src_bits == 64 and dst_bits == 16:
+        x = _narrow_rtz(lw, x, F32) if rounding == "rtz" else _round_to_odd_f32(lw, x)
     if src_bits > dst_bits:
         if src_bits == 64 and dst_bits == 16:  # no instruction: LLVM calls __truncdfhf2, absent from the process
             x = _narrow_rtz(lw, x, F32) if rounding == "rtz" else _to_odd_f32(lw, x)

@@ -88,7 +88,11 @@ def soft_to_f32(lw, x: ir.Value, t: Type) -> ir.Value:
 
 
 def f32_to_soft(lw, x: ir.Value, t: Type, rounding: str = "rtne") -> ir.Value:
-    """Round an f32 to the bits of a bf16 / fp8 value."""
+    """Round an f32 to the bits of a bf16 / fp8 value (one instruction where the backend has it)."""
+    native = getattr(lw, "native_narrow", None)
+    fast = native(x, t, rounding) if native is not None else None
+    if fast is not None:
+        return fast
     if is_bf16(t):
         return f32_to_bf16(lw.b, x, rounding)
     from .fp8 import f32_to_fp8  # here: fp8.py builds on this module

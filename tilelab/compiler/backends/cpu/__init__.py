@@ -9,7 +9,8 @@ Files: ``context.py`` (tiles, buffers, loops), ``fusion.py`` (what stays lazy),
 ``lower_*.py`` (one small function per op), ``bounds.py`` (the facts behind fast
 paths), ``lane_plan.py`` and ``lanes.py`` (the loops of 1-D kernels as vector code), ``kernel.py`` (program
 and grid functions), ``sanitize.py`` (bounds checks), ``codegen.py`` (optimize, emit, load).
-The runtime side (threads, argument packing, reports) is ``tilelab.runtime.cpu_target``.
+The runtime side is ``tilelab.runtime.cpu_target`` (compile), ``cpu_launch`` (threads, argument
+packing) and ``cpu_errors`` (reports).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def stack_bytes(llmod) -> int:
     """The bytes of the stack buffers (``alloca``) of the lowered module: what one program may need.
 
     Tiles live on the stack; a launch whose programs need more than a thread's stack runs
-    on a thread with a stack made for it (runtime/cpu_target.py) instead of crashing.
+    on a thread with a stack made for it (runtime/cpu_launch.py) instead of crashing.
     """
     from llvmlite import ir
 

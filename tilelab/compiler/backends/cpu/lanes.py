@@ -234,6 +234,9 @@ class Lanes:
         if isinstance(op, SelectOp):
             return b.select(*args)
         if isinstance(op, FmaOp):
+            if t.name == "f16":  # llvm.fma on halves calls a helper the JIT does not link: through f32
+                wide = ir.VectorType(ir.FloatType(), self.width)
+                return b.fptrunc(self.intrinsic("fma", *(b.fpext(a, wide) for a in args)), args[0].type)
             return self.intrinsic("fma", *args)
         if isinstance(op, UnaryOp):
             return _unary(self, op.kind, t, args[0])

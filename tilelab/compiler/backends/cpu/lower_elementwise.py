@@ -115,7 +115,11 @@ def lower_fma(lw, op):
     t = op.result.type.element
 
     def emit(a, c, d):
-        r = intrinsic(lw, "fma", *(to_arith(lw, x, t) for x in (a, c, d)))
+        args = [to_arith(lw, x, t) for x in (a, c, d)]
+        if str(args[0].type) == "half":  # llvm.fma.f16 is a call to a helper the JIT does not link
+            wide = intrinsic(lw, "fma", *(lw.b.fpext(x, F32) for x in args))
+            return lw.b.fptrunc(wide, args[0].type)  # the f16 product is exact in f32
+        r = intrinsic(lw, "fma", *args)
         return from_arith(lw, r, t)
 
     map_elements(lw, op, emit)

@@ -1,7 +1,7 @@
 """The CUDA backend: tile IR with layouts -> NVPTX LLVM IR (llvmlite) -> PTX -> cubin + SASS.
 
     from tilelab.compiler.backends.cuda import compile_kernel
-    compiled = compile_kernel(module, arch="sm_90a", num_warps=4)
+    compiled = compile_kernel(module, CompileOptions(target="cuda", arch="sm_90a", num_warps=4))
     compiled.asm["ptx"], compiled.metadata["registers"]
 
 Files: ``context.py`` (tiles as register lists, thread indices, shared memory),
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+
+from tilelab.compiler.options import CompileOptions, options_of
 
 from .context import LoweringBug
 from .emit import CubinResult, disassembler, find_tool, llvm_to_ptx, ptx_to_cubin, sass_of_cubin, target_machine
@@ -29,6 +31,7 @@ class CudaCompiled:
     cubin: bytes | None
     metadata: dict = field(default_factory=dict)
     can_disassemble: bool = False  # a cubin exists and nvdisasm or cuobjdump was found
+    tools: dict = field(default_factory=dict)  # the tool paths the options gave (CompileOptions.tools)
 
     def sass_maker(self):
         """The maker of the ``sass`` text for the kernel's ``asm`` (run on first access), or ``None``.
@@ -36,31 +39,36 @@ class CudaCompiled:
         SASS is left out of ``compile_kernel``: ``nvdisasm`` takes longer than the whole rest
         of a compile, and a launch never needs it.
         """
-        cubin = self.cubin
-        return (lambda: sass_of_cubin(cubin)) if self.can_disassemble else None
+        cubin, tools = self.cubin, self.tools
+        return (lambda: sass_of_cubin(cubin, tools)) if self.can_disassemble else None
 
 
-def compile_kernel(module, arch: str = "sm_90a", num_warps: int = 4, cubin: bool = True) -> CudaCompiled:
-    """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found."""
+def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
+    """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found.
+
+    ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
+    """
+    options = options or options_of(module)
+    arch, num_warps, tools = options.gpu_arch, options.num_warps, dict(options.tools)
     t = time.perf_counter()
-    llir, ptx, shared = compile_to_ptx(module, arch, num_warps)
+    llir, ptx, shared = compile_to_ptx(module, options)
     seconds = {"ptx": time.perf_counter() - t}
     asm = {"llir": llir, "ptx": ptx}
     meta = {"arch": arch, "num_warps": num_warps, "shared": shared, "registers": None, "spills": None}
     binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()
-        result = ptx_to_cubin(ptx, arch, sass=False)
+        result = ptx_to_cubin(ptx, arch, sass=False, tools=tools)
         seconds["ptxas"] = time.perf_counter() - t
         binary = result.cubin
         if result.cubin is not None:
             meta.update(registers=result.registers, spills=result.spill_stores + result.spill_loads)
-            can_disassemble = disassembler() is not None
+            can_disassemble = disassembler(tools) is not None
             if not can_disassemble:
                 result.notes.append("SASS not shown: neither nvdisasm nor cuobjdump was found")
         meta["notes"] = result.notes
     meta["compile_seconds"] = seconds
-    return CudaCompiled(module.kernel.sym_name, asm, binary, meta, can_disassemble)
+    return CudaCompiled(module.kernel.sym_name, asm, binary, meta, can_disassemble, tools)
 
 
 __all__ = [

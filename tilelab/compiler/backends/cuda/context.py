@@ -24,7 +24,7 @@ from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
-from ..common.types import I1, I8, I32, I64, register_type
+from ..common.types import F32, I1, I8, I32, I64, register_type
 
 #: op class -> ``fn(lw, op)``, registered with ``@lower`` in the modules named here. The first
 #: list loads with the first lookup (``kernel.py`` asks for it at import); each module of
@@ -40,7 +40,7 @@ LOWERINGS = Registry(
         "lower_sort": (ops.SortOp,),
         "lower_shared": (ops.LocalAllocOp, ops.LocalStoreOp, ops.LocalLoadOp),
         "lower_async": (ops.MemDescIndexOp, ops.AsyncCopyGlobalToLocalOp, ops.AsyncCommitGroupOp, ops.AsyncWaitOp),
-        "lower_wgmma": (ops.WarpGroupDotOp, ops.FenceAsyncSharedOp),
+        "lower_wgmma": (ops.WarpGroupDotOp, ops.WarpGroupDotWaitOp, ops.FenceAsyncSharedOp),
     },
 )
 lower = LOWERINGS.register
@@ -104,6 +104,16 @@ class CudaLowering:
         self.tid = self.entry.call(self.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
         self.lane = self.entry.and_(self.tid, ir.Constant(I32, 31), name="lane")
         self.warp = self.entry.lshr(self.tid, ir.Constant(I32, 5), name="warp")
+
+    #: the GPU's compute capability as a number (90 for sm_90a); set by the kernel builder
+    sm = 90
+
+    def native_narrow(self, x: ir.Value, t: Type, rounding: str):
+        """f32 -> bf16 bits with ``cvt.rn.bf16.f32`` (sm_80 on), instead of ~8 integer ops; else None."""
+        if self.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16":
+            return None
+        asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
+        return self.b.call(asm, [x])
 
     def finish(self) -> None:
         """Close the entry block (per-thread indices computed there) with a jump to the body."""

@@ -3,7 +3,9 @@
 PTX always comes from llvmlite, so the CUDA target compiles "for inspection" on any
 machine. ``ptxas`` (the CUDA toolkit, or the ``nvidia-cuda-nvcc`` wheel) turns PTX into
 a cubin and reports registers, spills and shared memory; ``nvdisasm`` or ``cuobjdump``
-gives the SASS. Where they are missing, the fields say so instead of failing.
+gives the SASS. Where they are missing, the fields say so instead of failing. A compile's
+``CompileOptions.tools`` may name the tools' paths (``tools``: tool name -> path); they are
+found on ``PATH``, under ``$CUDA_HOME/bin`` or in the pip wheels otherwise.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
@@ -42,16 +45,22 @@ def llvm_to_ptx(module: llvm.ModuleRef, arch: str) -> str:
     return target_machine(arch).emit_assembly(module)
 
 
-def find_tool(name: str) -> str | None:
-    """Path of a CUDA tool: ``$TILELAB_<NAME>``, then PATH, then ``$CUDA_HOME/bin``, then the pip wheels."""
-    env = os.environ.get(f"TILELAB_{name.upper()}")
-    if env and os.path.exists(env):
-        return env
+def toolkit_roots(tools: Mapping[str, str] | None = None) -> list[str]:
+    """The CUDA toolkit folders to search: ``CUDA_HOME``, ``CUDA_PATH`` (from the options), then the usual one."""
+    tools = tools or {}
+    return [root for root in (tools.get("CUDA_HOME"), tools.get("CUDA_PATH"), "/usr/local/cuda") if root]
+
+
+def find_tool(name: str, tools: Mapping[str, str] | None = None) -> str | None:
+    """Path of a CUDA tool: ``tools[name]``, then PATH, then the toolkit's ``bin/``, then the pip wheels."""
+    given = (tools or {}).get(name)
+    if given and os.path.exists(given):
+        return given
     found = shutil.which(name)
     if found:
         return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.path.exists(os.path.join(root, "bin", name)):
+    for root in toolkit_roots(tools):
+        if os.path.exists(os.path.join(root, "bin", name)):
             return os.path.join(root, "bin", name)
     return _wheel_tool(name)
 
@@ -90,9 +99,9 @@ _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) b
 _SMEM = re.compile(r"(\d+) bytes smem")
 
 
-def ptx_to_cubin(ptx: str, arch: str, sass: bool = True) -> CubinResult:
+def ptx_to_cubin(ptx: str, arch: str, sass: bool = True, tools: Mapping[str, str] | None = None) -> CubinResult:
     """Assemble PTX with ptxas (``-v`` for the resource report); disassemble when a tool exists."""
-    ptxas = find_tool("ptxas")
+    ptxas = find_tool("ptxas", tools)
     if ptxas is None:
         return CubinResult(None, notes=["ptxas not found: install the CUDA toolkit or the nvidia-cuda-nvcc wheel"])
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,16 +117,16 @@ def ptx_to_cubin(ptx: str, arch: str, sass: bool = True) -> CubinResult:
             result = CubinResult(f.read(), log=proc.stderr)
         _parse_report(result, proc.stderr)
         if sass:
-            result.sass = disassemble(out, result.notes)
+            result.sass = disassemble(out, result.notes, tools)
     return result
 
 
-def disassembler() -> str | None:
+def disassembler(tools: Mapping[str, str] | None = None) -> str | None:
     """The tool that will give SASS (``nvdisasm`` or ``cuobjdump``), or ``None``."""
-    return find_tool("nvdisasm") or find_tool("cuobjdump")
+    return find_tool("nvdisasm", tools) or find_tool("cuobjdump", tools)
 
 
-def sass_of_cubin(cubin: bytes) -> str:
+def sass_of_cubin(cubin: bytes, tools: Mapping[str, str] | None = None) -> str:
     """SASS text of a cubin; on failure, a line saying why (the inspector shows it in place of SASS).
 
     Disassembling costs more than assembling (hundreds of ms for a small kernel), and only the
@@ -128,7 +137,7 @@ def sass_of_cubin(cubin: bytes) -> str:
         path = os.path.join(tmp, "k.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
-        text = disassemble(path, notes)
+        text = disassemble(path, notes, tools)
     return text if text is not None else "// SASS not available: " + "; ".join(notes)
 
 
@@ -141,10 +150,10 @@ def _parse_report(result: CubinResult, log: str) -> None:
         result.shared_static = int(m.group(1))
 
 
-def disassemble(cubin_path: str, notes: list[str]) -> str | None:
+def disassemble(cubin_path: str, notes: list[str], tools: Mapping[str, str] | None = None) -> str | None:
     """SASS text of a cubin through nvdisasm or cuobjdump, or ``None`` (with a note) if neither exists."""
     for tool, args in (("nvdisasm", ["-c", "-g"]), ("cuobjdump", ["-sass"])):
-        path = find_tool(tool)
+        path = find_tool(tool, tools)
         if path is None:
             continue
         proc = subprocess.run([path, *args, cubin_path], capture_output=True, text=True)

@@ -9,7 +9,7 @@ Every op of the body is lowered by the ``@lower`` table (``lower_*.py``); then l
 linked in when a math function needs it and LLVM's O3 pipeline (which folds the ``__nvvm_reflect`` queries of libdevice)
 optimizes the module.
 
-    llir, ptx, shared = compile_to_ptx(module, "sm_90a", num_warps=4)
+    llir, ptx, shared = compile_to_ptx(module, CompileOptions(target="cuda", arch="sm_90a", num_warps=4))
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from tilelab.compiler.analysis.axis_info import analyze
+from tilelab.compiler.options import CompileOptions
 
 from ..common.debuginfo import LineTable
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
@@ -52,9 +53,9 @@ def param_type(t) -> ir.Type:
     return gpu_type(t)
 
 
-def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
-    """Lower ``module``'s kernel to an llvmlite module (not yet optimized)."""
-    func = module.kernel
+def build_llvm_module(module, options: CompileOptions) -> tuple[ir.Module, CudaLowering]:
+    """Lower ``module``'s kernel to an llvmlite module (not yet optimized); ``lw.options`` is ``options``."""
+    func, num_warps = module.kernel, options.num_warps
     llmod = ir.Module(name=func.sym_name)
     llmod.triple = TRIPLE
     llmod.data_layout = DATALAYOUT
@@ -62,6 +63,8 @@ def build_llvm_module(module, num_warps: int) -> tuple[ir.Module, CudaLowering]:
     fn = ir.Function(llmod, fnty, func.sym_name)
     fn.calling_convention = "ptx_kernel"
     lw = LocatedLowering(llmod, fn, num_warps)
+    lw.options = options  # the lowering's switches (ldmatrix...)
+    lw.sm = int("".join(ch for ch in options.gpu_arch[3:] if ch.isdigit()) or 90)
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
     lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
     lw.lines.function(fn, name=func.sym_name, line=func.loc.line)
@@ -89,17 +92,21 @@ def _annotate(llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
     annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(i32, 32 * num_warps)]))
 
 
-def optimize(llmod: ir.Module, arch: str, link_libdevice: bool) -> llvm.ModuleRef:
-    """Parse, link libdevice (when used), verify and optimize at O3 for ``arch``."""
+def optimize(
+    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None
+) -> llvm.ModuleRef:
+    """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3."""
     try:
         mod = llvm.parse_assembly(str(llmod))
         mod.verify()
     except RuntimeError as e:
         raise InternalCompilerError(f"LLVM rejected the lowered kernel {llmod.name}: {e}") from None
     if link_libdevice:
-        path = libdevice_path()
+        path = libdevice_path(libdevice, tools)
         if path is None:
-            raise LoweringBug("this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME")
+            raise LoweringBug(
+                "this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME or TILELAB_LIBDEVICE"
+            )
         with open(path, "rb") as f:
             lib = llvm.parse_bitcode(f.read())
         lib.triple, lib.data_layout = mod.triple, mod.data_layout
@@ -119,8 +126,9 @@ def _internalize(mod: llvm.ModuleRef, kernel: str) -> None:
             f.linkage = llvm.Linkage.internal
 
 
-def compile_to_ptx(module, arch: str, num_warps: int) -> tuple[str, str, int]:
-    """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel."""
-    llmod, lw = build_llvm_module(module, num_warps)
-    mod = optimize(llmod, arch, lw.uses_libdevice)
+def compile_to_ptx(module, options: CompileOptions) -> tuple[str, str, int]:
+    """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel for ``options.gpu_arch``."""
+    arch = options.gpu_arch
+    llmod, lw = build_llvm_module(module, options)
+    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools))
     return str(mod), target_machine(arch).emit_assembly(mod), lw.scratch_bytes

@@ -14,7 +14,7 @@ registers of the destination layout is tried as four matrices, plain then transp
 the group is accepted only when every row it needs is 8 adjacent, 16-byte aligned
 elements of the buffer, and the per-lane row addresses are linear over GF(2) in the
 lane and warp bits (so they cost a few XORs). Anything else falls back to ordinary
-loads. ``TILELAB_CUDA_LDMATRIX=0`` turns the path off.
+loads. ``CompileOptions.ldmatrix=False`` (``TILELAB_CUDA_LDMATRIX=0``) turns the path off.
 
     %a = ttg.local_load %buf : tensor<128x32xf16, #dot_op<opIdx=0, ...>>
     ->  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [addr];   (per 16x16 tile)
@@ -22,7 +22,6 @@ loads. ``TILELAB_CUDA_LDMATRIX=0`` turns the path off.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,9 +45,10 @@ class LdmatrixGroup:
     warp_bits: list[int]  # XORed in for each set warp bit
 
 
-def ldmatrix_enabled() -> bool:
-    """Whether the ``ldmatrix`` path is on (``TILELAB_CUDA_LDMATRIX=0`` restores per-element loads)."""
-    return os.environ.get("TILELAB_CUDA_LDMATRIX", "1") != "0"
+def ldmatrix_enabled(lw) -> bool:
+    """Whether the lowering ``lw`` takes the ``ldmatrix`` path (``CompileOptions.ldmatrix``; off: per-element loads)."""
+    options = getattr(lw, "options", None)
+    return options is None or options.ldmatrix
 
 
 def lane_element(trans: bool, row: int, col: int) -> tuple[int, int]:

@@ -117,7 +117,7 @@ def lower_local_load(lw, op):
 
 def _ldmatrix_plan(lw, buf: SharedBuffer, layout: LinearLayout):
     """``ldmatrix`` groups for a 16-bit load into an mma operand layout, or None (plain loads)."""
-    if not ldmatrix_enabled() or buf.bits != 16 or layout.params.get("kind") != "dot_operand":
+    if not ldmatrix_enabled(lw) or buf.bits != 16 or layout.params.get("kind") != "dot_operand":
         return None
     if buf.first % 8 or (buf.dynamic is not None and buf.stage_elems % 8):
         return None

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp
+from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
 
 from ..common.types import F32, I32, I64
@@ -194,14 +194,14 @@ def fragment(instr_n: int) -> list[tuple[int, int]]:
     return [(8 * (i >> 1 & 1), 8 * (i >> 2) + (i & 1)) for i in range(instr_n // 2)]
 
 
-def plan(acc: LinearLayout, a: Operand, b: Operand) -> list[Instruction]:
-    """Every instruction of one dot, K steps outermost (see ``fragment`` for the register order)."""
+def plan(acc: LinearLayout, a: Operand, b: Operand, k_step: int = 16) -> list[Instruction]:
+    """Every instruction of one dot, K steps of ``k_step`` outermost (see ``fragment`` for the register order)."""
     instr_n = acc.params["instr_shape"][1]
     coords = acc.apply(register=list(range(acc.in_size(REGISTER))), lane=0, warp=0)
     by_coords = {(int(r), int(c)): i for i, (r, c) in enumerate(coords)}
     origins = sorted((r, c) for r, c in by_coords if r % 64 == 0 and c % instr_n == 0)
     out = []
-    for k0 in range(0, a.k, 16):
+    for k0 in range(0, a.k, k_step):
         for r0, c0 in origins:
             regs = [by_coords[(r0 + dr, c0 + dc)] for dr, dc in fragment(instr_n)]
             out.append(Instruction(regs, a.at(r0, k0), b.at(c0, k0), (r0, c0), k0))
@@ -257,15 +257,24 @@ def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
     return b.or_(b.zext(low, I64), ir.Constant(I64, value >> 32 << 32))
 
 
+#: PTX names of the operand types, and the K of one instruction (32 bytes of each row)
+WGMMA_TYPES = {"f16": ("f16", 16), "bf16": ("bf16", 16), "fp8e4nv": ("e4m3", 32), "fp8e5": ("e5m2", 32)}
+
+
 def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b, trans_b: int) -> list:
-    """One ``wgmma.mma_async``; ``trans_b`` is 1 for an N-major B, 0 for a K-major one (A is K-major)."""
+    """One ``wgmma.mma_async``; ``trans_b`` is 1 for an N-major B, 0 for a K-major one (A is K-major).
+
+    8-bit types have no transpose operands (both operands are K-major).
+    """
     n_out = len(acc_regs)
     outs = ", ".join(f"${i}" for i in range(n_out))
     da, db, scale = 2 * n_out, 2 * n_out + 1, 2 * n_out + 2
+    name, k = WGMMA_TYPES[kind]
+    transposes = f", 0, {trans_b}" if k == 16 else ""
     text = (
         f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
-        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k16.f32.{kind}.{kind} {{{outs}}}, ${da}, ${db}, "
-        f"p, 1, 1, 0, {trans_b}; }}"
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{k}.f32.{name}.{name} {{{outs}}}, ${da}, ${db}, "
+        f"p, 1, 1{transposes}; }}"
     )
     cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + ["l", "l", "r"])
     args = [*acc_regs, desc_a, desc_b, const_i32(1)]
@@ -284,9 +293,9 @@ def _fence(lw, regs: list) -> list:
     return _tied(lw, "wgmma.fence.sync.aligned;", regs)
 
 
-def _wait(lw, regs: list) -> list:
-    """``wgmma.commit_group`` + ``wait_group 0``, the accumulator registers tied through it."""
-    return _tied(lw, "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", regs)
+def _wait(lw, regs: list, pendings: int = 0) -> list:
+    """``wgmma.commit_group`` + ``wait_group pendings``, the accumulator registers tied through it."""
+    return _tied(lw, f"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned {pendings};", regs)
 
 
 def _tied(lw, text: str, regs: list) -> list:
@@ -330,11 +339,20 @@ def lower_warp_group_dot(lw, op):
     fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
     trans_b = 0 if b_op.k_major else 1
     out = _fence(lw, list(acc.regs))
-    for ins in plan(acc.layout, a_op, b_op):
+    if a_type.element.itemsize == 1 and not b_op.k_major:
+        raise LoweringBug("an 8-bit wgmma operand B must be stored K-major")
+    for ins in plan(acc.layout, a_op, b_op, WGMMA_TYPES[a_type.element.name][1]):
         desc_a = _descriptor(lw, b.add(start_a, const_i32(ins.a_offset >> 4)), fields_a)
         desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
         for i, v in zip(
             ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
         ):
             out[i] = v
-    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out)))
+    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out, int(op.attrs.get("pendings", 0)))))
+
+
+@lower(WarpGroupDotWaitOp)
+def lower_warp_group_dot_wait(lw, op):
+    acc = lw.get(op.operands[0])
+    regs = _tied(lw, f"wgmma.wait_group.sync.aligned {int(op.attrs['pendings'])};", list(acc.regs))
+    lw.set(op.result, GTile(acc.layout, op.result.type.element, regs))

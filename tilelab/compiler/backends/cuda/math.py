@@ -17,10 +17,12 @@ and ``a / b`` is ``div.full.f32`` (2 ulp, no slow-path branch, unlike ``div.rn``
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from llvmlite import ir
 
 from ..common.types import F32
+from .emit import toolkit_roots
 
 #: unary kinds that are one LLVM intrinsic the NVPTX backend selects natively
 _INTRINSIC = {"sqrt": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
@@ -48,12 +50,9 @@ _LIBDEVICE = {
 }
 
 
-def libdevice_path() -> str | None:
-    """Where libdevice lives: ``$TILELAB_LIBDEVICE``, the CUDA toolkit, or None."""
-    candidates = [os.environ.get("TILELAB_LIBDEVICE")]
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root:
-            candidates.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
+def libdevice_path(given: str | None = None, tools: Mapping[str, str] | None = None) -> str | None:
+    """Where libdevice lives: ``given`` (``CompileOptions.libdevice``), a CUDA toolkit's, or None."""
+    candidates = [given] + [os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc") for root in toolkit_roots(tools)]
     return next((p for p in candidates if p and os.path.exists(p)), None)
 
 

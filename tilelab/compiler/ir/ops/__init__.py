@@ -25,7 +25,7 @@ between families never breaks a caller::
 | GPU layouts | ``gpu`` | ConvertLayoutOp |
 | shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp |
 | async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
-| Hopper tensor cores | ``gpu`` | WarpGroupDotOp, FenceAsyncSharedOp |
+| Hopper tensor cores | ``gpu`` | WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp |
 
 ``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
 """
@@ -61,6 +61,7 @@ from .gpu import (
     LocalStoreOp,
     MemDescIndexOp,
     WarpGroupDotOp,
+    WarpGroupDotWaitOp,
 )
 from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
@@ -119,6 +120,7 @@ __all__ = [
     "AsyncCommitGroupOp",
     "AsyncWaitOp",
     "WarpGroupDotOp",
+    "WarpGroupDotWaitOp",
     "FenceAsyncSharedOp",
     "BINARY_KINDS",
     "UNARY_KINDS",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
-from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SharedMemory
+from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
 from ..types import Type, i32
 
 # --------------------------------------------------------------------------- GPU layouts
@@ -284,6 +284,27 @@ class WarpGroupDotOp(Op):
         if a.shape[-1] != b.shape[0] or (a.shape[0], b.shape[-1]) != tuple(acc.shape) or a.element != b.element:
             self.fail(f"operands {a} x {b} do not make {acc}")
         self.expect(self.result.type == acc, "the result must have the accumulator's type")
+
+
+class WarpGroupDotWaitOp(Op):
+    """Wait until at most ``pendings`` of this warpgroup's wgmma groups are in flight; gives ``acc``.
+
+    A ``ttng.warp_group_dot`` with ``pendings = 1`` leaves its group running (the next
+    iteration's copies overlap it); its accumulator may only be read after this wait.
+
+        %r = ttng.warp_group_dot_wait %acc {pendings = 0} : tensor<128x128xf32, #wgmma<...>>
+    """
+
+    name = "ttng.warp_group_dot_wait"
+    traits = frozenset({SameOperandsAndResultType})  # not pure: it orders the tensor cores' writes
+
+    def __init__(self, acc: Value, pendings: int = 0, loc: Loc = UNKNOWN_LOC):
+        super().__init__([acc], [acc.type], {"pendings": int(pendings)}, loc=loc)
+
+    def _verify(self) -> None:
+        self.expect_counts(1, 1)
+        pendings = self.attrs.get("pendings")
+        self.expect(isinstance(pendings, int) and pendings >= 0, "pendings must be a non-negative int")
 
 
 class FenceAsyncSharedOp(Op):

@@ -1,0 +1,357 @@
+"""The corpus cases: inputs, launch arguments, the config list both compilers sweep, references.
+
+A case is a function of a materializer ``t`` (``t.randn(shape, dtype)``, ``t.empty(...)``,
+``t.zeros(...)``, ``t.torch``): on a GPU it makes torch tensors, for ``--compile-only`` it makes
+``Spec`` placeholders from which the driver derives a signature, so that every kernel can be
+compiled for sm_90 on a machine without a GPU. A case returns a ``Setup``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from benchmarks.corpus import kernels as K
+
+
+@dataclass
+class Setup:
+    kernel: Callable
+    args: Callable  # cfg -> positional runtime arguments
+    grid: Callable  # cfg -> grid tuple
+    configs: list  # dicts of constexprs plus num_warps / num_stages
+    outs: list = field(default_factory=list)  # tensors compared with ref() after a launch
+    ref: Callable | None = None  # -> list of expected tensors, same order as outs
+    torch_fn: Callable | None = None  # what torch runs for the same work (timed)
+    reset: Callable | None = None  # restores in-place inputs before a checked launch
+    before: Callable | None = None  # run before every launch, timed too (split-K zeroing)
+    nbytes: int = 0
+    flops: int = 0
+    tol: float = 1e-4  # on max |err| / max |ref|
+
+
+def cfg(warps=4, stages=3, **meta):
+    return {"num_warps": warps, "num_stages": stages, **meta}
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def _p2(n):
+    return 1 << (n - 1).bit_length()
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def add(t, n=2**28 - 3):
+    x, y, out = t.randn(n), t.randn(n), t.empty(n)
+    return Setup(
+        K.add_kernel, lambda c: (x, y, out, n), lambda c: (cdiv(n, c["BLOCK_SIZE"]),),
+        [cfg(4, BLOCK_SIZE=1024), cfg(8, BLOCK_SIZE=2048), cfg(4, BLOCK_SIZE=4096)],
+        [out], lambda: [x + y], lambda: x + y, nbytes=3 * n * 4,
+    )  # fmt: skip
+
+
+def swiglu(t, m=8192, n=5504):
+    a, b, c = t.randn(m, n, dtype="bf16"), t.randn(m, n, dtype="bf16"), t.empty(m, n, dtype="bf16")
+    F = t.torch.nn.functional if t.torch else None
+    return Setup(
+        K.swiglu_kernel, lambda cf: (a, b, c, a.stride(0), n), lambda cf: (m,),
+        [cfg(4, BLOCK_SIZE=8192), cfg(8, BLOCK_SIZE=8192), cfg(16, BLOCK_SIZE=8192)],
+        [c], lambda: [(F.silu(a.float()).to(a.dtype) * b)], lambda: F.silu(a) * b,
+        nbytes=3 * m * n * 2, tol=1e-2,
+    )  # fmt: skip
+
+
+def dropout(t, n=2**26):
+    x, out = t.randn(n), t.empty(n)
+
+    def ref():  # kept elements are x / (1 - p); about half are kept
+        kept = out != 0
+        assert 0.45 < kept.float().mean().item() < 0.55, "dropout keeps about half"
+        return [t.torch.where(kept, x * 2, t.torch.zeros_like(x))]
+
+    return Setup(
+        K.dropout_kernel, lambda c: (x, out, n, 0.5, 1234), lambda c: (cdiv(n, c["BLOCK_SIZE"]),),
+        [cfg(4, BLOCK_SIZE=1024), cfg(8, BLOCK_SIZE=2048)],
+        [out], ref, lambda: t.torch.nn.functional.dropout(x, 0.5), nbytes=2 * n * 4,
+    )  # fmt: skip
+
+
+def rope(t, batch=4, seq=4096, heads=32, d=128):
+    q = t.randn(batch * seq, heads, d, dtype="bf16")
+    q0 = t.clone(q)
+    angle = t.randn(seq, d // 2)
+    cos, sin = (t.torch.cos(angle), t.torch.sin(angle)) if t.torch else (angle, t.clone(angle))
+
+    def ref():
+        x = q0.float().view(batch, seq, heads, d)
+        x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+        c, s = cos[None, :, None, :], sin[None, :, None, :]
+        return [t.torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).view(batch * seq, heads, d).to(q.dtype)]
+
+    def torch_fn():
+        x = q.view(batch, seq, heads, d)
+        x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+        c, s = cos[None, :, None, :], sin[None, :, None, :]
+        return t.torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
+
+    return Setup(
+        K.rope_kernel, lambda c: (q, cos, sin, q.stride(0), cos.stride(0), seq), lambda c: (batch * seq,),
+        [cfg(4, n_heads=heads, HEAD_DIM=d), cfg(8, n_heads=heads, HEAD_DIM=d)],
+        [q], ref, torch_fn, reset=lambda: q.copy_(q0), nbytes=2 * q.numel() * 2, tol=2e-2,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def softmax(t, m=8192, n=3000, persistent=False):
+    x, out = t.randn(m, n), t.empty(m, n)
+    block = _p2(n)
+    progs = 132 * 4 if persistent else m
+    return Setup(
+        K.softmax_kernel, lambda c: (out, x, x.stride(0), out.stride(0), m, n), lambda c: (progs,),
+        [cfg(4, 2, BLOCK_SIZE=block), cfg(8, 2, BLOCK_SIZE=block), cfg(16, 2, BLOCK_SIZE=block)],
+        [out], lambda: [t.torch.softmax(x, 1)], lambda: t.torch.softmax(x, 1), nbytes=2 * m * n * 4,
+    )  # fmt: skip
+
+
+def layernorm_fwd(t, m=4096, n=5000):
+    x, y = t.randn(m, n, dtype="f16"), t.empty(m, n, dtype="f16")
+    w, b = t.randn(n, dtype="f16"), t.randn(n, dtype="f16")
+    mean, rstd = t.empty(m), t.empty(m)
+    F = t.torch.nn.functional if t.torch else None
+    return Setup(
+        K.layernorm_fwd_kernel, lambda c: (x, y, w, b, mean, rstd, x.stride(0), n, 1e-5), lambda c: (m,),
+        [cfg(4, BLOCK_SIZE=1024), cfg(8, BLOCK_SIZE=1024), cfg(8, BLOCK_SIZE=2048), cfg(8, BLOCK_SIZE=4096)],
+        [y], lambda: [F.layer_norm(x, (n,), w, b, 1e-5)], lambda: F.layer_norm(x, (n,), w, b, 1e-5),
+        nbytes=2 * m * n * 2, tol=1e-2,
+    )  # fmt: skip
+
+
+def layernorm_bwd(t, m=4096, n=5000, rows=16):
+    x, dy, dx = t.randn(m, n, dtype="f16"), t.randn(m, n, dtype="f16"), t.empty(m, n, dtype="f16")
+    w = t.randn(n, dtype="f16")
+    progs = cdiv(m, rows)
+    dw_p, db_p = t.empty(progs, n), t.empty(progs, n)
+    xf = x.float() if t.torch else None
+    mean = xf.mean(1) if t.torch else t.empty(m)
+    rstd = (1 / (xf.var(1, unbiased=False) + 1e-5).sqrt()) if t.torch else t.empty(m)
+
+    def ref():
+        xr = x.float().requires_grad_()
+        wr = w.float().requires_grad_()
+        br = t.torch.zeros(n, device=x.device, requires_grad=True)
+        t.torch.nn.functional.layer_norm(xr, (n,), wr, br, 1e-5).backward(dy.float())
+        return [xr.grad.to(dx.dtype), wr.grad.unsqueeze(0), br.grad.unsqueeze(0)]
+
+    def torch_fn():
+        xr = x.detach().requires_grad_()
+        wr = w.detach().requires_grad_()
+        out = t.torch.nn.functional.layer_norm(xr, (n,), wr, None, 1e-5)
+        return t.torch.autograd.grad(out, (xr, wr), dy)
+
+    class Summed:  # the partial rows summed, compared like an output
+        def __init__(self, p):
+            self.p = p
+
+        def float(self):
+            return self.p.sum(0, keepdim=True)
+
+        def fill_(self, v):
+            self.p.fill_(v)
+
+    return Setup(
+        K.layernorm_bwd_kernel, lambda c: (dx, dy, dw_p, db_p, x, w, mean, rstd, x.stride(0), m, n),
+        lambda c: (progs,),
+        [cfg(8, 1, ROWS_PER_PROGRAM=rows, BLOCK_N=_p2(n)), cfg(16, 1, ROWS_PER_PROGRAM=rows, BLOCK_N=_p2(n))],
+        [dx, Summed(dw_p), Summed(db_p)], ref, torch_fn, nbytes=3 * m * n * 2, tol=2e-2,
+    )  # fmt: skip
+
+
+def rmsnorm(t, m=8192, n=4096):
+    x, y, w, rstd = t.randn(m, n, dtype="bf16"), t.empty(m, n, dtype="bf16"), t.randn(n, dtype="bf16"), t.empty(m)
+
+    def torch_fn():
+        xf = x.float()
+        return (xf * t.torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+
+    return Setup(
+        K.rmsnorm_kernel, lambda c: (y, y.stride(0), x, x.stride(0), w, rstd, n, 1e-6), lambda c: (m,),
+        [cfg(4, BLOCK_SIZE=_p2(n)), cfg(8, BLOCK_SIZE=_p2(n)), cfg(16, BLOCK_SIZE=_p2(n))],
+        [y], lambda: [torch_fn()], torch_fn, nbytes=2 * m * n * 2, tol=2e-2,
+    )  # fmt: skip
+
+
+def cross_entropy(t, m=4096, v=32000):
+    x = t.randn(m, v, dtype="bf16")
+    x0 = t.clone(x)
+    y = t.randint(v, (m,))
+    loss = t.empty(m)
+
+    def ref():
+        xr = x0.float().requires_grad_()
+        lo = t.torch.nn.functional.cross_entropy(xr, y.long(), reduction="none")
+        lo.sum().backward()
+        return [lo, xr.grad.to(x.dtype)]
+
+    return Setup(
+        K.cross_entropy_kernel, lambda c: (x, x.stride(0), y, loss, v), lambda c: (m,),
+        [cfg(8, BLOCK_SIZE=4096), cfg(16, BLOCK_SIZE=8192), cfg(32, BLOCK_SIZE=32768)],
+        [loss, x], ref, lambda: t.torch.nn.functional.cross_entropy(x0, y.long()),
+        reset=lambda: x.copy_(x0), nbytes=3 * m * v * 2, tol=2e-2,
+    )  # fmt: skip
+
+
+def cumsum(t, m=16384, n=1000):
+    x, out = t.randn(m, n), t.empty(m, n)
+    return Setup(
+        K.cumsum_kernel, lambda c: (x, out, x.stride(0), n), lambda c: (m,),
+        [cfg(4, BLOCK_SIZE=1024), cfg(8, BLOCK_SIZE=1024)],
+        [out], lambda: [t.torch.cumsum(x, 1)], lambda: t.torch.cumsum(x, 1), nbytes=2 * m * n * 4, tol=1e-4,
+    )  # fmt: skip
+
+
+def transpose(t, m=8000, n=8192):
+    x, y = t.randn(m, n), t.empty(n, m)
+    return Setup(
+        K.transpose_kernel, lambda c: (x, y, m, n, x.stride(0), x.stride(1), y.stride(0), y.stride(1)),
+        lambda c: (cdiv(m, c["BM"]), cdiv(n, c["BN"])),
+        [cfg(4, BM=64, BN=64), cfg(8, BM=128, BN=64), cfg(4, BM=32, BN=32)],
+        [y], lambda: [x.t()], lambda: x.t().contiguous(), nbytes=2 * m * n * 4,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- matmul
+
+MATMUL_CONFIGS = [
+    (128, 256, 64, 8, 3),
+    (128, 128, 64, 4, 4),
+    (128, 128, 64, 8, 3),
+    (256, 128, 64, 8, 3),
+    (64, 128, 64, 4, 4),
+]
+
+
+def _mm_inputs(t, m, n, k, dtype, b_k_major=False):
+    a = t.randn(m, k, dtype=dtype)
+    b = t.transpose(t.randn(n, k, dtype=dtype)) if b_k_major else t.randn(k, n, dtype=dtype)
+    c = t.empty(m, n, dtype="f32" if dtype == "fp8e4" else dtype)
+    return a, b, c
+
+
+def _mm_args(a, b, c, m, n, k):
+    return (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+
+def _mm_ref(t, a, b, c):
+    return lambda: [(a.float() @ b.float()).to(c.dtype)]
+
+
+def matmul(t, m=4096, n=4096, k=4096, dtype="f16", hints=False):
+    a, b, c = _mm_inputs(t, m, n, k, dtype, b_k_major=dtype == "fp8e4")
+    configs = [cfg(w, s, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, HINTS=hints)
+               for bm, bn, bk, w, s in MATMUL_CONFIGS]  # fmt: skip
+    if dtype == "fp8e4":  # as Triton's tutorial for fp8: BK 128
+        configs = [dict(c, BLOCK_SIZE_K=128, num_stages=min(c["num_stages"], 3)) for c in configs]
+    torch_fn = (lambda: t.torch._scaled_mm(a, b, t.one, t.one, out_dtype=t.torch.float32)) if dtype == "fp8e4" else (
+        lambda: a @ b)  # fmt: skip
+    return Setup(
+        K.matmul_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
+        lambda c_: (cdiv(m, c_["BLOCK_SIZE_M"]) * cdiv(n, c_["BLOCK_SIZE_N"]),), configs,
+        [c], _mm_ref(t, a, b, c), torch_fn, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def matmul_block_ptr(t, m=4096, n=4096, k=4096):
+    a, b, c = _mm_inputs(t, m, n, k, "f16")
+    configs = [cfg(w, s, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk) for bm, bn, bk, w, s in MATMUL_CONFIGS]
+    return Setup(
+        K.matmul_block_ptr_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
+        [c], _mm_ref(t, a, b, c), lambda: a @ b, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def matmul_persistent(t, m=4096, n=4096, k=4096, sms=132):
+    a, b, c = _mm_inputs(t, m, n, k, "f16")
+    configs = [cfg(w, s, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, NUM_SMS=sms)
+               for bm, bn, bk, w, s in MATMUL_CONFIGS[:3]]  # fmt: skip
+    return Setup(
+        K.matmul_persistent_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
+        lambda c_: (min(sms, cdiv(m, c_["BLOCK_SIZE_M"]) * cdiv(n, c_["BLOCK_SIZE_N"])),), configs,
+        [c], _mm_ref(t, a, b, c), lambda: a @ b, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def matmul_splitk(t, m=1024, n=1024, k=16384):
+    a, b = t.randn(m, k, dtype="f16"), t.randn(k, n, dtype="f16")
+    c = t.zeros(m, n)
+    configs = [cfg(4, 3, BLOCK_M=64, BLOCK_N=64, BLOCK_K=64, SPLIT_K=8),
+               cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, SPLIT_K=8),
+               cfg(4, 4, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, SPLIT_K=4)]  # fmt: skip
+    return Setup(
+        K.matmul_splitk_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"]), c_["SPLIT_K"]), configs,
+        [c], lambda: [a.float() @ b.float()], lambda: a @ b, before=lambda: c.zero_(),
+        flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- attention
+
+ATTENTION_CONFIGS = [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 4, 3)]
+
+
+def attention(t, bh=128, s=4096, d=128, causal=False):
+    q, k, v = (t.randn(bh, s, d, dtype="f16") for _ in range(3))
+    o = t.empty(bh, s, d, dtype="f16")
+    scale = 1 / math.sqrt(d)
+    configs = [cfg(w, st, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal) for bm, bn, w, st in ATTENTION_CONFIGS]
+
+    def sdpa():
+        return t.torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
+
+    flops = 4 * bh * s * s * d // (2 if causal else 1)
+    return Setup(
+        K.attention_fwd_kernel,
+        lambda c: (q, k, v, o, scale, q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0),
+                   v.stride(1), o.stride(0), o.stride(1), s),
+        lambda c: (cdiv(s, c["BLOCK_M"]), bh), configs, [o], lambda: [sdpa()], sdpa, flops=flops, tol=1e-2,
+    )  # fmt: skip
+
+
+CASES = {
+    "add 2^28-3 f32": add,
+    "swiglu 8192x5504 bf16": swiglu,
+    "dropout 2^26 f32": dropout,
+    "rope 4x4096x32x128 bf16": rope,
+    "softmax 8192x3000 f32": softmax,
+    "softmax 8192x781 f32 persistent": lambda t: softmax(t, 8192, 781, persistent=True),
+    "softmax 8192x3000 f32 persistent": lambda t: softmax(t, 8192, 3000, persistent=True),
+    "layernorm fwd 4096x5000 f16": layernorm_fwd,
+    "layernorm fwd 16384x8192 f16": lambda t: layernorm_fwd(t, 16384, 8192),
+    "layernorm bwd 4096x5000 f16": layernorm_bwd,
+    "rmsnorm 8192x4096 bf16": rmsnorm,
+    "cross-entropy 4096x32000 bf16": cross_entropy,
+    "cumsum 16384x1000 f32": cumsum,
+    "transpose 8000x8192 f32": transpose,
+    "matmul 4096^3 f16": matmul,
+    "matmul 4096^3 f16 hints": lambda t: matmul(t, hints=True),
+    "matmul 4000^3 f16": lambda t: matmul(t, 4000, 4000, 4000),
+    "matmul 512x4096x4096 f16": lambda t: matmul(t, 512, 4096, 4096),
+    "matmul 8192x12288x4096 f16": lambda t: matmul(t, 8192, 12288, 4096),
+    "matmul 4096^3 bf16": lambda t: matmul(t, dtype="bf16"),
+    "matmul 4096^3 fp8e4 (f32 out)": lambda t: matmul(t, dtype="fp8e4"),
+    "matmul block-ptr 4096^3 f16": matmul_block_ptr,
+    "matmul persistent 4096^3 f16": matmul_persistent,
+    "matmul split-K 1024x1024x16384 f16": matmul_splitk,
+    "attention fwd bh128 s4096 d128": attention,
+    "attention fwd bh128 s4096 d128 causal": lambda t: attention(t, causal=True),
+    "attention fwd bh256 s1024 d64": lambda t: attention(t, 256, 1024, 64),
+    "attention fwd bh64 s4000 d64 causal": lambda t: attention(t, 64, 4000, 64, causal=True),
+}

@@ -1,0 +1,300 @@
+"""Corpus benchmark: the same kernel sources compiled by tilelab and by Triton, best config each.
+
+    python benchmarks/corpus/run.py                      # every case, on a CUDA GPU
+    python benchmarks/corpus/run.py matmul attention     # cases whose name contains a word
+    python benchmarks/corpus/run.py --compile-only       # no GPU: tilelab compiles every config for sm_90a
+                                                         # and reports registers, spills, compile time
+
+On a GPU each case sweeps the same config list under both compilers (``import tilelab as triton``
+or ``import triton``, the kernel text is the same), checks every config's output against torch on
+random inputs (outputs poisoned with NaN first), times each with ``triton.testing.do_bench``
+(median), and prints one markdown row: the best time of each, torch's, tilelab over Triton, and
+each compiler's cold compile of the first config (first launch minus a warm launch, empty caches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import textwrap
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.corpus.cases import CASES  # noqa: E402
+
+META_KEYS = ("num_warps", "num_stages")
+_TMP = tempfile.mkdtemp(prefix="corpus_")
+
+
+def jit_from_source(fn, package: str):
+    """``fn``'s source under ``package``'s ``@jit`` (written to a file: both jits read source files)."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    header = f"import {package} as triton\nimport {package}.language as tl\n\n\n@triton.jit\n"
+    path = os.path.join(_TMP, f"{package}_{fn.__name__}.py")
+    with open(path, "w") as f:
+        f.write(header + source)
+    spec = importlib.util.spec_from_file_location(f"corpus_{package}_{fn.__name__}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, fn.__name__)
+
+
+# ----------------------------------------------------------------------------- materializers
+
+
+class Spec:
+    """A tensor's dtype, shape and strides, enough to derive a kernel signature without a GPU."""
+
+    def __init__(self, shape, dtype, strides=None):
+        self.shape, self.dtype = tuple(shape), dtype
+        self.strides = strides or tuple(int(_prod(self.shape[i + 1 :])) for i in range(len(self.shape)))
+
+    def stride(self, i):
+        return self.strides[i]
+
+    def numel(self):
+        return int(_prod(self.shape))
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+class SpecMaker:
+    torch = None
+    one = None
+
+    def randn(self, *shape, dtype="f32"):
+        return Spec(shape, dtype)
+
+    empty = zeros = randn
+
+    def randint(self, high, shape):
+        return Spec(shape, "i32")
+
+    def clone(self, x):
+        return Spec(x.shape, x.dtype, x.strides)
+
+    def transpose(self, x):
+        return Spec(x.shape[::-1], x.dtype, x.strides[::-1])
+
+
+class TorchMaker:
+    def __init__(self):
+        import torch
+
+        self.torch = torch
+        self.dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+                       "fp8e4": torch.float8_e4m3fn, "i32": torch.int32}  # fmt: skip
+        self.one = torch.tensor(1.0, device="cuda")
+
+    def randn(self, *shape, dtype="f32"):
+        x = self.torch.randn(*shape, device="cuda", dtype=self.torch.float32)
+        return x.to(self.dtypes[dtype])
+
+    def empty(self, *shape, dtype="f32"):
+        return self.torch.empty(*shape, device="cuda", dtype=self.dtypes[dtype])
+
+    def zeros(self, *shape, dtype="f32"):
+        return self.torch.zeros(*shape, device="cuda", dtype=self.dtypes[dtype])
+
+    def randint(self, high, shape):
+        return self.torch.randint(0, high, shape, device="cuda", dtype=self.torch.int32)
+
+    def clone(self, x):
+        return x.clone()
+
+    def transpose(self, x):
+        return x.t()
+
+
+# ----------------------------------------------------------------------------- compile only (no GPU)
+
+
+def signature_of(kernel, args, cfg):
+    """tilelab signature, constants and divisibility as a Triton launch would specialize ``args``."""
+    names = list(inspect.signature(kernel).parameters)
+    runtime = [n for n in names if n not in cfg]
+    sig, consts, div = {}, {k: v for k, v in cfg.items() if k not in META_KEYS}, {}
+    for name, value in zip(runtime, args):
+        if isinstance(value, Spec):
+            sig[name], div[name] = "*" + {"fp8e4": "fp8e4nv"}.get(value.dtype, value.dtype), 16
+        elif isinstance(value, float):
+            sig[name] = "f32"
+        elif value == 1:
+            consts[name] = 1
+        else:
+            sig[name], div[name] = "i32", (16 if value % 16 == 0 else 1)
+    return sig, consts, div
+
+
+def compile_only(names):
+    import tilelab
+
+    print("| case | config | registers | spills (bytes) | shared (bytes) | compile s | cp.async | ld.global scalar |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in names:
+        setup = CASES[name](SpecMaker())
+        kern = tilelab.jit(setup.kernel)
+        for cfg in setup.configs:
+            sig, consts, div = signature_of(setup.kernel, setup.args(cfg), cfg)
+            short = ",".join(f"{v}" for k, v in cfg.items() if k not in ("HEAD_DIM", "CAUSAL", "HINTS"))
+            t0 = time.perf_counter()
+            try:
+                ck = tilelab.compile(
+                    kern,
+                    sig,
+                    consts,
+                    target="cuda:sm_90a",
+                    num_warps=cfg["num_warps"],
+                    num_stages=cfg["num_stages"],
+                    divisibility=div,
+                    snapshots=False,
+                    cache=False,
+                )
+            except Exception as e:  # noqa: BLE001 - report and go on
+                print(f"| {name} | {short} | ERROR {type(e).__name__}: {str(e).splitlines()[0][:120]} |", flush=True)
+                continue
+            dt = time.perf_counter() - t0
+            md, ptx = ck.metadata, ck.asm.get("ptx", "")
+            scalar = sum(ptx.count(f"ld.global.{w} ") + ptx.count(f"ld.global.{w}\t") for w in ("b16", "b8", "u16"))
+            print(f"| {name} | {short} | {md.get('registers')} | {md.get('spills', md.get('spill_bytes'))} | "
+                  f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} |", flush=True)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- on the GPU
+
+
+def _check(setup, launch, torch):
+    if setup.reset:
+        setup.reset()
+    else:
+        for out in setup.outs:
+            out.fill_(float("nan"))
+    if setup.before:
+        setup.before()
+    launch()
+    torch.cuda.synchronize()
+    for got, want in zip(setup.outs, setup.ref()):
+        got, want = got.float(), want.float()
+        scale = max(want.abs().max().item(), 1e-6)
+        err = (got - want).abs().max().item()
+        if not err <= setup.tol * scale:  # NaN fails too
+            raise AssertionError(f"wrong: max err {err:.3g} (max ref {scale:.3g})")
+
+
+def _timed(fn, torch):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def sweep(setup, package, torch, do_bench):
+    """(best ms, best cfg, cold compile s of the first config, errors) of one compiler."""
+    kern = jit_from_source(setup.kernel, package)
+    best, best_cfg, compile_s, errors = None, None, None, []
+    for i, cfg in enumerate(setup.configs):
+        args = setup.args(cfg)
+        grid = setup.grid(cfg)
+
+        def launch(cfg=cfg, args=args, grid=grid):
+            kern[grid](*args, **cfg)
+
+        try:
+            first = _timed(launch, torch)
+            if i == 0:
+                compile_s = first - min(_timed(launch, torch) for _ in range(3))
+            _check(setup, launch, torch)
+            fn = (lambda: (setup.before(), launch())) if setup.before else launch
+            ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
+        except Exception as e:  # noqa: BLE001 - a failing config reports, the others go on
+            errors.append(f"{_cfg_text(cfg)}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
+            traceback.print_exc(file=sys.stderr)
+            continue
+        if best is None or ms < best:
+            best, best_cfg = ms, cfg
+    return best, best_cfg, compile_s, errors
+
+
+def _cfg_text(cfg):
+    skip = ("HEAD_DIM", "CAUSAL", "HINTS", "GROUP_SIZE_M", "NUM_SMS", "n_heads", "ROWS_PER_PROGRAM")
+    vals = [str(v) for k, v in cfg.items() if k not in skip and k not in META_KEYS]
+    return "x".join(vals) + f"/{cfg['num_warps']}w/{cfg['num_stages']}s"
+
+
+def _cell(ms, setup):
+    if ms is None:
+        return "fails"
+    if setup.flops:
+        return f"{ms:.3f} ms ({setup.flops / ms / 1e9:.0f} TFLOP/s)"
+    return f"{ms:.3f} ms ({setup.nbytes / ms / 1e6:.0f} GB/s)"
+
+
+def run_gpu(names, out_path=None):
+    import torch
+    import triton
+    from triton.testing import do_bench
+
+    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton_cache_"))
+    os.environ.setdefault("TILELAB_CACHE_DIR", tempfile.mkdtemp(prefix="tilelab_cache_"))
+    maker = TorchMaker()
+    head = (f"device: {torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}\n\n"
+            "| case | Triton | tilelab | torch | tilelab / Triton | best config Triton / tilelab "
+            "| cold compile s Triton / tilelab |\n|---|---|---|---|---|---|---|")  # fmt: skip
+    print(head, flush=True)
+    rows, notes = [head], []
+    for name in names:
+        torch.manual_seed(0)
+        try:
+            setup = CASES[name](maker)
+            res = {pkg: sweep(setup, pkg, torch, do_bench) for pkg in ("triton", "tilelab")}
+            torch_ms = do_bench(setup.torch_fn, warmup=25, rep=100, return_mode="median")
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            row = f"| {name} | ERROR {type(e).__name__}: {str(e).splitlines()[0][:100]} | | | | | |"
+            print(row, flush=True)
+            rows.append(row)
+            continue
+        (tr, tr_cfg, tr_c, tr_err), (tl, tl_cfg, tl_c, tl_err) = res["triton"], res["tilelab"]
+        ratio = f"{tl / tr:.2f}x" if tl and tr else "-"
+        cfgs = f"{_cfg_text(tr_cfg) if tr_cfg else '-'} / {_cfg_text(tl_cfg) if tl_cfg else '-'}"
+        comp = f"{tr_c:.2f} / {tl_c:.2f}" if tr_c is not None and tl_c is not None else f"{tr_c} / {tl_c}"
+        cells = [name, _cell(tr, setup), _cell(tl, setup), _cell(torch_ms, setup), ratio, cfgs, comp]
+        row = "| " + " | ".join(cells) + " |"
+        print(row, flush=True)
+        rows.append(row)
+        notes += [f"- {name}, Triton {e}" for e in tr_err] + [f"- {name}, tilelab {e}" for e in tl_err]
+    text = "\n".join(rows) + ("\n\nConfigs that failed:\n" + "\n".join(notes) if notes else "") + "\n"
+    if notes:
+        print("\n".join(notes), flush=True)
+    if out_path:
+        Path(out_path).write_text(text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("words", nargs="*", help="run the cases whose name contains one of these words")
+    parser.add_argument("--compile-only", action="store_true", help="compile for sm_90a with tilelab, no GPU")
+    parser.add_argument("--out", help="also write the table to this file")
+    args = parser.parse_args(argv)
+    names = [n for n in CASES if not args.words or any(w in n for w in args.words)]
+    if args.compile_only:
+        compile_only(names)
+    else:
+        run_gpu(names, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""PTX of corpus kernels for sm_90a (no GPU): fp8 dots on wgmma k32, bf16 rounding in one instruction."""
+
+from __future__ import annotations
+
+import tilelab
+from benchmarks.corpus import kernels
+
+MM = ["M", "N", "K", "stride_am", "stride_bn", "stride_cm"]
+
+
+def test_fp8_matmul_runs_on_wgmma_e4m3():
+    sig = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32", **{n: "i32" for n in MM}}
+    meta = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "HINTS": False}
+    meta |= {"stride_ak": 1, "stride_bk": 1, "stride_cn": 1}  # B stored K-contiguous (``w.T``)
+    ck = tilelab.compile(tilelab.jit(kernels.matmul_kernel), sig, meta, target="cuda:sm_90a", num_warps=4,
+                         num_stages=2, divisibility={n: 16 for n in sig}, snapshots=False, cache=False)  # fmt: skip
+    ptx = ck.asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") == 2  # K 64 = 2 x 32
+    assert "wgmma.wait_group.sync.aligned 1" in ptx and "fma.rn.f32" not in ptx
+
+
+def test_bf16_results_round_with_one_cvt():
+    sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "stride": "i32", "n_cols": "i32"}
+    ck = tilelab.compile(tilelab.jit(kernels.swiglu_kernel), sig, {"BLOCK_SIZE": 1024}, target="cuda:sm_90a",
+                         num_warps=4, divisibility={n: 16 for n in sig}, snapshots=False, cache=False)  # fmt: skip
+    ptx = ck.asm["ptx"]
+    assert ptx.count("cvt.rn.bf16.f32") == 16  # 8 per thread, twice: silu(a) to bf16, then the product
+    assert "setp.nan" not in ptx

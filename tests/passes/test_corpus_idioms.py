@@ -1,0 +1,117 @@
+"""The CUDA pass pipeline on kernels in Triton users' spelling (``benchmarks/corpus``), no GPU needed.
+
+Each test runs the frontend and the sm_90a passes on a corpus kernel, specialized as a Triton launch
+would specialize it (pointers and multiples of 16 divisible by 16), and checks what the pipeline
+made: the shared-memory budget, wgmma for fp8, no per-iteration trip through shared memory in
+attention, a matmul loop that overlaps its wgmma with the next copies.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.corpus import kernels
+from tilelab.compiler.ir.ops import (
+    AsyncCopyGlobalToLocalOp,
+    BarrierOp,
+    ConvertLayoutOp,
+    ForOp,
+    LocalAllocOp,
+    LocalStoreOp,
+    WarpGroupDotOp,
+    WarpGroupDotWaitOp,
+)
+from tilelab.compiler.options import CompileOptions
+from tilelab.compiler.passes.allocate_shared_memory import shared_memory_limit
+from tilelab.errors import OutOfResources
+from tilelab.runtime import stages
+
+MM_ARGS = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
+
+
+def compile_passes(fn, signature, constants, num_warps=8, num_stages=3):
+    """The tile IR of ``fn`` after the CUDA passes for sm_90a (ints: divisible by 16, strides of 1 constant)."""
+    sig = {k: v for k, v in signature.items() if v != 1}
+    consts = {**constants, **{k: 1 for k, v in signature.items() if v == 1}}
+    module = stages.build(fn, sig, consts, {k: 16 for k in sig})
+    options = CompileOptions(target="cuda", arch="sm_90a", num_warps=num_warps, num_stages=num_stages)
+    stages.run_passes(module, options, "cuda", snapshots=False)
+    return module
+
+
+def matmul(dtype="fp16", bm=128, bn=128, bk=64, k_major_b=False, **kw):
+    sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", **{n: "i32" for n in MM_ARGS}}
+    sig["stride_ak"] = sig["stride_cn"] = 1
+    sig["stride_bk" if k_major_b else "stride_bn"] = 1
+    meta = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8, "HINTS": False}
+    return compile_passes(kernels.matmul_kernel, sig, meta, **kw)
+
+
+def attention(bm=128, bn=64, d=128, **kw):
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "Out")} | {"sm_scale": "fp32"}
+    sig |= {n: "i32" for n in ("stride_qz", "stride_qm", "stride_kz", "stride_kn", "stride_vz", "stride_vn")}
+    sig |= {"stride_oz": "i32", "stride_om": "i32", "N_CTX": "i32"}
+    meta = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False}
+    return compile_passes(kernels.attention_fwd_kernel, sig, meta, **kw)
+
+
+def loop_of(module) -> ForOp:
+    return next(op for op in module.walk() if isinstance(op, ForOp))
+
+
+def test_tutorial_matmul_copies_both_operands_asynchronously():
+    # (pid_m * BM + arange) % M with 16 | M keeps 16-element runs: both tiles go through cp.async rings
+    loop = loop_of(matmul())
+    copies = [op for op in loop.body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    assert len(copies) == 2
+
+
+def test_matmul_wgmma_overlaps_the_next_copies():
+    module = matmul()
+    body = loop_of(module).body.ops
+    dot = next(op for op in body if isinstance(op, WarpGroupDotOp))
+    assert dot.attrs["pendings"] == 1
+    after = body[body.index(dot) + 1 :]
+    assert isinstance(after[0], BarrierOp)  # every warpgroup's previous wgmma done: its slot is free
+    assert any(isinstance(op, AsyncCopyGlobalToLocalOp) for op in after)
+    waits = [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]
+    assert len(waits) == 1 and waits[0].attrs["pendings"] == 0
+
+
+def test_attention_loop_has_no_layout_round_trip_and_q_is_stored_once():
+    module = attention()
+    loop = loop_of(module)
+    stores = [op for op in loop.walk() if isinstance(op, LocalStoreOp)]
+    assert len(stores) == 1  # p, the A operand of the second wgmma; q is stored before the loop
+    assert not any(isinstance(op, ConvertLayoutOp) for op in loop.walk())
+    assert module.attrs["shared_bytes"] <= shared_memory_limit("sm_90a")
+
+
+def test_a_config_too_big_for_three_stages_gets_two():
+    # 128x128 tiles of k and v at d 128: three stages would need 256 KiB of shared memory
+    module = attention(bm=128, bn=128)
+    rings = [op for op in module.walk() if isinstance(op, LocalAllocOp) and op.attrs.get("stages")]
+    assert rings and {op.attrs["stages"] for op in rings} == {2}
+    assert module.attrs["shared_bytes"] <= shared_memory_limit("sm_90a")
+
+
+def test_a_config_that_cannot_fit_raises_out_of_resources():
+    # a 256x256 f32 accumulator moved through shared memory for its store: 256 KiB in any case
+    with pytest.raises(OutOfResources) as err:
+        matmul(bm=256, bn=256, bk=64, num_stages=1)
+    assert err.value.limit == 232448 and err.value.required > err.value.limit
+    assert "shared memory" in str(err.value) and "Hardware limit: 232448" in str(err.value)
+
+
+def test_fp8_dot_takes_wgmma_with_k_major_b_and_carried_pointers_in_the_load_layout():
+    module = matmul("fp8e4nv", bk=128, k_major_b=True)
+    loop = loop_of(module)
+    assert any(isinstance(op, WarpGroupDotOp) for op in loop.walk())
+    assert not any(isinstance(op, ConvertLayoutOp) for op in loop.walk())  # b_ptrs += ... moved to the load's layout
+    copies = [op for op in loop.body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    assert len(copies) == 2
+
+
+def test_shared_memory_limits_by_architecture():
+    assert shared_memory_limit("sm_90a") == 232448 and shared_memory_limit("sm_80") == 166912
+    assert shared_memory_limit("sm_86") == 101376 and shared_memory_limit(None) is None

@@ -1,0 +1,127 @@
+"""Triton builtins composed from other ops: item, histogram, gather, xor_sum, reduce_or, tensor descriptors.
+
+A mixin of ``Semantic``. None of these needs an IR op of its own; each is built in the
+frontend from ops every backend already lowers::
+
+    tl.histogram(x, 4)        -> sum(x[:, None] == arange(0, 4)[None, :], axis=0)  (int32)
+    tl.gather(src, idx, 0)    -> sum(where(idx[:, None, :] == arange(M)[None, :, None], src[None], 0), axis=1)
+    desc.load([i, j])         -> a block-pointer load with every dimension bounds-checked, zero padding
+"""
+
+from __future__ import annotations
+
+from ..ir import types as irt
+from .errors import SemanticError
+from .values import tensor, unwrap
+
+#: the largest one-hot comparison ``gather`` builds (index elements x source positions); larger
+#: ones would need tens of MB of stack per program on the CPU
+_GATHER_LIMIT = 1 << 18
+
+
+class tensor_descriptor:
+    """``tl.make_tensor_descriptor(base, shape, strides, block_shape)``: a view that loads and stores blocks.
+
+    Out-of-bounds elements read as zero and are not written, as with a TMA descriptor.
+    """
+
+    def __init__(self, sem, base, shape, strides, block_shape):
+        self._sem = sem
+        self.base = base
+        self.shape = list(shape)
+        self.strides = list(strides)
+        self.block_shape = list(block_shape)
+
+    @property
+    def dtype(self):
+        return self.base.dtype.element_ty
+
+    def _block_ptr(self, offsets):
+        offsets = list(unwrap(offsets))
+        if len(offsets) != len(self.block_shape):
+            raise SemanticError(f"a descriptor of rank {len(self.block_shape)} needs as many offsets, got {offsets}")
+        order = tuple(reversed(range(len(self.block_shape))))
+        return self._sem.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
+
+    def load(self, offsets):
+        checks = tuple(range(len(self.block_shape)))
+        return self._sem.load(self._block_ptr(offsets), boundary_check=checks, padding_option="zero")
+
+    def store(self, offsets, value):
+        checks = tuple(range(len(self.block_shape)))
+        value = self._sem.cast(self._sem.to_tensor(value), self.base.type.element.pointee)
+        return self._sem.store(self._block_ptr(offsets), value, boundary_check=checks)
+
+    def __repr__(self) -> str:
+        return f"tensor_descriptor({self.base.type}, block_shape={self.block_shape})"
+
+
+class CompatMixin:
+    """Builtins composed from other ops, for ``Semantic``."""
+
+    def item(self, x) -> tensor:
+        """The one element of a one-element tensor, as a scalar."""
+        x = self.to_tensor(x)
+        if not x.type.is_tensor:
+            return x
+        if x.type.numel != 1:
+            raise SemanticError(f"item() needs a tensor of one element, got shape {list(x.type.shape)}")
+        return self.reduce([x], None, lambda lhs, rhs: lhs)[0]
+
+    def histogram(self, x, num_bins, mask=None) -> tensor:
+        """Counts of each value ``0..num_bins-1`` among ``x``'s elements (where ``mask`` holds), as int32."""
+        x = self.to_tensor(x)
+        if len(x.type.shape) != 1 or not x.type.element.is_int:
+            raise SemanticError(f"histogram needs a 1-d integer tensor, got {x.type}")
+        bins = self.constexpr_int(num_bins, "histogram's num_bins")
+        hits = self.compare("==", self.expand_dims(x, 1), self.expand_dims(self.arange(0, bins), 0))
+        if unwrap(mask) is not None:
+            hits = self.logical("and", hits, self.expand_dims(self.to_tensor(mask), 1))
+        return self.sum(self.cast(hits, irt.i32), 0)
+
+    def gather(self, src, index, axis) -> tensor:
+        """``out[..i..] = src[..index[..i..]..]`` along ``axis`` (other dimensions equal)."""
+        src, index = self.to_tensor(src), self.to_tensor(index)
+        rank = len(src.type.shape)
+        if rank == 0 or len(index.type.shape) != rank or not index.type.element.is_int:
+            raise SemanticError(f"gather needs src and an integer index of one rank, got {src.type} and {index.type}")
+        axis = self._axis(axis, rank, "gather")
+        for d in range(rank):
+            if d != axis and src.type.shape[d] != index.type.shape[d]:
+                raise SemanticError(f"gather: src {src.type.shape} and index {index.type.shape} differ in dim {d}")
+        size = src.type.shape[axis]
+        if index.type.numel * size > _GATHER_LIMIT:
+            raise SemanticError(
+                f"gather of {index.type.numel} indices into {size} positions is too large here "
+                f"(it is built as a {index.type.numel * size}-element comparison; the limit is {_GATHER_LIMIT})"
+            )
+        pos = self.arange(0, size)  # the source position, a new dimension right after `axis`
+        for _ in range(axis + 1):
+            pos = self.expand_dims(pos, 0)
+        for _ in range(axis + 2, rank + 1):
+            pos = self.expand_dims(pos, -1)
+        hit = self.compare("==", self.expand_dims(index, axis + 1), pos)
+        values = self.expand_dims(src, axis)  # [.., 1, size, ..]
+        elem = src.type.element
+        zero = self.constant(0, elem)
+        picked = self.where(hit, values, zero)
+        if elem.is_bool:
+            picked = self.cast(picked, irt.i8)
+        return self.cast(self._binary_reduce(picked, axis + 1, "or" if elem.is_int else "add", False), elem)
+
+    def bitwise_reduce(self, x, axis, kind, keep_dims=False) -> tensor:
+        """``xor_sum`` / ``reduce_or``: an integer reduction with ``xor`` / ``or``."""
+        x = self.to_tensor(x)
+        if not x.type.element.is_int:
+            raise SemanticError(f"{'xor_sum' if kind == 'xor' else 'reduce_or'} only supported for integers")
+        return self._binary_reduce(x, axis, kind, keep_dims)
+
+    def make_tensor_descriptor(self, base, shape, strides, block_shape) -> tensor_descriptor:
+        base = self._pointer(base, "make_tensor_descriptor")
+        block_shape = list(self.constexpr_shape(block_shape, "make_tensor_descriptor's block_shape"))
+        shape, strides = list(unwrap(shape)), list(unwrap(strides))
+        if not len(shape) == len(strides) == len(block_shape):
+            raise SemanticError("make_tensor_descriptor: shape, strides and block_shape need one entry per dimension")
+        if block_shape[-1] * base.type.element.pointee.bits // 8 < 16:
+            raise SemanticError("Descriptor block shape must have at least 16 bytes in the last dimension")
+        return tensor_descriptor(self, base, shape, strides, block_shape)
