@@ -95,20 +95,32 @@ def _external_calls_resolve(kernel, args) -> list[str]:
     return sorted(c for c in called - local if not llvm.address_of_symbol(c.split("@")[0]))
 
 
+def _check_casts(src, x, outs):
+    for dst, out in zip(NAMES, outs):
+        want = _reference(x, dst)
+        np.testing.assert_array_equal(out.astype(np.float64), want.astype(np.float64), err_msg=f"cast {src} -> {dst}")
+        out[...] = 0
+
+
 @pytest.mark.parametrize("src", NAMES)
 def test_every_cast_pair_runs_on_the_cpu(src, rng):
     x = _source_values(src, rng)
     outs = [np.zeros(N, DTYPES[d]) for d in NAMES]
     for _ in ("quick", "optimized"):
         cast_to_all[(1,)](x, *outs, B=N, target="cpu")
-        for dst, out in zip(NAMES, outs):
-            want = _reference(x, dst)
-            np.testing.assert_array_equal(
-                out.astype(np.float64), want.astype(np.float64), err_msg=f"cast {src} -> {dst}"
-            )
-            out[...] = 0
+        _check_casts(src, x, outs)
         tiers.wait()
     assert _external_calls_resolve(cast_to_all, [x, *outs]) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("src", NAMES)
+def test_every_cast_pair_runs_on_cuda(src, rng):
+    """The same kernel on the GPU (numpy arrays are copied in and back): every pair links and rounds as numpy."""
+    x = _source_values(src, rng)
+    outs = [np.zeros(N, DTYPES[d]) for d in NAMES]
+    cast_to_all[(1,)](x, *outs, B=N, target="cuda")
+    _check_casts(src, x, outs)
 
 
 UNARY = {
@@ -172,22 +184,45 @@ def math_all(x_ptr, out, B: tl.constexpr):
     tl.store(out + 27 * B + offs, tl.div_rn(x, x + 1))
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16])
-def test_every_math_function_runs_on_the_cpu(dtype, rng):
-    """In (0, 1), where every function above is defined; compared in float64 at the dtype's precision."""
+MATH_DTYPES = [np.float16, np.float32, np.float64, ml_dtypes.bfloat16]
+
+
+def _math_case(dtype, rng):
+    """Inputs in (0, 1), where every function above is defined, and the float64 references."""
     import math
 
     x = rng.uniform(0.05, 0.95, N).astype(dtype)
-    out = np.zeros(28 * N, dtype)
     xd = x.astype(np.float64)
     refs = [fn(xd) if fn else np.vectorize(math.erf)(xd) for fn in UNARY.values()]
     refs += [xd**xd, np.arctan2(xd, xd + 1), np.fmod(xd, xd + 0.5), xd * xd + xd, xd / (xd + 1)]
+    return x, refs
+
+
+def _check_math(out, refs, tol):
+    got = out.astype(np.float64).reshape(28, N)
+    for name, want, row in zip([*UNARY, "pow", "atan2", "fmod", "fma", "div_rn"], refs, got):
+        np.testing.assert_allclose(row, want, rtol=tol, atol=tol, err_msg=name)
+    out[...] = 0
+
+
+@pytest.mark.parametrize("dtype", MATH_DTYPES)
+def test_every_math_function_runs_on_the_cpu(dtype, rng):
+    """Compared in float64 at the dtype's precision, on both tiers."""
+    x, refs = _math_case(dtype, rng)
+    out = np.zeros(28 * N, dtype)
     tol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-12}.get(dtype, 2e-2)
     for _ in ("quick", "optimized"):
         math_all[(1,)](x, out, B=N, target="cpu")
-        got = out.astype(np.float64).reshape(28, N)
-        for name, want, row in zip([*UNARY, "pow", "atan2", "fmod", "fma", "div_rn"], refs, got):
-            np.testing.assert_allclose(row, want, rtol=tol, atol=tol, err_msg=name)
-        out[...] = 0
+        _check_math(out, refs, tol)
         tiers.wait()
     assert _external_calls_resolve(math_all, [x, out]) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", MATH_DTYPES)
+def test_every_math_function_runs_on_cuda(dtype, rng):
+    """The same functions on the GPU: each links (NVVM intrinsics or libdevice) and keeps the dtype's precision."""
+    x, refs = _math_case(dtype, rng)
+    out = np.zeros(28 * N, dtype)
+    math_all[(1,)](x, out, B=N, target="cuda")
+    _check_math(out, refs, {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}.get(dtype, 2e-2))
