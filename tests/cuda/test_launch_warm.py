@@ -34,16 +34,17 @@ def test_repeated_launches_read_each_calls_arguments(rng, kind):
     assert axpy_warm.launches
 
 
-def test_a_failed_warm_launch_names_the_driver_call(rng):
+def test_a_warm_launch_over_the_grid_limit_is_refused_before_the_driver(rng):
+    """A warm launch checks the grid as a cold one does: a clear error naming the grid, then it still launches."""
     import tilelab.cuda as tc
-    from tilelab.runtime.cuda_driver import CudaError
+    from tilelab.runtime.errors import LaunchError
 
     n = 1000
     x = tc.to_device(rng.standard_normal(n).astype(np.float32))
     out = tc.to_device(np.full(n, np.nan, np.float32))
     axpy_warm[(4,)](x, x, out, 2.0, n, BLOCK=256)
     axpy_warm[(4,)](x, x, out, 2.0, n, BLOCK=256)  # warm now
-    with pytest.raises(CudaError, match="cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+    with pytest.raises(LaunchError, match=r"grid\[1\] = 131072 is over the limit of 65535"):
         axpy_warm[(4, 1 << 17)](x, x, out, 2.0, n, BLOCK=256)  # grid y is limited to 65535
     axpy_warm[(4,)](x, x, out, 3.0, n, BLOCK=256)  # the kernel still launches afterwards
     np.testing.assert_allclose(out.numpy(), 3 * x.numpy() + x.numpy(), rtol=1e-6)
