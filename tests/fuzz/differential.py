@@ -21,6 +21,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from .programs import Program
@@ -123,7 +124,7 @@ def _close(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
     scale = np.abs(r[finite]).max() if finite.any() else 0.0
     close = np.abs(r - g) <= rtol * np.maximum(np.abs(r), scale)
     # near the top of the range, partial sums in another order may overflow where these did not
-    big = float(np.finfo(ref.dtype).max) / OVERFLOW_MARGIN
+    big = float(ml_dtypes.finfo(ref.dtype).max) / OVERFLOW_MARGIN  # numpy's finfo knows no bfloat16
     overflow = (np.isinf(r) & (np.abs(g) > big)) | (np.isinf(g) & (np.abs(r) > big))
     return close | (np.isnan(r) & np.isnan(g)) | (r == g) | overflow
 
