@@ -121,3 +121,36 @@ def test_f64_to_f16_and_bf16_round_once(target, shape, rng):
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(out_h.view(np.uint16), x.astype(np.float16).view(np.uint16))
         np.testing.assert_array_equal(out_b.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+@tilelab.jit
+def arg_extremes(x, out_max, out_min, out_fast, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    v = tl.load(x + rows * COLS + cols)
+    tl.store(out_max + tl.arange(0, COLS), tl.argmax(v, axis=0))
+    tl.store(out_min + tl.arange(0, COLS), tl.argmin(v, axis=0))
+    tl.store(out_fast + tl.arange(0, COLS), tl.argmax(v, axis=0, tie_break_left=False))
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_argmax_and_argmin_put_nan_first_on_every_target(target, rng):
+    """A NaN is beyond every number: the first NaN's index, as numpy gives (the fuzzer's seed 500603:
+    ``[0, nan, 0, ...]`` gave 0 on the CPU and 2 on the GPU, whose shuffle tree visits another order)."""
+    from tests.conftest import DeviceMemory
+
+    rows, cols = 32, 16
+    x = rng.integers(-3, 3, (rows, cols)).astype(np.float32)  # many ties
+    x[rng.random((rows, cols)) < 0.1] = np.nan
+    x[:, 0] = 0.0  # a column of ties only
+    x[[1, 5], 1] = np.nan  # the first NaN comes after a tie
+    dev = DeviceMemory(target)
+    outs = [dev.put(np.full(cols, -1, np.int32)) for _ in range(3)]
+    arg_extremes[(1,)](dev.put(x), *outs, ROWS=rows, COLS=cols, target=target)
+    got_max, got_min, got_fast = (dev.get(o) for o in outs)
+    np.testing.assert_array_equal(got_max, np.argmax(x, axis=0))
+    np.testing.assert_array_equal(got_min, np.argmin(x, axis=0))
+    best = np.nanmax(x, axis=0)
+    nan_cols = np.isnan(x).any(axis=0)
+    picked = x[got_fast, np.arange(cols)]
+    assert np.all(np.where(nan_cols, np.isnan(picked), picked == best))  # any index of the max will do
