@@ -122,7 +122,8 @@ def _close(ref: np.ndarray, got: np.ndarray, rtol: float = 0.0) -> np.ndarray:
     rtol = max(rtol, TOLERANCE[ref.dtype.name])
     finite = np.isfinite(r)
     scale = np.abs(r[finite]).max() if finite.any() else 0.0
-    close = np.abs(r - g) <= rtol * np.maximum(np.abs(r), scale)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        close = np.abs(r - g) <= rtol * np.maximum(np.abs(r), scale)
     # near the top of the range, partial sums in another order may overflow where these did not
     big = float(ml_dtypes.finfo(ref.dtype).max) / OVERFLOW_MARGIN  # numpy's finfo knows no bfloat16
     overflow = (np.isinf(r) & (np.abs(g) > big)) | (np.isinf(g) & (np.abs(r) > big))

@@ -236,3 +236,44 @@ def test_minimum_maximum_and_casts_of_nan(target, dtype):
         nan_diff, nan_prod = np.isnan(a - a), np.isnan(a * b)
     np.testing.assert_array_equal(got_i16[nan_diff], 0)
     np.testing.assert_array_equal(got_u8[nan_prod], 0)
+
+
+@tilelab.jit
+def halves_under_branches(x_half, x_int, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
+    mask = offs < n
+    h = tl.load(x_half + offs, mask=mask, other=0)
+    i = tl.load(x_int + offs, mask=mask, other=0)
+    if n > 20:
+        v = h.to(tl.float16)
+    else:
+        v = i.to(tl.float16)
+    tl.store(out + offs, v, mask=mask)
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_f16_pairs_loaded_under_one_branch_keep_their_order(target, rng):
+    """A pair of f16 loaded as one word under one branch of an ``if`` and converted under the other: each
+    element keeps its own half (ptxas took the low half twice from the unpack ``mov.b32 {_, %rs}``, so
+    every odd element read its even neighbour: the fuzzer's seed 602254)."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    n = 768
+    h = rng.standard_normal(n).astype(np.float16)
+    i = rng.integers(0, 100, n).astype(np.uint32)
+    out = dev.put(np.zeros(n, np.float16))
+    halves_under_branches[(3,)](dev.put(h), dev.put(i), out, n, BLOCK=256, target=target)
+    np.testing.assert_array_equal(dev.get(out), h)
+
+
+def test_gpu_code_takes_upper_halves_with_a_shift():
+    """The PTX of that kernel: no unpack ``mov.b32 {_, %rs}`` (what ptxas mistranslated), a shift instead."""
+    signature = {"x_half": "*f16", "x_int": "*u32", "out": "*f16", "n": "i32"}
+    divisibility = dict.fromkeys(signature, 16)
+    compiled = tilelab.compile(
+        halves_under_branches, signature, {"BLOCK": 256}, target="cuda:sm_90", divisibility=divisibility
+    )
+    ptx = compiled.asm["ptx"]
+    assert "ld.global.b32" in ptx or "ld.global.v2.b32" in ptx  # the pair is loaded as one word
+    assert "{_, %rs" not in ptx and "shr.u32" in ptx

@@ -100,13 +100,34 @@ def pack(b, elems: list, eb: int, word: int) -> list:
 
 
 def unpack(b, words: list, eb: int, word: int, count: int) -> list:
+    """The ``count`` elements of ``eb`` bits packed in ``words`` (lowest bits first)."""
     per = max(1, word // eb)
     et = ir.IntType(eb)
     out = []
     for w in words:
         for k in range(per):
-            out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et) if eb < word else w)
+            if eb == word:
+                out.append(w)
+            elif eb == 16 and k:
+                out.append(_upper_half(b, b.lshr(w, ir.Constant(w.type, k * eb))))
+            else:
+                out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et))
     return out[:count]
+
+
+def _upper_half(b, shifted: ir.Value) -> ir.Value:
+    """The low 16 bits of ``shifted`` (a word shifted right), kept a shift and a ``cvt``.
+
+    Why: left to itself LLVM selects ``trunc(lshr(w, 16))`` as the unpack ``mov.b32 {_, %rs}, %r``,
+    and ptxas 13.0 turned that into a byte permute that took the word's *low* half when the value then
+    met a select folded into a predicated conversion (an f16 pair loaded under one ``if`` branch and
+    converted under the other: every odd element read its even neighbour; the fuzzer's seed 602254).
+    The shift is ``SHF.R.U32.HI`` in the machine code, which is right.
+    """
+    width = shifted.type.width
+    asm = f"cvt.u16.u{width} $0, $1;"
+    cvt = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [shifted.type]), asm, "=h," + ("r" if width == 32 else "l"))
+    return b.call(cvt, [shifted])
 
 
 _LETTER = {16: "h", 32: "r", 64: "l"}
