@@ -31,7 +31,7 @@ from tilelab.compiler.ir.ops import (
 )
 
 from ..common import arith_constant, convert, float_predicate, from_arith, int_binary, int_unary, to_arith
-from ..common.types import I32, I64
+from ..common.types import I64
 from .context import GTile, const_i32, gpu_type, lower, reg_indices
 from .math import float_binary, float_unary
 
@@ -66,9 +66,8 @@ def lower_constant(lw, op):
 
 @lower(ProgramIdOp, NumProgramsOp)
 def lower_program_id(lw, op):
-    reg = "ctaid" if isinstance(op, ProgramIdOp) else "nctaid"
-    axis = "xyz"[op.attrs["axis"]]
-    lw.set(op.result, lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}", I32, []), []))
+    read = lw.hooks.program_id if isinstance(op, ProgramIdOp) else lw.hooks.num_programs
+    lw.set(op.result, read(lw, op.attrs["axis"]))
 
 
 @lower(MakeRangeOp)
