@@ -29,6 +29,8 @@ NUM_STAGES = 3
 DEFAULT_ARCH = "sm_90a"
 #: threads that run in lockstep: an NVIDIA warp (an AMD wavefront of gfx9 is 64, ``warp_size=64``)
 WARP_SIZE = 32
+#: the lanes of an AMD CDNA wavefront (gfx942): the ``warp_size`` of ``amd:*`` compiles
+AMD_WARP_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -90,4 +92,13 @@ def options_of(module) -> CompileOptions:
     return getattr(module, "options", None) or DEFAULTS
 
 
-__all__ = ["CompileOptions", "DEFAULTS", "DEFAULT_ARCH", "NUM_STAGES", "NUM_WARPS", "WARP_SIZE", "options_of"]
+__all__ = [
+    "CompileOptions",
+    "DEFAULTS",
+    "DEFAULT_ARCH",
+    "NUM_STAGES",
+    "NUM_WARPS",
+    "WARP_SIZE",
+    "AMD_WARP_SIZE",
+    "options_of",
+]
