@@ -194,3 +194,19 @@ def test_lds_over_64_kib_is_out_of_resources_on_gfx942_only():
     assert compile_for(case, target="cuda:sm_90").metadata["shared"] > 65536
     with pytest.raises(tilelab.OutOfResources, match="shared memory"):
         compile_for(case)
+
+
+@pytest.mark.parametrize("first", [0, 20])
+def test_random_programs_compile_for_amd_or_name_what_is_missing(first):
+    """A slice of the differential fuzzer's programs: each compiles (its launch then refuses) or is rejected
+    with the line of a math function the target cannot lower; none reaches LLVM with a library call."""
+    from tests.fuzz.differential import launch, load
+    from tests.fuzz.programs import generate
+
+    for seed in range(first, first + 20):
+        program = generate(seed)
+        result = launch(load(program), program, "amd:gfx942")
+        assert isinstance(result, str), seed
+        compiled = result.startswith("LaunchError") and "inspection only" in result
+        rejected = result.startswith("CompilationError") and "not supported on the inspection target" in result
+        assert compiled or rejected, (seed, result)
