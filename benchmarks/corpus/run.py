@@ -18,6 +18,7 @@ import argparse
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -201,19 +202,23 @@ def _timed(fn, torch):
     return time.perf_counter() - t0
 
 
-def sweep(setup, package, torch, do_bench):
-    """(best ms, best cfg, cold compile s of the first config, errors) of one compiler."""
+def sweep(setup, package, torch, do_bench, dump=None, name=""):
+    """(best ms, best cfg, cold compile s of the first config, errors) of one compiler.
+
+    With ``dump`` (a folder), the best config's compiled texts (``asm``: PTX, and Triton's TTGIR and
+    LLVM IR) are written there as ``<case>.<package>.<kind>``, to read the two compilers' code side by side.
+    """
     kern = jit_from_source(setup.kernel, package)
-    best, best_cfg, compile_s, errors = None, None, None, []
+    best, best_cfg, compile_s, errors, compiled = None, None, None, [], {}
     for i, cfg in enumerate(setup.configs):
         args = setup.args(cfg)
         grid = setup.grid(cfg)
 
         def launch(cfg=cfg, args=args, grid=grid):
-            kern[grid](*args, **cfg)
+            return kern[grid](*args, **cfg)
 
         try:
-            first = _timed(launch, torch)
+            first = _timed(lambda i=i, launch=launch: compiled.__setitem__(i, launch()), torch)  # keeps the kernel
             if i == 0:
                 compile_s = first - min(_timed(launch, torch) for _ in range(3))
             _check(setup, launch, torch)
@@ -224,8 +229,19 @@ def sweep(setup, package, torch, do_bench):
             traceback.print_exc(file=sys.stderr)
             continue
         if best is None or ms < best:
-            best, best_cfg = ms, cfg
+            best, best_cfg, best_i = ms, cfg, i
+    if dump and best is not None:
+        _dump(compiled.get(best_i), dump, f"{name}.{package}")
     return best, best_cfg, compile_s, errors
+
+
+def _dump(ck, folder, stem):
+    asm = getattr(ck, "asm", None) or {}
+    stem = re.sub(r"[^A-Za-z0-9.]+", "_", stem)
+    os.makedirs(folder, exist_ok=True)
+    for kind, text in asm.items():
+        if isinstance(text, str) and kind in ("ptx", "ttgir", "llir", "tile"):
+            Path(folder, f"{stem}.{kind}").write_text(text)
 
 
 def _cfg_text(cfg):
@@ -242,7 +258,7 @@ def _cell(ms, setup):
     return f"{ms:.3f} ms ({setup.nbytes / ms / 1e6:.0f} GB/s)"
 
 
-def run_gpu(names, out_path=None):
+def run_gpu(names, out_path=None, dump=None):
     import torch
     import triton
     from triton.testing import do_bench
@@ -259,7 +275,7 @@ def run_gpu(names, out_path=None):
         torch.manual_seed(0)
         try:
             setup = CASES[name](maker)
-            res = {pkg: sweep(setup, pkg, torch, do_bench) for pkg in ("triton", "tilelab")}
+            res = {pkg: sweep(setup, pkg, torch, do_bench, dump, name) for pkg in ("triton", "tilelab")}
             torch_ms = do_bench(setup.torch_fn, warmup=25, rep=100, return_mode="median")
         except Exception as e:  # noqa: BLE001
             traceback.print_exc(file=sys.stderr)
@@ -288,12 +304,13 @@ def main(argv=None):
     parser.add_argument("words", nargs="*", help="run the cases whose name contains one of these words")
     parser.add_argument("--compile-only", action="store_true", help="compile for sm_90a with tilelab, no GPU")
     parser.add_argument("--out", help="also write the table to this file")
+    parser.add_argument("--dump", help="write each compiler's code of each case's best config to this folder")
     args = parser.parse_args(argv)
     names = [n for n in CASES if not args.words or any(w in n for w in args.words)]
     if args.compile_only:
         compile_only(names)
     else:
-        run_gpu(names, args.out)
+        run_gpu(names, args.out, args.dump)
 
 
 if __name__ == "__main__":

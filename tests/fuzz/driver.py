@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -68,6 +69,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the first program's seed")
     parser.add_argument("--targets", default="interpret,cpu", help="comma-separated; the first is the reference")
     parser.add_argument("--chunk", type=int, default=500, help="programs per worker process")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes running at once")
     parser.add_argument("--log", default=None, help="append mismatches, crashes and rejections here")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -78,17 +80,24 @@ def main(argv=None) -> int:
     env = dict(os.environ, TILELAB_TIERED="0", TILELAB_PREFETCH="0")
     counts, classes = collections.Counter(), collections.Counter()
     start, log = time.time(), open(args.log, "a") if args.log else None
-    for first in range(args.seed, args.seed + args.count, args.chunk):
-        n = min(args.chunk, args.seed + args.count - first)
-        with _cache_dir(env):
-            for record in run_chunk(first, n, targets, env):
+    chunks = [(first, min(args.chunk, args.seed + args.count - first))
+              for first in range(args.seed, args.seed + args.count, args.chunk)]  # fmt: skip
+
+    def one_chunk(chunk):
+        with _cache_dir(env) as chunk_env:
+            return list(run_chunk(*chunk, targets, chunk_env))
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:  # a worker process per thread
+        for future in concurrent.futures.as_completed([pool.submit(one_chunk, chunk) for chunk in chunks]):
+            records = future.result()
+            for record in records:
                 counts[record["status"]] += 1
                 if record["status"] != "ok":
                     classes[(record["status"], record["detail"][:90])] += 1
                     if log:
                         log.write(json.dumps(record) + "\n")
                         log.flush()
-        print(f"{sum(counts.values())} programs in {time.time() - start:.0f} s: {dict(counts)}", flush=True)
+            print(f"{sum(counts.values())} programs in {time.time() - start:.0f} s: {dict(counts)}", flush=True)
     for (status, detail), k in classes.most_common(40):
         print(f"{k:6d}  {status}: {detail}")
     return 1 if counts["mismatch"] or counts["crash"] else 0
@@ -100,9 +109,9 @@ class _cache_dir:
     def __init__(self, env: dict):
         self.env = env
 
-    def __enter__(self):
+    def __enter__(self) -> dict:
         self.folder = tempfile.TemporaryDirectory(prefix="tilelab-fuzz-cache-")
-        self.env["TILELAB_CACHE_DIR"] = self.folder.name
+        return dict(self.env, TILELAB_CACHE_DIR=self.folder.name)
 
     def __exit__(self, *exc):
         self.folder.cleanup()

@@ -74,11 +74,17 @@ def promote(a: str, b: str, div: bool = False) -> str:
     return unsigned if WIDTH[unsigned] >= WIDTH[signed] else signed
 
 
+#: relative error an approximate value may carry, by dtype (the math functions are documented within a
+#: few ULPs; sums and scans in a different order differ by rounding of their partial results)
+TOLERANCE = {"float16": 2e-2, "bfloat16": 1e-1, "float32": 1e-4, "float64": 1e-10}
+
+
 @dataclass
 class Value:
     name: str
     dtype: str
     exact: bool = True  # False: rounding order or a math library decides the last bits
+    rtol: float = 0.0  # an approximate value's relative error: its least precise source's tolerance
 
 
 @dataclass
@@ -89,7 +95,7 @@ class Program:
     grid: int
     n: int  # elements per launch that the masks let through
     inputs: dict  # name -> numpy array
-    outputs: dict  # name -> (numpy dtype, number of elements, exact)
+    outputs: dict  # name -> (numpy dtype, number of elements, exact, relative tolerance when approximate)
     features: set = field(default_factory=set)
 
 
@@ -104,10 +110,15 @@ class Builder:
         self.features: set[str] = set()
         self.count = 0
 
-    def define(self, expr: str, dtype: str, exact: bool = True) -> Value:
-        """``vN = expr`` cast to the type the generator predicts, so every later use sees ``dtype``."""
+    def define(self, expr: str, dtype: str, exact: bool = True, rtol: float = 0.0) -> Value:
+        """``vN = expr`` cast to the type the generator predicts, so every later use sees ``dtype``.
+
+        An approximate value carries ``rtol``, at least its own type's tolerance: an f32 quotient
+        multiplied by an f64 stays within f32's error, not f64's.
+        """
         self.count += 1
-        value = Value(f"v{self.count}", dtype, exact)
+        rtol = 0.0 if exact else max(rtol, TOLERANCE.get(dtype, 0.0))
+        value = Value(f"v{self.count}", dtype, exact, rtol)
         self.lines.append(f"{value.name} = ({expr}).to(tl.{dtype})")
         self.values.append(value)
         return value
@@ -152,7 +163,14 @@ def _binary(b: Builder) -> Value | None:
         if "float" not in (kx, ky) and x.dtype.startswith("uint") != y.dtype.startswith("uint"):
             return None  # Triton refuses / of integers that differ in signedness
         dtype = promote(x.dtype, y.dtype, div=True) if "float" in (kx, ky) else "float32"
-        return b.define(f"{x.name} / {y.name}", dtype)
+        if dtype != "float32":
+            return b.define(f"{x.name} / {y.name}", dtype)
+        # f32 ``/`` is within 2 ulp on the GPU (``div.full.f32``, as in Triton); ``div_rn`` rounds correctly
+        if rng.random() < 0.5:
+            b.features.add("div_rn")
+            return b.define(f"tl.math.div_rn({x.name}.to(tl.float32), {y.name}.to(tl.float32))", dtype)
+        b.features.add("fdiv")
+        return b.define(f"{x.name} / {y.name}", dtype, exact=False)
     return b.define(f"{x.name} {op} {y.name}", promote(x.dtype, y.dtype))
 
 
@@ -229,7 +247,9 @@ def _bitcast(b: Builder, x: Value) -> Value | None:
 
 
 def _math(b: Builder) -> Value | None:
-    x = b.pick(("float",))
+    # an exact argument: an approximate one would carry its error into a function that may magnify it
+    # without bound (the cosine of an approximate ``exp`` of 20 is any number in [-1, 1])
+    x = b.pick(("float",), exact_only=True)
     if x is None or x.dtype not in ("float32", "float64"):
         return None
     b.features.add("math")
@@ -245,7 +265,7 @@ def _approximate(b: Builder) -> Value | None:
     y = b.pick(("float",))
     op = b.rng.choice(["*", "max", "min"])
     expr = f"{x.name} * {y.name}" if op == "*" else f"tl.{op}imum({x.name}, {y.name})"
-    return b.define(expr, promote(x.dtype, y.dtype), exact=False)
+    return b.define(expr, promote(x.dtype, y.dtype), exact=False, rtol=max(x.rtol, y.rtol))
 
 
 def _reduction(b: Builder) -> Value | None:
@@ -259,6 +279,10 @@ def _reduction(b: Builder) -> Value | None:
     axis = rng.randrange(len(b.shape))
     b.features.add(fn)
     exact = kind(x.dtype) != "float" or fn in ("max", "min", "argmax", "argmin")
+    if fn in ("sum", "cumsum") and x.dtype in ("float16", "bfloat16"):
+        # a half-precision sum in another order differs by ulps of its largest partial sum, which no
+        # tolerance relative to the result bounds (82.75 against 80.0 after cancellation): sum in f32
+        x = Value(f"{x.name}.to(tl.float32)", "float32")
     if fn in ("cumsum", "cumprod"):
         dtype = _sum_dtype(x.dtype)
         return b.define(f"tl.{fn}({x.name}, axis={axis})", dtype, exact)
@@ -415,14 +439,14 @@ def _stores(b: Builder, rng: random.Random):
     outputs, stores = {}, []
     chosen = [b.values[-1]] + ([rng.choice(b.values)] if rng.random() < 0.3 else [])
     for i, v in enumerate(chosen):
-        outputs[f"out{i}"] = (v.dtype, None, v.exact)
+        outputs[f"out{i}"] = (v.dtype, None, v.exact, v.rtol)
         stores.append(f"tl.store(out{i} + offs, {v.name}, mask=mask)")
     ints = [v for v in b.values if kind(v.dtype) == "int" and v.exact]
     if ints and rng.random() < 0.25:
         v = rng.choice(ints)
         fn = rng.choice(["atomic_add", "atomic_max", "atomic_min", "atomic_xor", "atomic_or", "atomic_and"])
         b.features.add(fn)
-        outputs["acc"] = ("int32", 4, True)
+        outputs["acc"] = ("int32", 4, True, 0.0)
         stores.append(f"tl.{fn}(acc + offs % 4, {v.name}.to(tl.int32), mask=mask)")
     return outputs, stores
 
@@ -441,5 +465,5 @@ def _assemble(seed, b: Builder, shape, grid, n, inputs, outputs, stores) -> Prog
     )
     data = np.random.default_rng(seed)
     arrays = {name: random_array(data, dtype, grid * size) for name, dtype in inputs.items()}
-    outs = {name: (numpy_dtype(d), count or grid * size, exact) for name, (d, count, exact) in outputs.items()}
+    outs = {name: (numpy_dtype(d), count or grid * size, *rest) for name, (d, count, *rest) in outputs.items()}
     return Program(seed, source + "\n", shape, grid, n, arrays, outs, b.features)

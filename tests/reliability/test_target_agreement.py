@@ -121,3 +121,118 @@ def test_f64_to_f16_and_bf16_round_once(target, shape, rng):
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(out_h.view(np.uint16), x.astype(np.float16).view(np.uint16))
         np.testing.assert_array_equal(out_b.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+@tilelab.jit
+def arg_extremes(x, out_max, out_min, out_fast, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    v = tl.load(x + rows * COLS + cols)
+    tl.store(out_max + tl.arange(0, COLS), tl.argmax(v, axis=0))
+    tl.store(out_min + tl.arange(0, COLS), tl.argmin(v, axis=0))
+    tl.store(out_fast + tl.arange(0, COLS), tl.argmax(v, axis=0, tie_break_left=False))
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_argmax_and_argmin_put_nan_first_on_every_target(target, rng):
+    """A NaN is beyond every number: the first NaN's index, as numpy gives (the fuzzer's seed 500603:
+    ``[0, nan, 0, ...]`` gave 0 on the CPU and 2 on the GPU, whose shuffle tree visits another order)."""
+    from tests.conftest import DeviceMemory
+
+    rows, cols = 32, 16
+    x = rng.integers(-3, 3, (rows, cols)).astype(np.float32)  # many ties
+    x[rng.random((rows, cols)) < 0.1] = np.nan
+    x[:, 0] = 0.0  # a column of ties only
+    x[[1, 5], 1] = np.nan  # the first NaN comes after a tie
+    dev = DeviceMemory(target)
+    outs = [dev.put(np.full(cols, -1, np.int32)) for _ in range(3)]
+    arg_extremes[(1,)](dev.put(x), *outs, ROWS=rows, COLS=cols, target=target)
+    got_max, got_min, got_fast = (dev.get(o) for o in outs)
+    np.testing.assert_array_equal(got_max, np.argmax(x, axis=0))
+    np.testing.assert_array_equal(got_min, np.argmin(x, axis=0))
+    best = np.nanmax(x, axis=0)
+    nan_cols = np.isnan(x).any(axis=0)
+    picked = x[got_fast, np.arange(cols)]
+    assert np.all(np.where(nan_cols, np.isnan(picked), picked == best))  # any index of the max will do
+
+
+@tilelab.jit
+def arg_of_narrow(x, out, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x + i)
+    tl.store(out + tl.arange(0, 2), tl.where(tl.arange(0, 2) == 0, tl.argmax(v, axis=0), tl.argmin(v, axis=0)))
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.float16])
+def test_argmax_of_narrow_values_across_warps(target, dtype, rng):
+    """Values of 1 or 2 bytes and i32 indices meet in shared memory across warps: each array aligned to its
+    element size (the fuzzer's seed 601977: i8 argmin over 64 elements in 2 warps, a misaligned address)."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    for block in (64, 256):
+        x = rng.integers(-100, 100, block).astype(dtype)
+        out = dev.put(np.full(2, -1, np.int32))
+        arg_of_narrow[(1,)](dev.put(x), out, BLOCK=block, num_warps=4, target=target)
+        np.testing.assert_array_equal(dev.get(out), [np.argmax(x), np.argmin(x)])
+
+
+ALL_TARGETS = ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+@tilelab.jit
+def narrow_abs(x, out8, out16, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x + i)
+    tl.store(out8 + i, tl.abs(v.to(tl.int8)).to(tl.int32))
+    tl.store(out16 + i, tl.abs(v.to(tl.int16)).to(tl.int32))
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_abs_of_the_narrow_minimum_wraps(target):
+    """``abs(int16(-32768))`` is -32768 in 16 bits, and stays so when widened (the GPU's ``abs.s16`` then
+    ``cvt.s32.s16`` gave +32768: the fuzzer's seed 621525)."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    x = np.array([-32768, 32767, -128, 127, -5, 0, 65535, -32769] * 4, np.int32)
+    out8, out16 = dev.put(np.zeros(32, np.int32)), dev.put(np.zeros(32, np.int32))
+    narrow_abs[(1,)](dev.put(x), out8, out16, BLOCK=32, target=target)
+    np.testing.assert_array_equal(dev.get(out8), np.abs(x.astype(np.int8)).astype(np.int32))
+    np.testing.assert_array_equal(dev.get(out16), np.abs(x.astype(np.int16)).astype(np.int32))
+
+
+@tilelab.jit
+def nan_rules(x, y, out_min, out_max, out_i16, out_u8, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    a = tl.load(x + i)
+    b = tl.load(y + i)
+    tl.store(out_min + i, tl.minimum(a, b))
+    tl.store(out_max + i, tl.maximum(a, b))
+    tl.store(out_i16 + i, (a - a).to(tl.int16))
+    tl.store(out_u8 + i, (a * b).to(tl.uint8))
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_minimum_maximum_and_casts_of_nan(target, dtype):
+    """``minimum(x, nan)`` is ``x`` and ``-0.0 < +0.0``; NaN converts to the integer 0 (a CPU with AVX-512
+    gave NaN and -32768: the fuzzer's seeds 600756, 618517, 604515)."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    a = np.array([1.0, np.nan, np.nan, -0.0, 0.0, np.inf, -np.inf, 2.5] * 4, dtype)
+    b = np.array([np.nan, 3.0, np.nan, 0.0, -0.0, 1.0, np.nan, -7.0] * 4, dtype)
+    outs = [dev.put(np.zeros(32, d)) for d in (dtype, dtype, np.int16, np.uint8)]
+    nan_rules[(1,)](dev.put(a), dev.put(b), *outs, BLOCK=32, target=target)
+    got_min, got_max, got_i16, got_u8 = (dev.get(o) for o in outs)
+    np.testing.assert_array_equal(got_min, np.fmin(a, b))
+    np.testing.assert_array_equal(got_max, np.fmax(a, b))
+    zero_min = np.signbit(got_min[(a == 0) & (b == 0)])
+    zero_max = np.signbit(got_max[(a == 0) & (b == 0)])
+    assert zero_min.all() and not zero_max.any()  # -0.0 < +0.0
+    with np.errstate(invalid="ignore"):
+        nan_diff, nan_prod = np.isnan(a - a), np.isnan(a * b)
+    np.testing.assert_array_equal(got_i16[nan_diff], 0)
+    np.testing.assert_array_equal(got_u8[nan_prod], 0)

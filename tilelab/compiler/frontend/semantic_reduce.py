@@ -100,6 +100,11 @@ class ReduceMixin:
 
         With ``tie_break_left`` (the default) the lowest index of equal values wins; without it
         the combine skips the index comparison (cheaper) and any index holding the max may come back.
+
+        A NaN counts as beyond every number (the first NaN's index comes back, as numpy's and torch's
+        ``argmax`` / ``argmin`` give). Triton's combine leaves NaN out of its comparisons, so its answer
+        depends on the order the reduction visits the elements (a sequential loop on the CPU, a tree of
+        shuffles on the GPU); with NaN ordered, the combine is associative and every target agrees.
         """
         tie_break_left = bool(unwrap(tie_break_left))
         x = self.to_tensor(x)
@@ -113,13 +118,18 @@ class ReduceMixin:
             idx = self.expand_dims(idx, -1)
         idx = self.broadcast_to_shape(idx, x.type.shape)
         better = ">" if kind == "max" else "<"
+        is_float = x.type.element.is_float
 
         def combine(lhs, rhs):
             (v1, i1), (v2, i2) = lhs, rhs
             keep = self.compare(better, v1, v2)
+            same = self.compare("==", v1, v2)
+            if is_float:  # a NaN wins over any number, and two NaNs tie
+                nan1, num2 = self.compare("!=", v1, v1), self.compare("==", v2, v2)
+                keep = self.logical("or", keep, self.logical("and", nan1, num2))
+                same = self.logical("or", same, self.logical("and", nan1, self.compare("!=", v2, v2)))
             if tie_break_left:
-                tie = self.logical("and", self.compare("==", v1, v2), self.compare("<", i1, i2))
-                keep = self.logical("or", keep, tie)
+                keep = self.logical("or", keep, self.logical("and", same, self.compare("<", i1, i2)))
             return [self.where(keep, v1, v2), self.where(keep, i1, i2)]
 
         values, indices = self.reduce([x, idx], axis, combine, keep_dims)

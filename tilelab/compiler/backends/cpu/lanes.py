@@ -44,6 +44,7 @@ from tilelab.compiler.ir.ops import (
     UnaryOp,
 )
 
+from ..common.scalars import float_min_max
 from ..common.types import I32, I64, PTR, memory_type, register_type
 from .bounds import Bounds
 from .context import Tile, i64
@@ -271,7 +272,7 @@ def _binary(lanes: Lanes, kind: str, t, x: ir.Value, y: ir.Value) -> ir.Value:
     b = lanes.lw.b
     if t.is_float:
         simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv, "fdiv": b.fdiv}
-        return simple[kind](x, y) if kind in simple else lanes.intrinsic(f"{kind}imumnum", x, y)  # -0.0 < +0.0
+        return simple[kind](x, y) if kind in simple else float_min_max(b, kind, x, y)  # -0.0 < +0.0
     simple = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor, "shl": b.shl}
     if kind in simple:
         return simple[kind](x, y)

@@ -15,7 +15,7 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import BinaryOp, BitcastOp, CmpOp, FmaOp, SelectOp, UnaryOp
 
-from ..common.scalars import arith_constant, from_arith, intrinsic, to_arith
+from ..common.scalars import arith_constant, float_min_max, from_arith, intrinsic, to_arith
 from ..common.scalars import float_predicate as _float_predicate
 from ..common.scalars import int_binary as _int_binary
 from ..common.scalars import int_unary as _int_unary
@@ -60,8 +60,8 @@ _FLOAT_BINARY = {
     "rem": lambda lw, a, c: lw.b.frem(a, c),
     # IEEE 754-2019 minimumNumber / maximumNumber: the non-NaN operand, and -0.0 < +0.0 (``minnum``
     # may return either zero, and x86 returns the second: the targets disagreed on max(0.0, -0.0))
-    "min": lambda lw, a, c: intrinsic(lw, "minimumnum", a, c),
-    "max": lambda lw, a, c: intrinsic(lw, "maximumnum", a, c),
+    "min": lambda lw, a, c: float_min_max(lw.b, "min", a, c),
+    "max": lambda lw, a, c: float_min_max(lw.b, "max", a, c),
     "pow": lambda lw, a, c: intrinsic(lw, "pow", a, c),
     "atan2": lambda lw, a, c: libm(lw, "atan2", a, c),
 }

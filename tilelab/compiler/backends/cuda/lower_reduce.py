@@ -90,8 +90,8 @@ def _across_warps(lw, op, groups, elems, bits, out_layout) -> None:
     n_out = out_layout.num_elements if out_layout is not None else 1
     widths = [memory_bits(e) for e in elems]
     slots = (1 << len(bits)) * n_out
-    offsets = [sum(w // 8 for w in widths[:i]) * slots for i in range(len(elems))]
-    smem = lw.shared(ir.IntType(8), sum(widths) // 8 * slots)
+    offsets, nbytes = packed_arrays([w // 8 for w in widths], slots)
+    smem = lw.shared(ir.IntType(8), nbytes)
     wa = const_i32(0)
     for j, bit in enumerate(bits):
         wa = b.or_(wa, b.shl(b.and_(b.lshr(lw.warp, const_i32(bit)), const_i32(1)), const_i32(j)))
@@ -115,6 +115,23 @@ def _across_warps(lw, op, groups, elems, bits, out_layout) -> None:
             acc = loaded if acc is None else combine(lw, op, acc, loaded)
         groups[key] = acc
     lw.barrier()
+
+
+def packed_arrays(sizes: list[int], count: int) -> tuple[list[int], int]:
+    """Byte offsets of arrays of ``count`` elements of ``sizes`` bytes each, laid one after the other,
+    each aligned to its element size; and the bytes they take.
+
+    An argmax over an i8 tile keeps i8 values then i32 indices: two warps' values take 2 bytes, so the
+    indices start at byte 4, not 2 (a misaligned ``st.shared.b32`` stops the kernel).
+
+        packed_arrays([1, 4], 2)  ->  ([0, 4], 12)
+    """
+    offsets, end = [], 0
+    for size in sizes:
+        end = -(-end // size) * size
+        offsets.append(end)
+        end += size * count
+    return offsets, end
 
 
 def _out_register_of(out_layout) -> dict[tuple, int]:

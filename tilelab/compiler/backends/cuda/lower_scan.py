@@ -14,7 +14,7 @@ from llvmlite import ir
 from ..common.types import I32
 from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
-from .lower_reduce import combine
+from .lower_reduce import combine, packed_arrays
 from .lower_scan_fast import axis_bits, emit_fast_scan
 
 
@@ -31,8 +31,8 @@ def emit_scan(lw, op) -> None:
     stride = layout.flatten([1 if d == axis else 0 for d in range(layout.rank)])
     widths = [memory_bits(t.elem) // 8 for t in tiles]
     numel = layout.num_elements
-    offsets = [sum(widths[:i]) * numel for i in range(len(tiles))]
-    smem = lw.shared(ir.IntType(8), sum(widths) * numel)
+    offsets, nbytes = packed_arrays(widths, numel)
+    smem = lw.shared(ir.IntType(8), nbytes)
     base = lw.thread_index(layout)
     lw.barrier()
     for t, off, w in zip(tiles, offsets, widths):
