@@ -31,7 +31,7 @@ from tilelab.compiler.ir.ops import (
 )
 
 from ..common import arith_constant, convert, float_predicate, from_arith, int_binary, int_unary, to_arith
-from ..common.types import I64
+from ..common.types import I32, I64
 from .context import GTile, const_i32, gpu_type, lower, reg_indices
 from .math import float_binary, float_unary
 
