@@ -93,6 +93,7 @@ def test_amd_tab_says_why_when_the_kernel_cannot_compile_for_amd():
 def test_a_kernel_compiled_for_amd_shows_its_own_isa_at_once():
     ck = tilelab.compile(kernels.add, signature=SIGNATURE, constants=CONSTANTS, target="amd:gfx942")
     ins = Inspector(ck)
+    assert "compiled for amd:gfx942 (inspection only: no AMD runtime)" in ins.header.value
     body = _html(ins.tab.children[ins.tab_index("AMD ISA")])
     assert "v_add_f32" in html.unescape(re.sub(r"<[^>]+>", "", body))
     assert "VGPRs / lane" in ins.tab.children[ins.tab_index("Resources")].value

@@ -117,12 +117,12 @@ class GpuView:
     def describe(self) -> str:
         """One line for the header: where the kernel runs and where the GPU tabs come from."""
         compiled = self.compiled()
+        runs = f"runs on {self.run.target}"
+        if str(self.run.target).startswith("amd:"):
+            runs = f"compiled for {self.run.target} (inspection only: no AMD runtime)"
         if compiled is None:
             why = f" ({self.error})" if self.error else ""
-            return f"runs on {self.run.target}; no GPU compile{why}"
+            return f"{runs}; no GPU compile{why}"
         if compiled is self.run:
-            return f"runs on {self.run.target}"
-        return (
-            f"runs on {self.run.target}; {', '.join(GPU_TABS)} from {compiled.target} "
-            "(compiled here for inspection, no GPU needed)"
-        )
+            return runs
+        return f"{runs}; {', '.join(GPU_TABS)} from {compiled.target} (compiled here for inspection, no GPU needed)"
