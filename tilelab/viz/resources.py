@@ -65,6 +65,8 @@ _AMD_REGISTERS = [
     ("sgprs", "SGPRs / wavefront"),
     ("agprs", "AGPRs / lane"),
     ("wavefront_size", "lanes / wavefront"),
+    ("vgpr_spills", "VGPRs spilled"),
+    ("sgpr_spills", "SGPRs spilled"),
     ("scratch", "scratch / lane"),
 ]
 
