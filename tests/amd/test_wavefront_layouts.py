@@ -24,3 +24,13 @@ def test_gather_indices_cover_64_lanes():
     layout = tile_layout((512,), 2, warp_size=64)
     needed = needed_indices(layout, 2, lambda i: i)
     assert needed.shape == (2, 64, 4) and sorted(needed.ravel().tolist()) == list(range(512))
+
+
+def test_docstring_examples_of_the_warp_size_and_the_register_line():
+    import doctest
+
+    from tilelab.compiler.passes import assign_layouts
+    from tilelab.viz import resources
+
+    for module in (assign_layouts, resources):
+        assert doctest.testmod(module).failed == 0
