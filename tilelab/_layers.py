@@ -50,6 +50,11 @@ LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
         "IR -> LLVM IR -> host code / PTX",
     ),
     (
+        "backends on backends",
+        {"backends/amd": ("tilelab.compiler.backends.amd",)},
+        "AMD gfx942 for inspection: the CUDA lowering with AMDGPU hooks -> GCN assembly",
+    ),
+    (
         "runtime",
         {"runtime": ("tilelab.runtime", "tilelab.cuda", "tilelab.tensor_wrapper")},
         "jit, keys, caches, targets, launch, autotune, do_bench",

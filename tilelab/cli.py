@@ -3,6 +3,8 @@
     tilelab compile add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 --stage llir
     tilelab compile add.py::add --signature "..." --const BLOCK=1024 --stage ptx     # cuda:sm_90, no GPU needed
     tilelab report  add.py::add --signature "x=*fp32, y=*fp32, out=*fp32, n=i32" --const BLOCK=1024 -o add.html
+    tilelab compile add.py::add --signature "..." --const BLOCK=1024 --stage amdgcn  # amd:gfx942, inspection only
+    tilelab report  add.py::add --signature "..." --const BLOCK=1024 --amd gfx942    # + the AMD ISA section
 
 Why: the inspector's views outside Jupyter (in CI, in an issue). The options are those of
 ``%%tile_kernel``; a mistake prints one line and exits with status 2, a compile error prints the
@@ -21,7 +23,10 @@ from tilelab.compiler.frontend.errors import CompilationError
 
 from .magics.options import OptionError, kernel_parser, parse_consts, parse_signature
 
-STAGES = ("tile", "llir", "asm", "ptx", "sass")
+#: the AMD GPUs ``tilelab report --amd`` compiles for (as ``tilelab.viz.gpu.AMD_ARCHS``, without importing the viz)
+AMD_ARCHS = ("gfx942",)
+
+STAGES = ("tile", "llir", "asm", "ptx", "sass", "amdgcn")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     report_p.add_argument("kernel", help="path.py::kernel_name")
     report_p.add_argument("-o", "--output", default=None, help="the HTML file (default: <kernel>.html)")
     report_p.add_argument("--gpu", default=None, help="GPU of the PTX and layout sections: sm_90 (default), sm_80")
+    report_p.add_argument(
+        "--amd", default=None, choices=AMD_ARCHS, help="add the AMD ISA section, compiled for this AMD GPU (gfx942)"
+    )
     return parser
 
 
@@ -57,11 +65,11 @@ def load_kernel(spec: str):
 
 
 #: Stages only a GPU compile produces: asked for without --target, they compile for this one (no GPU needed).
-GPU_STAGES = {"ptx": "cuda:sm_90", "sass": "cuda:sm_90"}
+GPU_STAGES = {"ptx": "cuda:sm_90", "sass": "cuda:sm_90", "amdgcn": "amd:gfx942"}
 
 
 def default_target(args) -> str:
-    """``--target``, else ``cuda:sm_90`` for ``--stage ptx``/``sass``, else ``cpu``."""
+    """``--target``, else ``cuda:sm_90`` for ``--stage ptx``/``sass``, ``amd:gfx942`` for ``amdgcn``, else ``cpu``."""
     return args.target or GPU_STAGES.get(getattr(args, "stage", None), "cpu")
 
 
@@ -88,7 +96,7 @@ def _run(args) -> int:
         return 0
     from .viz.report import write_report  # ~1 s of view imports, which `tilelab compile` never needs
 
-    out = write_report(compiled, args.output or f"{compiled.name}.html", gpu=gpu, arch=args.gpu)
+    out = write_report(compiled, args.output or f"{compiled.name}.html", gpu=gpu, arch=args.gpu, amd=args.amd)
     print(f"wrote {out}")
     return 0
 

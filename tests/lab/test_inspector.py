@@ -13,7 +13,8 @@ def _child(ins, title):
 
 def test_tabs_and_show():
     ins = Inspector(make_compiled(), show="passes,coalescing")
-    assert ins.titles[:7] == ["Source", "Passes", "LLVM IR", "PTX", "SASS", "Assembly", "Resources"]
+    assert ins.titles[:8] == ["Source", "Passes", "LLVM IR", "PTX", "AMD ISA", "SASS", "Assembly", "Resources"]
+    assert "AMD ISA" not in Inspector(make_compiled(), amd=None).titles
     assert {"coalescing", "shared memory", "layouts", "roofline"} <= set(ins.titles)
     assert ins.tab.selected_index == 1
     ins.open("llvm")

@@ -43,6 +43,8 @@ def test_parse_options():
     assert parse_consts(["A=1,B=(2, 3)", "C=relu", "D='x,y'"]) == {"A": 1, "B": (2, 3), "C": "relu", "D": "x,y"}
     ns = parse_line('--target cuda:sm_80 --num-warps 8 --show passes --run "k[(1,)](x)"')
     assert (ns.target, ns.num_warps, ns.show, ns.run) == ("cuda:sm_80", 8, "passes", "k[(1,)](x)")
+    assert parse_line("--target amd:gfx942").target == "amd:gfx942"  # inspection only: the AMD ISA tab
+    assert parse_line("--target hip:gfx942").target == "hip:gfx942"
 
 
 @pytest.mark.parametrize(

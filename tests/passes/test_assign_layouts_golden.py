@@ -134,3 +134,48 @@ def test_negative_a_kernel_of_scalars_has_no_tile_to_lay_out():
         }
         """,
     )
+
+
+def test_wavefronts_of_64_lanes_when_the_options_say_so():
+    """AMD gfx942 (``CompileOptions.warp_size=64``): the same tile over half as many registers per lane."""
+    check_pass(
+        assign_layouts,
+        """
+        #wave = #blocked<sizePerThread=[2], threadsPerWarp=[64], warpsPerCTA=[2], order=[0]>
+        tt.func @k(%x: !ptr<i32>) {
+          %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+          %1 = tt.splat %x : tensor<256x!ptr<i32>>
+          %2 = tt.addptr %1, %0 : tensor<256x!ptr<i32>>
+          tt.store %2, %0 : tensor<256x!ptr<i32>>
+          tt.return
+        }
+        // CHECK: tt.make_range {start = 0, end = 256} : tensor<256xi32, #wave>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<256x!ptr<i32>, #wave>
+        """,
+        attrs={"num_warps": 2, "warp_size": 64},
+    )
+
+
+def test_negative_no_mma_layout_for_a_dot_on_64_lane_wavefronts():
+    """``mma.sync`` fragments are NVIDIA's 32-lane ones: with 64 lanes a dot keeps a blocked layout."""
+    check_pass(
+        assign_layouts,
+        """
+        tt.func @k(%pa: !ptr<f16>, %pc: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<32x16xi32>
+          %2 = tt.splat %pa : tensor<32x16x!ptr<f16>>
+          %3 = tt.addptr %2, %1 : tensor<32x16x!ptr<f16>>
+          %4 = tt.load %3 : tensor<32x16xf16>
+          %5 = tt.trans %4 {order = [1, 0]} : tensor<16x32xf16>
+          %6 = arith.constant {value = 0.0} : tensor<32x32xf32>
+          %7 = tt.dot %4, %5, %6 : tensor<32x32xf32>
+          %8 = tt.splat %pc : tensor<32x32x!ptr<f32>>
+          tt.store %8, %7 : tensor<32x32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:     tt.dot {{.*}} : tensor<32x32xf32, #blocked<{{.*}}threadsPerWarp=[8, 8], warpsPerCTA=[4, 1]
+        // CHECK-NOT: mma
+        """,
+        attrs={"warp_size": 64},
+    )

@@ -27,6 +27,10 @@ NUM_WARPS = 4
 NUM_STAGES = 3
 #: the GPU architecture compiled for when neither the caller nor a device names one (Hopper)
 DEFAULT_ARCH = "sm_90a"
+#: threads that run in lockstep: an NVIDIA warp (an AMD wavefront of gfx9 is 64, ``warp_size=64``)
+WARP_SIZE = 32
+#: the lanes of an AMD CDNA wavefront (gfx942): the ``warp_size`` of ``amd:*`` compiles
+AMD_WARP_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,8 @@ class CompileOptions:
     ``target`` names the target as ``get_target`` takes it (``interpret``, ``cpu``, ``cuda``,
     ``cuda:sm_80``) and ``arch`` the GPU architecture (``None`` on the host). ``wgmma`` and
     ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands off, to
-    compare with the older paths.
+    compare with the older paths. ``warp_size`` is the threads of one warp (32 on NVIDIA, 64 for an
+    AMD wavefront of gfx942): the layout passes spread a tile's lanes over that many threads.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
     (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
     with the kernel and in its key; no pass reads it yet.
@@ -46,6 +51,7 @@ class CompileOptions:
     arch: str | None = None
     num_warps: int = NUM_WARPS
     num_stages: int = NUM_STAGES
+    warp_size: int = WARP_SIZE
     debug: bool = False
     wgmma: bool = True
     ldmatrix: bool = True
@@ -86,4 +92,13 @@ def options_of(module) -> CompileOptions:
     return getattr(module, "options", None) or DEFAULTS
 
 
-__all__ = ["CompileOptions", "DEFAULTS", "DEFAULT_ARCH", "NUM_STAGES", "NUM_WARPS", "options_of"]
+__all__ = [
+    "CompileOptions",
+    "DEFAULTS",
+    "DEFAULT_ARCH",
+    "NUM_STAGES",
+    "NUM_WARPS",
+    "WARP_SIZE",
+    "AMD_WARP_SIZE",
+    "options_of",
+]

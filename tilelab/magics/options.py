@@ -19,7 +19,7 @@ import numpy as np
 
 from tilelab.compiler.ir.types import scalar_from_numpy
 
-TARGETS = ("cpu", "cuda", "interpret")
+TARGETS = ("cpu", "cuda", "interpret", "amd", "hip")  # amd:gfx942 (hip: the same) compiles for inspection only
 
 
 class OptionError(ValueError):
@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 def kernel_parser(prog: str = "%%tile_kernel") -> argparse.ArgumentParser:
     """The options shared by ``%%tile_kernel``, ``tilelab compile`` and ``tilelab report``."""
     p = _Parser(prog=prog, add_help=False)
-    p.add_argument("--target", default=None, help="cpu, cuda (or cuda:sm_90) or interpret")
+    p.add_argument("--target", default=None, help="cpu, cuda (or cuda:sm_90), interpret, amd:gfx942")
     p.add_argument("--signature", default=None, help='"x=*fp32, n=i32"')
     p.add_argument("--args", default=None, help="names of arrays and scalars to specialize from")
     p.add_argument("--const", action="append", default=[], help="NAME=VALUE (repeatable, or comma-separated)")

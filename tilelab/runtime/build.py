@@ -30,9 +30,10 @@ SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
 
 def options_for(target: str, num_warps=None, num_stages=None, debug: bool = False) -> CompileOptions:
-    """The ``CompileOptions`` of a compile for the target named ``target`` (its ``arch`` included)."""
-    arch = getattr(get_target(target), "arch", None)
-    return compile_options(target, num_warps, num_stages, debug, arch)
+    """The ``CompileOptions`` of a compile for the target named ``target`` (its ``arch`` and warp size included)."""
+    found = get_target(target)
+    arch, warp_size = getattr(found, "arch", None), getattr(found, "warp_size", None)
+    return compile_options(target, num_warps, num_stages, debug, arch, warp_size)
 
 
 def compile_kernel(fn, signature, constants, divisibility, options: CompileOptions, snapshots=False, cache=True):

@@ -34,10 +34,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tilelab.compiler.options import NUM_STAGES, NUM_WARPS, CompileOptions
+from tilelab.compiler.options import NUM_STAGES, NUM_WARPS, WARP_SIZE, CompileOptions
 
 #: the CUDA tools whose path a ``TILELAB_<TOOL>`` variable may give
 TOOLS = ("ptxas", "nvdisasm", "cuobjdump")
+#: other spellings of a target kind: ``hip:gfx942`` is ``amd:gfx942``
+TARGET_ALIASES = {"hip": "amd"}
 #: where a CUDA toolkit may be installed (its ``bin/`` tools and ``nvvm/libdevice``), searched in this order
 TOOLKIT_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
 
@@ -51,14 +53,26 @@ def _on(name: str) -> bool:
     return _get(name, "1") != "0"
 
 
+def canonical_target(name: str) -> str:
+    """``name`` with its kind spelled the one way (``hip:gfx942`` -> ``amd:gfx942``)."""
+    kind, sep, arch = name.partition(":")
+    return TARGET_ALIASES.get(kind, kind) + sep + arch
+
+
 def compile_options(
-    target: str, num_warps=None, num_stages=None, debug: bool = False, arch: str | None = None
+    target: str,
+    num_warps=None,
+    num_stages=None,
+    debug: bool = False,
+    arch: str | None = None,
+    warp_size: int | None = None,
 ) -> CompileOptions:
-    """The ``CompileOptions`` of one compile for ``target`` (``cpu``, ``cuda``, ``cuda:sm_80``...).
+    """The ``CompileOptions`` of one compile for ``target`` (``cpu``, ``cuda``, ``cuda:sm_80``, ``amd:gfx942``...).
 
     ``num_warps`` / ``num_stages`` of ``None`` take the defaults; ``arch`` is the target's
-    (``CudaTarget.arch``: the device's, or the one the name gives).
+    (``CudaTarget.arch``: the device's, or the one the name gives), ``warp_size`` too (64 on AMD).
     """
+    target = canonical_target(target)
     named_arch = target.partition(":")[2]
     tools = tuple((tool, path) for tool in TOOLS if (path := _get(f"TILELAB_{tool.upper()}")))
     tools += tuple((var, root) for var in TOOLKIT_VARIABLES if (root := _get(var)))
@@ -67,6 +81,7 @@ def compile_options(
         arch=arch or named_arch or None,
         num_warps=NUM_WARPS if num_warps is None else int(num_warps),
         num_stages=NUM_STAGES if num_stages is None else int(num_stages),
+        warp_size=warp_size or WARP_SIZE,
         debug=bool(debug),
         wgmma=_on("TILELAB_CUDA_WGMMA"),
         ldmatrix=_on("TILELAB_CUDA_LDMATRIX"),

@@ -9,8 +9,9 @@ blobs: all that the disk cache stores) and turns an artifact back into a launche
     launch((4, 1, 1), [x, y, out, np.int32(n)], False)
 
 The registry maps a name to a factory: ``interpret`` (the numpy interpreter: the reference
-semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``) and ``cuda``
-(``cuda:sm_90`` picks an architecture). ``choose_target`` applies the precedence rules:
+semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``), ``cuda``
+(``cuda:sm_90`` picks an architecture) and ``amd`` (``amd:gfx942``, alias ``hip:gfx942``: compiles
+for inspection, never launches; ``tilelab.runtime.amd_target``). ``choose_target`` applies the precedence rules:
 ``target=`` argument, then ``TILELAB_TARGET``, then the arrays' device.
 """
 
@@ -72,6 +73,7 @@ TARGETS = {
     "interpret": lambda arch=None: InterpretTarget(),
     "cpu": _lazy("tilelab.runtime.cpu_target", "CpuTarget", "CPU"),
     "cuda": _lazy("tilelab.runtime.cuda_target", "CudaTarget", "CUDA"),
+    "amd": _lazy("tilelab.runtime.amd_target", "AmdTarget", "AMD"),
 }
 
 _instances: dict[str, object] = {}
@@ -87,6 +89,7 @@ def get_target(name: str):
     """The target object for ``"interpret"``, ``"cpu"``, ``"cuda"`` or ``"cuda:sm_90"``."""
     if name in _instances:
         return _instances[name]
+    name = options.canonical_target(name)
     base, _, arch = name.partition(":")
     if base not in TARGETS:
         known = ", ".join(sorted(TARGETS))

@@ -50,6 +50,7 @@ _LEXERS = {
     "ptx": PtxLexer,
     "asm": GasLexer,
     "sass": GasLexer,
+    "amdgcn": GasLexer,  # AMD GCN assembly is GNU-as syntax (directives, labels, ``;`` comments)
 }
 
 _FORMATTER = HtmlFormatter(nowrap=True)

@@ -15,13 +15,13 @@ import html
 
 import ipywidgets as w
 
-from .gpu import GPU_TABS, GpuView
+from .gpu import AMD_ARCHS, AMD_TAB, GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .linked import LinkedCode
 from .models import CodeLine, code_lines, pass_diff_rows, pass_rows, source_model, without_locs
-from .plugins.figures import render_selected, watch_tabs
+from .plugins.figures import LazyPane, render_selected, watch_tabs
 from .render import render_code, render_note, render_table, style_block
-from .resources import resource_rows
+from .resources import registers_line, resource_rows
 from .views import load_builtin_views, views
 
 # (tab title, asm key, language) of the code tabs, in order.
@@ -34,6 +34,9 @@ _ALIASES = {
     "asm": "assembly",
     "ir": "passes",
     "tile": "passes",
+    "amd": "amd isa",
+    "amdgcn": "amd isa",
+    "gcn": "amd isa",
 }
 
 
@@ -145,7 +148,38 @@ def _resources(gpu: GpuView):
     compiled = gpu.compiled()
     if compiled is not None and compiled is not run:
         parts += [f"<p><b>GPU compile</b> <code>{compiled.target}</code></p>", render_table(resource_rows(compiled))]
+    amd = gpu.amd(make=False)  # only once the AMD ISA tab has made it
+    if amd is not None and amd is not run:
+        parts += [f"<p><b>AMD compile</b> <code>{amd.target}</code></p>", render_table(resource_rows(amd))]
     return w.HTML("".join(parts))
+
+
+def amd_tab_children(gpu: GpuView, arch: str = AMD_ARCHS[0]) -> list:
+    """The AMD ISA tab's body: the registers beside PTX's, then the GCN assembly linked to the source."""
+    amd = gpu.amd(arch)
+    if amd is None:
+        return [w.HTML(render_note(f"{AMD_TAB}: no AMD compile of this kernel: {gpu.amd_error}."))]
+    ptx = gpu.compiled() if gpu.compiled() is not amd else None
+    line = registers_line(amd, ptx) + " (inspection only: no AMD runtime)"
+    return [w.HTML(render_note(line)), _code_tab(amd, "amdgcn", "amdgcn")]
+
+
+def amd_tab(gpu: GpuView, arch: str = AMD_ARCHS[0], built=None):
+    """The AMD ISA tab: compiled for ``amd:<arch>`` when first opened (a kernel compiled for AMD shows at once).
+
+    ``built()`` runs after the compile (the inspector refreshes its Resources tab then).
+    """
+
+    def build() -> list:
+        children = amd_tab_children(gpu, arch)
+        if built is not None:
+            built()
+        return children
+
+    if str(gpu.run.target).startswith("amd:"):
+        return w.VBox(amd_tab_children(gpu, arch))
+    note = f"Compiled for AMD {arch} (amd:{arch}, 64-lane wavefronts; inspection only) when this tab opens."
+    return LazyPane(build, AMD_TAB, note=note, action="compile").widget
 
 
 class Inspector:
@@ -153,10 +187,12 @@ class Inspector:
 
     ``gpu``: the GPU compile its PTX, SASS, coalescing, shared-memory and layout tabs show when
     the kernel runs elsewhere (a CompiledKernel, or ``arch -> CompiledKernel`` as made by
-    ``tilelab.viz.gpu.gpu_compiler``, which adds an sm_80 / sm_90 / sm_90a picker).
+    ``tilelab.viz.gpu.gpu_compiler``, which adds an sm_80 / sm_90 / sm_90a picker). With such a
+    compiler the "AMD ISA" tab, beside PTX, compiles the kernel for ``amd:<amd>`` (gfx942) when it
+    is first opened; ``amd=None`` leaves the tab out.
     """
 
-    def __init__(self, compiled, show: str | None = None, gpu=None, arch: str | None = None):
+    def __init__(self, compiled, show: str | None = None, gpu=None, arch: str | None = None, amd="gfx942"):
         self.compiled = compiled
         self.gpu = GpuView(compiled, gpu, arch)
         src = source_model(compiled)
@@ -166,6 +202,8 @@ class Inspector:
         tabs = [("Source", w.HTML(source_html)), ("Passes", self.passes.widget)]
         for title, key, lang in CODE_TABS:
             tabs.append((title, gpu_tab(self.gpu, title) if title in GPU_TABS else _code_tab(compiled, key, lang)))
+            if title == "PTX" and amd:
+                tabs.append((AMD_TAB, amd_tab(self.gpu, amd, built=self._refresh_resources)))
         tabs.append(("Resources", _resources(self.gpu)))
         for v in views():
             tabs.append((v.name, gpu_tab(self.gpu, v.name) if v.name in GPU_TABS else _plugin_tab(v, compiled)))
@@ -202,6 +240,15 @@ class Inspector:
         self.tab.titles = self.titles
         self._set_header()
         render_selected(self.tab)
+
+    def _refresh_resources(self) -> None:
+        """Shows the Resources tab again (with the AMD compile's registers once the AMD ISA tab made it)."""
+        if "Resources" not in getattr(self, "titles", ()):
+            return
+        children = list(self.tab.children)
+        children[self.titles.index("Resources")] = _resources(self.gpu)
+        self.tab.children = children
+        self.tab.titles = self.titles
 
     def tab_index(self, name: str) -> int:
         """The index of the tab called ``name`` (case-insensitive; 'llvm', 'asm' and 'ir' are aliases)."""

@@ -13,12 +13,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .gpu import GPU_TABS, GpuView
+from .gpu import AMD_TAB, GPU_TABS, GpuView
 from .highlight import highlight_lines
 from .inspector import CODE_TABS
 from .models import code_lines, pass_diff_rows, pass_rows, source_model
 from .render import render_code, render_diff, render_note, render_table, style_block
-from .resources import resource_rows
+from .resources import registers_line, resource_rows
 from .views import load_builtin_views, views
 
 _PAGE_CSS = """
@@ -80,18 +80,37 @@ def _gpu_html(gpu: GpuView, title: str, key: str | None = None, language: str = 
     return _plugin_html(next(v for v in views() if v.name == title), compiled or gpu.run)
 
 
-def _code_sections(compiled, gpu: GpuView) -> list[tuple[str, str, str]]:
+def _amd_html(gpu: GpuView, arch: str) -> str:
+    """The AMD ISA section: registers beside PTX's, and the GCN assembly (or why there is none)."""
+    amd = gpu.amd(arch)
+    if amd is None:
+        return render_note(f"{AMD_TAB}: no AMD compile of this kernel: {gpu.amd_error}.")
+    ptx = gpu.compiled() if gpu.compiled() is not amd else None
+    return render_note(registers_line(amd, ptx) + " (inspection only: no AMD runtime)") + _code_html(
+        amd, "amdgcn", "amdgcn"
+    )
+
+
+def _code_sections(compiled, gpu: GpuView, amd: str | None = None) -> list[tuple[str, str, str]]:
     out = []
     for title, key, lang in CODE_TABS:
         body = _gpu_html(gpu, title, key, lang) if title in GPU_TABS else _code_html(compiled, key, lang)
         out.append((key, title, body))
+        if title == "PTX" and amd:
+            out.append(("amdgcn", AMD_TAB, _amd_html(gpu, amd)))
     return out
 
 
-def report_html(compiled, gpu=None, arch: str | None = None) -> str:
-    """The report page of ``compiled`` as a string; ``gpu`` as for ``Inspector`` (the GPU compile shown)."""
+def report_html(compiled, gpu=None, arch: str | None = None, amd: str | None = None) -> str:
+    """The report page of ``compiled`` as a string; ``gpu`` as for ``Inspector`` (the GPU compile shown).
+
+    ``amd`` (``"gfx942"``) adds the "AMD ISA" section, compiled for ``amd:<amd>`` by ``gpu``'s compiler
+    (a kernel compiled for AMD shows its own); left out by default, as a report is made at once.
+    """
     load_builtin_views()
     gpu = GpuView(compiled, gpu, arch)
+    if amd is None and str(compiled.target).startswith("amd:"):
+        amd = compiled.target.partition(":")[2]
     src = source_model(compiled)
     sections = [
         ("source", "Source", render_code(highlight_lines(src.text, "python"), src.numbers, anchor_prefix="src"))
@@ -99,7 +118,7 @@ def report_html(compiled, gpu=None, arch: str | None = None) -> str:
     final_ir = (compiled.asm or {}).get("tile", "")
     sections.append(("tile", "Final tile IR", _code_html(compiled, "tile", "tile") if final_ir else render_note("-")))
     sections.append(("passes", "Passes", _passes_html(compiled)))
-    sections += _code_sections(compiled, gpu)
+    sections += _code_sections(compiled, gpu, amd)
     sections.append(("resources", "Resources", _resources_html(gpu)))
     for v in views():
         body = _gpu_html(gpu, v.name) if v.name in GPU_TABS else _plugin_html(v, compiled)
@@ -119,11 +138,14 @@ def _resources_html(gpu: GpuView) -> str:
     compiled = gpu.compiled()
     if compiled is not None and compiled is not gpu.run:
         parts += [f"<h3>GPU compile: {html.escape(compiled.target)}</h3>", render_table(resource_rows(compiled))]
+    amd = gpu.amd(make=False)
+    if amd is not None and amd is not gpu.run:
+        parts += [f"<h3>AMD compile: {html.escape(amd.target)}</h3>", render_table(resource_rows(amd))]
     return "".join(parts)
 
 
-def write_report(compiled, path, gpu=None, arch: str | None = None) -> Path:
-    """Writes the report of ``compiled`` to ``path`` and returns the path (``gpu``: see ``report_html``)."""
+def write_report(compiled, path, gpu=None, arch: str | None = None, amd: str | None = None) -> Path:
+    """Writes the report of ``compiled`` to ``path`` and returns the path (``gpu``, ``amd``: see ``report_html``)."""
     path = Path(path)
-    path.write_text(report_html(compiled, gpu, arch), encoding="utf-8")
+    path.write_text(report_html(compiled, gpu, arch, amd), encoding="utf-8")
     return path

@@ -59,11 +59,56 @@ def _arch(target: str) -> int:
     return 90
 
 
+#: (metadata key, label) of an AMD compile's registers, read from its code object metadata
+_AMD_REGISTERS = [
+    ("vgprs", "VGPRs / lane"),
+    ("sgprs", "SGPRs / wavefront"),
+    ("agprs", "AGPRs / lane"),
+    ("wavefront_size", "lanes / wavefront"),
+    ("vgpr_spills", "VGPRs spilled"),
+    ("sgpr_spills", "SGPRs spilled"),
+    ("scratch", "scratch / lane"),
+]
+
+
+def amd_rows(compiled) -> list[tuple[str, str]]:
+    """The register rows of an AMD compile (VGPRs per lane, SGPRs per wavefront...), those its metadata has."""
+    md = dict(getattr(compiled, "metadata", {}) or {})
+    return [(label, f"{md[k]} B" if k == "scratch" else str(md[k])) for k, label in _AMD_REGISTERS if k in md]
+
+
+def registers_line(amd, ptx=None) -> str:
+    """One line comparing an AMD compile's registers with a CUDA compile's (``ptx``, optional).
+
+    >>> class K: pass
+    >>> a, p = K(), K()
+    >>> a.target, a.metadata = "amd:gfx942", {"vgprs": 12, "sgprs": 18, "shared": 0}
+    >>> p.target, p.metadata = "cuda:sm_90", {"registers": 10}
+    >>> registers_line(a, p)
+    'amd:gfx942: 12 VGPRs / lane, 18 SGPRs / wavefront, LDS 0 B · cuda:sm_90: 10 registers / thread'
+    """
+    md = dict(amd.metadata or {})
+    parts = [f"{md[k]} {label}" for k, label in _AMD_REGISTERS[:3] if md.get(k) is not None and (k != "agprs" or md[k])]
+    parts.append(f"LDS {md.get('shared', 0) or 0} B")
+    line = f"{amd.target}: {', '.join(parts)}"
+    registers = (getattr(ptx, "metadata", None) or {}).get("registers")
+    if ptx is not None:
+        line += f" · {ptx.target}: " + (
+            f"{registers} registers / thread" if registers is not None else "no ptxas count"
+        )
+    return line
+
+
 def resource_rows(compiled) -> list[tuple[str, str]]:
     """(label, value) rows of the Resources tab for a CompiledKernel; absent metadata is left out."""
     md = dict(getattr(compiled, "metadata", {}) or {})
     rows: list[tuple[str, str]] = [("target", compiled.target)]
+    amd = "vgprs" in md  # an AMD compile counts VGPRs and SGPRs, not one kind of registers
+    if amd:
+        rows += amd_rows(compiled)
     for key, label in [("registers", "registers / thread"), ("spills", "spilled bytes"), ("shared", "shared memory")]:
+        if amd and key == "registers":
+            continue
         if md.get(key) is not None:
             rows.append((label, f"{md[key]} B" if key != "registers" else str(md[key])))
     if md.get("num_warps") is not None:

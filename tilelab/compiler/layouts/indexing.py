@@ -30,11 +30,16 @@ import numpy as np
 from .linear import LANE, REGISTER, WARP, LinearLayout
 
 
+def lanes_of(layout: LinearLayout) -> int:
+    """The lanes of a warp the layout spreads over: 32 (NVIDIA), or 64 for a layout of AMD wavefronts."""
+    return max(32, layout.in_size(LANE)) if LANE in layout.in_dims else 32
+
+
 def hardware_grid(layout: LinearLayout, num_warps: int) -> dict[str, np.ndarray]:
-    """Every (warp, lane, register) of a program as broadcastable index arrays."""
+    """Every (warp, lane, register) of a program as broadcastable index arrays (32 lanes, or the layout's 64)."""
     return {
         WARP: np.arange(num_warps)[:, None, None],
-        LANE: np.arange(32)[None, :, None],
+        LANE: np.arange(lanes_of(layout))[None, :, None],
         REGISTER: np.arange(layout.in_size(REGISTER))[None, None, :],
     }
 
@@ -86,7 +91,7 @@ def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarra
     """``source_index(result row-major index)`` for every (warp, lane, register) of ``dst``."""
     grid = {d: a for d, a in hardware_grid(dst, num_warps).items() if d in dst.in_dims}
     lin = flat_of(dst, dst.apply(**grid))
-    lin = np.broadcast_to(lin, (num_warps, 32, dst.in_size(REGISTER)))
+    lin = np.broadcast_to(lin, (num_warps, lanes_of(dst), dst.in_size(REGISTER)))
     return np.asarray(source_index(lin), dtype=np.int64)
 
 

@@ -56,8 +56,17 @@ ALIGN = 16
 SHARED_LIMITS = {(9, 0): 232448, (8, 0): 166912, (8, 7): 166912, (8, 6): 101376, (8, 9): 101376, (7, 5): 65536}
 
 
+#: The LDS one workgroup may take on AMD CDNA3 (gfx942): 64 KiB.
+AMD_LDS_LIMIT = 65536
+
+
 def shared_memory_limit(arch: str | None) -> int | None:
-    """The per-program shared-memory limit of ``arch`` (``"sm_90a"`` -> 232448), ``None`` off the GPU."""
+    """The per-program shared-memory limit of ``arch`` (``"sm_90a"`` -> 232448, an AMD ``gfx9..`` 65536 bytes of LDS).
+
+    ``None`` off the GPU.
+    """
+    if arch and arch.startswith("gfx"):
+        return AMD_LDS_LIMIT
     if not arch or not arch.startswith("sm_"):
         return None
     digits = "".join(ch for ch in arch[3:] if ch.isdigit())

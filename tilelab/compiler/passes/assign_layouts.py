@@ -19,7 +19,8 @@ How, in two walks:
    Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
    up to 4 consecutive elements per thread along the last dim, lanes then warps row-major).
 
-``num_warps`` comes from the module's options (``options_of(module).num_warps``).
+``num_warps`` and the lanes of a warp come from the module's options (``options_of(module).num_warps``,
+``.warp_size``: 64 on an AMD wavefront, where dots keep blocked layouts: no ``mma.sync``).
 
 before:
     tt.func @k(%x: !ptr<i32>) {
@@ -73,14 +74,17 @@ from tilelab.compiler.options import options_of
 NAME = "assign-layouts"
 
 
-def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout:
+def tile_layout(shape, num_warps: int, vec: int = 4, order=None, warp_size: int = 32) -> LinearLayout:
     """The default layout of a tile: blocked, up to ``vec`` consecutive elements per thread.
 
     ``order`` lists dims fastest first (row-major ``[rank-1, ..., 0]`` by default):
     a thread's elements, then lanes, then warps go along the fastest dim first.
+    ``warp_size`` is the lanes of a warp (``CompileOptions.warp_size``: 64 for an AMD wavefront).
 
     >>> str(tile_layout([1024], 4))
     '#blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>'
+    >>> str(tile_layout([1024], 4, warp_size=64))
+    '#blocked<sizePerThread=[4], threadsPerWarp=[64], warpsPerCTA=[4], order=[0]>'
     """
     shape = [int(s) for s in shape]
     rank = len(shape)
@@ -90,9 +94,9 @@ def tile_layout(shape, num_warps: int, vec: int = 4, order=None) -> LinearLayout
     for s in shape:
         numel *= s
     spt = [1] * rank
-    spt[fast] = max(1, min(vec, shape[fast], numel // (32 * num_warps)))
+    spt[fast] = max(1, min(vec, shape[fast], numel // (warp_size * num_warps)))
     tpw, wpc = [1] * rank, [1] * rank
-    lanes, warps = 32, num_warps
+    lanes, warps = warp_size, num_warps
     for d in order:
         tpw[d] = max(1, min(lanes, shape[d] // spt[d]))
         lanes //= tpw[d]
@@ -193,8 +197,9 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int, vectors: dict, chained: set, fp8: bool = False):
+    def __init__(self, num_warps: int, vectors: dict, chained: set, fp8: bool = False, warp_size: int = 32):
         self.num_warps = num_warps
+        self.warp_size = warp_size
         self.fp8 = fp8
         self.chained = chained
         self.vectors = vectors
@@ -209,19 +214,28 @@ class _Assigner:
                     self.wish(b)
             self.wish_op(op)
 
+    def mma(self, op: DotOp) -> LinearLayout | None:
+        """The mma accumulator layout of ``op`` (NVIDIA's 32-lane ``mma.sync`` only; None for other warp sizes)."""
+        if self.warp_size != 32:
+            return None
+        return mma_layout(op, self.num_warps, op in self.chained, self.fp8)
+
     def wanted(self, v: Value) -> LinearLayout:
         shape = tuple(v.type.shape)
-        return self.want.get(v) or tile_layout(shape, self.num_warps, self.vectors.get(shape, 4))
+        return self.want.get(v) or tile_layout(
+            shape, self.num_warps, self.vectors.get(shape, 4), warp_size=self.warp_size
+        )
 
     def wish_op(self, op: Op) -> None:
         if isinstance(op, DotOp):
-            layout = mma_layout(op, self.num_warps, op in self.chained, self.fp8)
+            layout = self.mma(op)
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
         elif isinstance(op, ScanOp) and op.attrs["axis"] == len(op.results[0].type.shape) - 1:
             shape = op.results[0].type.shape
-            layout = tile_layout(shape, self.num_warps, max(1, shape[-1] // 32))  # no register repeats along the axis
+            spread = max(1, shape[-1] // self.warp_size)  # no register repeats along the axis
+            layout = tile_layout(shape, self.num_warps, spread, warp_size=self.warp_size)
             for v in [*op.results, *op.operands]:
                 self.want.setdefault(v, layout)
         elif isinstance(op, ForOp):
@@ -269,9 +283,7 @@ class _Assigner:
         elif isinstance(op, DotOp):
             self.set(
                 op.result,
-                self.want.get(op.result)
-                or mma_layout(op, self.num_warps, op in self.chained, self.fp8)
-                or self.wanted(op.result),
+                self.want.get(op.result) or self.mma(op) or self.wanted(op.result),
             )
             self.convert_operand(block, op, 2, op.result.type.layout)
         else:
@@ -384,7 +396,7 @@ def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
     options = options_of(module)
     fp8 = options.arch == "sm_90a" and options.wgmma
-    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), fp8)
+    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), fp8, options.warp_size)
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

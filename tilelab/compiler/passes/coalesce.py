@@ -90,19 +90,19 @@ def _retarget(block: Block, op, layout, num_warps: int) -> None:
         return Rewriter.insert_after(op, ConvertLayoutOp(op.result, old, loc=op.loc))
 
 
-def _walk(block: Block, info, vectors, num_warps, func) -> bool:
+def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> bool:
     changed = False
     for op in list(block.ops):
         for region in op.regions:
             for b in region.blocks:
-                changed |= _walk(b, info, vectors, num_warps, func)
+                changed |= _walk(b, info, vectors, num_warps, func, warp_size)
         if not isinstance(op, (LoadOp, StoreOp)) or not op.ptr.type.is_tensor or op.ptr.type.layout is None:
             continue
         t = op.ptr.type
         order = wanted_order(info[op.ptr].contiguity)
         if order is None or fastest_dim(t.layout) == order[0]:
             continue
-        layout = tile_layout(t.shape, num_warps, vectors.get(tuple(t.shape), 4), order)
+        layout = tile_layout(t.shape, num_warps, vectors.get(tuple(t.shape), 4), order, warp_size)
         back = _retarget(block, op, layout, num_warps)
         if back is not None:  # the load's readers now read it converted back
             op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)
@@ -112,9 +112,9 @@ def _walk(block: Block, info, vectors, num_warps, func) -> bool:
 
 def run(module: Module) -> bool:
     """Retarget loads and stores to layouts that follow their contiguous dim (see the docstring)."""
-    num_warps = options_of(module).num_warps
+    options = options_of(module)
     vectors = access_vectors(module)
     changed = False
     for func in module.funcs:
-        changed |= _walk(func.body, axis_info.analyze(func), vectors, num_warps, func)
+        changed |= _walk(func.body, axis_info.analyze(func), vectors, options.num_warps, func, options.warp_size)
     return changed

@@ -76,6 +76,18 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
         "allocate_shared_memory",  # every shared buffer gets its offset; live ranges apart share bytes
         "insert_barriers",  # gpu.barrier where threads race on shared bytes (RAW, WAR, WAW)
     ),
+    # AMD gfx942, for inspection: the GPU passes with 64-lane wavefronts; dots stay FMA loops
+    # (no mma.sync layouts) and nothing is pipelined through cp.async
+    "amd": (
+        *COMMON,
+        "assign_layouts",  # every tile gets a layout over wavefronts of options.warp_size (64) lanes
+        "coalesce",  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
+        "remove_layout_conversions",  # drop conversions to the same layout, fold chains of them
+        "rematerialize",  # index tiles computed again in the layout a user wants, not moved through shared memory
+        "convert_through_shared",  # conversions that cross threads become local_alloc/store/load (in the LDS)
+        "allocate_shared_memory",  # every LDS buffer gets its offset; over 64 KiB is an error
+        "insert_barriers",  # gpu.barrier (s_barrier) where threads race on LDS bytes
+    ),
 }
 
 

@@ -87,14 +87,15 @@ class LazyPane:
     the "draw" button it shows meanwhile. Building twice does nothing.
     """
 
-    def __init__(self, build: Callable[[], list], title: str):
+    def __init__(self, build: Callable[[], list], title: str, note: str | None = None, action: str = "draw"):
         import ipywidgets as w
 
         self._build = build
         self.built = False
-        self.button = w.Button(description="draw", tooltip=f"draw the {title} view")
+        self.button = w.Button(description=action, tooltip=f"{action} the {title} view")
         self.button.on_click(lambda _: self.render())
-        self.widget = w.VBox([w.HTML(note_html(f"The {title} view is drawn when this tab opens.")), self.button])
+        note = note or f"The {title} view is drawn when this tab opens."
+        self.widget = w.VBox([w.HTML(note_html(note)), self.button])
         self.widget._tl_lazy = self
 
     def render(self) -> None:

@@ -24,7 +24,8 @@ from tilelab.compiler.ir.core import Block, Op, Value
 from tilelab.compiler.ir.types import Type
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout
 
-from ..common.types import F32, I1, I8, I32, I64, register_type
+from ..common.types import I1, I8, I32, I64, register_type
+from .hooks import NVVM
 
 #: op class -> ``fn(lw, op)``, registered with ``@lower`` in the modules named here. The first
 #: list loads with the first lookup (``kernel.py`` asks for it at import); each module of
@@ -88,12 +89,18 @@ def broadcast_mask(layout: LinearLayout, in_dim: str) -> int:
 
 
 class CudaLowering:
-    """Lowers the ops of one kernel function into an llvmlite function (``b`` is the builder)."""
+    """Lowers the ops of one kernel function into an llvmlite function (``b`` is the builder).
 
-    def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int):
+    ``hooks`` answer what differs between GPUs (``hooks.py``: thread indices, shuffles,
+    predicated loads, barriers, fast math); NVVM's by default, AMDGPU's for gfx942.
+    """
+
+    def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int, hooks=NVVM):
         self.module = module
         self.fn = fn
         self.num_warps = num_warps
+        self.hooks = hooks
+        self.warp_size = hooks.warp_size
         self.entry = ir.IRBuilder(fn.append_basic_block("entry"))
         self.body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(self.body)
@@ -101,19 +108,16 @@ class CudaLowering:
         self.scratch_bytes = 0
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
-        self.tid = self.entry.call(self.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
-        self.lane = self.entry.and_(self.tid, ir.Constant(I32, 31), name="lane")
-        self.warp = self.entry.lshr(self.tid, ir.Constant(I32, 5), name="warp")
+        self.tid = hooks.thread_id(self)
+        self.lane = self.entry.and_(self.tid, ir.Constant(I32, self.warp_size - 1), name="lane")
+        self.warp = self.entry.lshr(self.tid, ir.Constant(I32, self.warp_size.bit_length() - 1), name="warp")
 
     #: the GPU's compute capability as a number (90 for sm_90a); set by the kernel builder
     sm = 90
 
     def native_narrow(self, x: ir.Value, t: Type, rounding: str):
-        """f32 -> bf16 bits with ``cvt.rn.bf16.f32`` (sm_80 on), instead of ~8 integer ops; else None."""
-        if self.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16":
-            return None
-        asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
-        return self.b.call(asm, [x])
+        """f32 -> bf16 bits in one instruction where the GPU has one (``hooks.native_narrow``); else None."""
+        return self.hooks.native_narrow(self, x, t, rounding)
 
     def finish(self) -> None:
         """Close the entry block (per-thread indices computed there) with a jump to the body."""
@@ -189,7 +193,7 @@ class CudaLowering:
         return self.smem_at(smem, byte, t, private)
 
     def barrier(self) -> None:
-        self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+        self.hooks.barrier(self)
 
     # ----------------------------------------------------------------- blocks
     def lower_block(self, block: Block) -> None:

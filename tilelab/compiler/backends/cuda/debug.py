@@ -58,7 +58,7 @@ def _vprintf(lw, fmt: str, args: list) -> None:
 
 
 def _pid(lw) -> list:
-    return [lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.ctaid.{a}", I32, []), []) for a in "xyz"]
+    return [lw.hooks.program_id(lw, axis) for axis in range(3)]
 
 
 def emit_print(lw, op) -> None:

@@ -14,15 +14,19 @@ optimizes the module.
 
 from __future__ import annotations
 
+import linecache
+
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.options import CompileOptions
+from tilelab.errors import CompilationError
 
 from ..common.debuginfo import LineTable
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
-from .emit import DATALAYOUT, TRIPLE, target_machine
+from .emit import target_machine
+from .hooks import NVVM, NotOnTarget
 from .math import libdevice_path
 
 LOWERINGS.load()  # the common lowerings load with the backend, the others with their first op
@@ -33,7 +37,10 @@ class InternalCompilerError(Exception):
 
 
 class LocatedLowering(CudaLowering):
-    """``CudaLowering`` whose instructions carry their op's source line (``.loc`` in PTX, lines in SASS)."""
+    """``CudaLowering`` whose instructions carry their op's source line (``.loc`` in PTX, lines in SASS).
+
+    An op the target cannot lower (``hooks.NotOnTarget``) becomes a ``CompilationError`` naming its line.
+    """
 
     lines: LineTable
 
@@ -41,9 +48,18 @@ class LocatedLowering(CudaLowering):
         outer = self.b.debug_metadata
         self.b.debug_metadata = self.lines.location(self.fn, op.loc)
         try:
+            self.hooks.check_op(op)
             super().lower_op(op)
+        except NotOnTarget as e:
+            raise located_error(str(e), op.loc) from None
         finally:
             self.b.debug_metadata = outer
+
+
+def located_error(message: str, loc) -> CompilationError:
+    """A ``CompilationError`` at ``loc`` (file, line, column), with the line's text when the file is readable."""
+    file, line, col = getattr(loc, "file", "<unknown>"), getattr(loc, "line", 0) or 0, getattr(loc, "col", 0) or 0
+    return CompilationError(message, str(file), line, col, linecache.getline(str(file), line) if line else "")
 
 
 def param_type(t) -> ir.Type:
@@ -53,18 +69,22 @@ def param_type(t) -> ir.Type:
     return gpu_type(t)
 
 
-def build_llvm_module(module, options: CompileOptions) -> tuple[ir.Module, CudaLowering]:
-    """Lower ``module``'s kernel to an llvmlite module (not yet optimized); ``lw.options`` is ``options``."""
+def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.Module, CudaLowering]:
+    """Lower ``module``'s kernel to an llvmlite module (not yet optimized); ``lw.options`` is ``options``.
+
+    ``hooks`` give the target's triple, kernel calling convention and leaves (``hooks.py``).
+    """
     func, num_warps = module.kernel, options.num_warps
     llmod = ir.Module(name=func.sym_name)
-    llmod.triple = TRIPLE
-    llmod.data_layout = DATALAYOUT
+    llmod.triple = hooks.triple
+    llmod.data_layout = hooks.data_layout
     fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
     fn = ir.Function(llmod, fnty, func.sym_name)
-    fn.calling_convention = "ptx_kernel"
-    lw = LocatedLowering(llmod, fn, num_warps)
+    fn.calling_convention = hooks.calling_convention
+    lw = LocatedLowering(llmod, fn, num_warps, hooks)
     lw.options = options  # the lowering's switches (ldmatrix...)
-    lw.sm = int("".join(ch for ch in options.gpu_arch[3:] if ch.isdigit()) or 90)
+    arch = options.gpu_arch
+    lw.sm = int("".join(ch for ch in arch[3:] if ch.isdigit()) or 90) if arch.startswith("sm_") else 0
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
     lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
     lw.lines.function(fn, name=func.sym_name, line=func.loc.line)
@@ -81,15 +101,8 @@ def build_llvm_module(module, options: CompileOptions) -> tuple[ir.Module, CudaL
     if not lw.b.block.is_terminated:
         lw.b.ret_void()
     lw.finish()
-    _annotate(llmod, fn, num_warps)
+    hooks.annotate(llmod, fn, num_warps)
     return llmod, lw
-
-
-def _annotate(llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
-    i32 = ir.IntType(32)
-    annotations = llmod.add_named_metadata("nvvm.annotations")
-    annotations.add(llmod.add_metadata([fn, "kernel", ir.Constant(i32, 1)]))
-    annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(i32, 32 * num_warps)]))
 
 
 def optimize(

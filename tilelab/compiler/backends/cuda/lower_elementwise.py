@@ -66,9 +66,8 @@ def lower_constant(lw, op):
 
 @lower(ProgramIdOp, NumProgramsOp)
 def lower_program_id(lw, op):
-    reg = "ctaid" if isinstance(op, ProgramIdOp) else "nctaid"
-    axis = "xyz"[op.attrs["axis"]]
-    lw.set(op.result, lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}", I32, []), []))
+    read = lw.hooks.program_id if isinstance(op, ProgramIdOp) else lw.hooks.num_programs
+    lw.set(op.result, read(lw, op.attrs["axis"]))
 
 
 @lower(MakeRangeOp)

@@ -1,9 +1,11 @@
 """GPU lowering of pointer arithmetic, loads, stores and atomics.
 
 A load or store moves, per thread, groups of ``vec`` consecutive registers with one
-predicated PTX instruction (inline asm)::
+predicated instruction: on NVIDIA inline PTX (``hooks.NvvmHooks.load``)::
 
     mov.b32 $0, $6; ... ; @$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];
+
+on AMD a branch around one ``load <4 x i32>`` (``global_load_dwordx4``).
 
 ``vec`` is what both the layout (consecutive elements in consecutive registers) and
 the addresses (axis info: contiguity, divisibility in bytes, mask constancy) allow:
@@ -99,8 +101,9 @@ def pack(b, elems: list, eb: int, word: int) -> list:
     return out
 
 
-def unpack(b, words: list, eb: int, word: int, count: int) -> list:
+def unpack(lw, words: list, eb: int, word: int, count: int) -> list:
     """The ``count`` elements of ``eb`` bits packed in ``words`` (lowest bits first)."""
+    b = lw.b
     per = max(1, word // eb)
     et = ir.IntType(eb)
     out = []
@@ -109,28 +112,10 @@ def unpack(b, words: list, eb: int, word: int, count: int) -> list:
             if eb == word:
                 out.append(w)
             elif eb == 16 and k:
-                out.append(_upper_half(b, b.lshr(w, ir.Constant(w.type, k * eb))))
+                out.append(lw.hooks.low_half(lw, b.lshr(w, ir.Constant(w.type, k * eb))))
             else:
                 out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et))
     return out[:count]
-
-
-def _upper_half(b, shifted: ir.Value) -> ir.Value:
-    """The low 16 bits of ``shifted`` (a word shifted right), kept a shift and a ``cvt``.
-
-    Why: left to itself LLVM selects ``trunc(lshr(w, 16))`` as the unpack ``mov.b32 {_, %rs}, %r``,
-    and ptxas 13.0 turned that into a byte permute that took the word's *low* half when the value then
-    met a select folded into a predicated conversion (an f16 pair loaded under one ``if`` branch and
-    converted under the other: every odd element read its even neighbour; the fuzzer's seed 602254).
-    The shift is ``SHF.R.U32.HI`` in the machine code, which is right.
-    """
-    width = shifted.type.width
-    asm = f"cvt.u16.u{width} $0, $1;"
-    cvt = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [shifted.type]), asm, "=h," + ("r" if width == 32 else "l"))
-    return b.call(cvt, [shifted])
-
-
-_LETTER = {16: "h", 32: "r", 64: "l"}
 
 
 # ------------------------------------------------------------------ vector width
@@ -151,30 +136,6 @@ def access_width(lw, op, layout, elem) -> int:
 # ------------------------------------------------------------------ load
 
 
-def _ld_asm(lw, addr, pred, others, word: int, n: int, ptx: int, volatile: bool):
-    """One (predicated) ``ld.global`` of ``n`` registers; ``others`` are the masked-off values."""
-    letter = _LETTER[word]
-    outs = ", ".join(f"${i}" for i in range(n))
-    vec = f".v{n}" if n > 1 else ""
-    kind = ".volatile" if volatile else ""
-    reg = f"{{{outs}}}" if n > 1 else "$0"
-    lines, cons, args = [], [f"={letter}"] * n, []
-    if pred is not None:
-        lines += [f"mov.b{word} ${i}, ${n + 2 + i};" for i in range(n)] if others else []
-        lines.append(f"@${n} ld{kind}.global{vec}.b{ptx} {reg}, [${n + 1}];")
-        cons += ["b", "l"] + ([letter] * n if others else [])
-        args += [pred, addr] + (others or [])
-    else:
-        lines.append(f"ld{kind}.global{vec}.b{ptx} {reg}, [${n}];")
-        cons.append("l")
-        args.append(addr)
-    wt = ir.IntType(word)
-    ret = wt if n == 1 else ir.LiteralStructType([wt] * n)
-    asm = ir.InlineAsm(ir.FunctionType(ret, [a.type for a in args]), " ".join(lines), ",".join(cons), True)
-    res = lw.b.call(asm, args)
-    return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
-
-
 def _to_words(b, bits: list, eb: int, word: int) -> list:
     if word > eb * len(bits):  # a lone byte in a 16-bit register
         return [b.zext(bits[0], ir.IntType(word))]
@@ -186,10 +147,10 @@ def _load_group(lw, elem, addr, pred, others, vec, volatile) -> list:
     eb = memory_bits(elem)
     word, n, ptx = words_of(eb, vec)
     other_words = _to_words(b, [to_bits(b, o, elem) for o in others], eb, word) if others is not None else None
-    words = _ld_asm(lw, addr, pred, other_words, word, n, ptx, volatile)
+    words = lw.hooks.load(lw, addr, pred, other_words, word, n, ptx, volatile)
     if word > eb * vec:
         return [from_bits(b, b.trunc(words[0], ir.IntType(eb)), elem)]
-    return [from_bits(b, e, elem) for e in unpack(b, words, eb, word, vec)]
+    return [from_bits(b, e, elem) for e in unpack(lw, words, eb, word, vec)]
 
 
 @lower(LoadOp)
@@ -213,24 +174,11 @@ def lower_load(lw, op):
 # ------------------------------------------------------------------ store
 
 
-def _st_asm(lw, addr, pred, words, word: int, ptx: int):
-    n = len(words)
-    letter = _LETTER[word]
-    vec = f".v{n}" if n > 1 else ""
-    vals = ", ".join(f"${i + 2}" for i in range(n))
-    src = f"{{{vals}}}" if n > 1 else "$2"
-    text = f"@$0 st.global{vec}.b{ptx} [$1], {src};"
-    args = [pred, addr, *words]
-    cons = ",".join(["b", "l"] + [letter] * n)
-    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, cons, True)
-    lw.b.call(asm, args)
-
-
 def _store_group(lw, elem, addr, pred, values) -> None:
     b = lw.b
     eb = memory_bits(elem)
     word, n, ptx = words_of(eb, len(values))
-    _st_asm(lw, addr, pred, _to_words(b, [to_bits(b, v, elem) for v in values], eb, word), word, ptx)
+    lw.hooks.store(lw, addr, pred, _to_words(b, [to_bits(b, v, elem) for v in values], eb, word), word, ptx)
 
 
 @lower(StoreOp)

@@ -4,7 +4,7 @@ A reduction along ``axis`` goes in three steps, each read off the layout's basis
 
 1. in each thread, registers that differ only along ``axis`` are combined;
 2. lane bits that step along ``axis`` are combined with butterfly shuffles
-   (``llvm.nvvm.shfl.sync.bfly``): after ``log2`` steps every lane holds the result;
+   (``llvm.nvvm.shfl.sync.bfly``, ``hooks.shuffle_xor32``): after ``log2`` steps every lane holds the result;
 3. warp bits that step along ``axis`` go through shared memory: each warp writes its
    partial results, a barrier, each thread combines the partials of all warps.
 
@@ -50,16 +50,14 @@ def shuffle_xor(lw, value, elem, lane_mask: int):
     b = lw.b
     bits = to_bits(b, value, elem)
     width = bits.type.width
-    shfl = lw.function("llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
-    full = const_i32(-1)
+    shfl = lw.hooks.shuffle_xor32
     if width <= 32:
         wide = b.zext(bits, I32) if width < 32 else bits
-        got = b.call(shfl, [full, wide, const_i32(lane_mask), const_i32(31)])
+        got = shfl(lw, wide, lane_mask)
         return from_bits(b, b.trunc(got, bits.type) if width < 32 else got, elem)
     i64 = ir.IntType(64)
     lo, hi = b.trunc(bits, I32), b.trunc(b.lshr(bits, ir.Constant(i64, 32)), I32)
-    lo = b.call(shfl, [full, lo, const_i32(lane_mask), const_i32(31)])
-    hi = b.call(shfl, [full, hi, const_i32(lane_mask), const_i32(31)])
+    lo, hi = shfl(lw, lo, lane_mask), shfl(lw, hi, lane_mask)
     return from_bits(b, b.or_(b.zext(lo, i64), b.shl(b.zext(hi, i64), ir.Constant(i64, 32))), elem)
 
 

@@ -49,17 +49,15 @@ def axis_bits(layout, axis):
 def _shfl_up(lw, value, elem, delta: int):
     b = lw.b
     bits = to_bits(b, value, elem)
-    fn = lw.function("llvm.nvvm.shfl.sync.up.i32", I32, [I32, I32, I32, I32])
+    up = lw.hooks.shuffle_up32
     width = bits.type.width
     if width > 32:
         i64 = ir.IntType(64)
-        lo = b.call(fn, [const_i32(-1), b.trunc(bits, I32), const_i32(delta), const_i32(0)])
-        hi = b.call(
-            fn, [const_i32(-1), b.trunc(b.lshr(bits, ir.Constant(i64, 32)), I32), const_i32(delta), const_i32(0)]
-        )
+        lo = up(lw, b.trunc(bits, I32), delta)
+        hi = up(lw, b.trunc(b.lshr(bits, ir.Constant(i64, 32)), I32), delta)
         return from_bits(b, b.or_(b.zext(lo, i64), b.shl(b.zext(hi, i64), ir.Constant(i64, 32))), elem)
     wide = b.zext(bits, I32) if width < 32 else bits
-    got = b.call(fn, [const_i32(-1), wide, const_i32(delta), const_i32(0)])
+    got = up(lw, wide, delta)
     return from_bits(b, b.trunc(got, bits.type) if width < 32 else got, elem)
 
 

@@ -1,4 +1,4 @@
-"""Float math on the GPU: LLVM instructions and NVVM-supported intrinsics, libdevice for the rest.
+"""Float math on the GPU: LLVM instructions and intrinsics, the GPU's math library for the rest.
 
 libdevice (``nvvm/libdevice/libdevice.10.bc`` of the CUDA toolkit) is NVIDIA's math
 library as LLVM bitcode: ``__nv_expf``, ``__nv_atan2``, ... ``kernel.py`` links it into
@@ -12,6 +12,9 @@ Two hot ops take the fast hardware path, as Triton does for f32 and f16:
 and ``a / b`` is ``div.full.f32`` (2 ulp, no slow-path branch, unlike ``div.rn``).
 
     x.exp()  ->  fmul float %x, 0x3FF7154760000000 ; call float @llvm.nvvm.ex2.approx.f(...)
+
+The machine-specific leaves (``ex2.approx``, ``div.full``, the library's symbols) are the
+lowering's ``hooks`` (``hooks.py``): the AMD backend answers them with LLVM intrinsics.
 """
 
 from __future__ import annotations
@@ -67,14 +70,12 @@ def intrinsic(lw, name: str, *args: ir.Value) -> ir.Value:
 
 
 def libdevice(lw, name: str, *args: ir.Value) -> ir.Value:
-    """``__nv_<name>f`` (f32) or ``__nv_<name>`` (f64); f16 arguments widen to f32 and round back."""
+    """``__nv_<name>f`` (f32) or ``__nv_<name>`` (f64) (``hooks.math_function``); f16 widens to f32 and back."""
     b, t = lw.b, args[0].type
     if str(t) == "half":
         wide = [b.fpext(a, F32) for a in args]
         return b.fptrunc(libdevice(lw, name, *wide), t)
-    symbol = f"__nv_{name}" + ("f" if str(t) == "float" else "")
-    lw.uses_libdevice = True
-    return b.call(lw.function(symbol, t, [t] * len(args)), list(args))
+    return lw.hooks.math_function(lw, name, *args)
 
 
 def float_unary(lw, kind: str, x: ir.Value) -> ir.Value:
@@ -123,7 +124,7 @@ def fast_exp(lw, x: ir.Value) -> ir.Value:
     b, t = lw.b, x.type
     wide = b.fpext(x, F32) if str(t) == "half" else x
     scaled = b.fmul(wide, ir.Constant(F32, LOG2E))
-    y = b.call(lw.function("llvm.nvvm.ex2.approx.f", F32, [F32]), [scaled])
+    y = lw.hooks.exp2_f32(lw, scaled)
     return b.fptrunc(y, t) if str(t) == "half" else y
 
 
@@ -133,5 +134,4 @@ def fast_div(lw, a: ir.Value, c: ir.Value) -> ir.Value:
     ``div.rn.f32`` (LLVM's ``fdiv``) checks for hard operands and calls a slow path
     per element; ``div.full`` is a reciprocal and a multiply with range scaling.
     """
-    asm = ir.InlineAsm(ir.FunctionType(F32, [F32, F32]), "div.full.f32 $0, $1, $2;", "=r,r,r", False)
-    return lw.b.call(asm, [a, c])
+    return lw.hooks.fast_div_f32(lw, a, c)

@@ -1,0 +1,159 @@
+"""What the GPU lowering asks of the machine: NVVM's answers, behind one small object.
+
+Why: the lowering of tiles (registers per thread, layouts, reductions through shuffles and
+shared memory) is the same on any SIMT GPU; only a handful of leaves are not: how a thread
+reads its index, how a warp exchanges registers, how a predicated load is spelled, which
+barrier, which fast math. ``CudaLowering.hooks`` holds them; ``NvvmHooks`` (here) answers for
+NVIDIA (NVVM intrinsics, inline PTX), ``tilelab.compiler.backends.amd.hooks.AmdgpuHooks`` for
+AMD's gfx942 (AMDGPU intrinsics, 64-lane wavefronts). Every leaf takes the lowering ``lw``
+(its builder ``lw.b``, its ``lw.function`` declarations)::
+
+    tid = lw.hooks.thread_id(lw)                       # @llvm.nvvm.read.ptx.sreg.tid.x
+    x = lw.hooks.shuffle_xor32(lw, x, 4)               # @llvm.nvvm.shfl.sync.bfly.i32(-1, x, 4, 31)
+    words = lw.hooks.load(lw, addr, pred, None, 32, 4, 32, False)   # @p ld.global.v4.b32
+
+Everything else (``lower_*.py``) reads only ``lw.hooks.warp_size`` and these methods.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..common.types import F32, I32
+from .emit import DATALAYOUT, TRIPLE
+
+#: The PTX register letter of each register width (inline-asm constraints).
+_LETTER = {16: "h", 32: "r", 64: "l"}
+
+LOG2E = 1.4426950408889634
+
+
+class NotOnTarget(Exception):
+    """An op the target cannot lower (a math function without a library...): the kernel builder names the line."""
+
+
+class NvvmHooks:
+    """NVIDIA's answers: NVVM intrinsics and inline PTX (``warp_size`` 32)."""
+
+    name = "nvptx"
+    warp_size = 32
+    triple = TRIPLE
+    data_layout = DATALAYOUT
+    calling_convention = "ptx_kernel"
+
+    # ------------------------------------------------------------------ the kernel
+    def annotate(self, llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
+        """Mark ``fn`` a kernel of at most ``32 * num_warps`` threads (``nvvm.annotations``)."""
+        annotations = llmod.add_named_metadata("nvvm.annotations")
+        annotations.add(llmod.add_metadata([fn, "kernel", ir.Constant(I32, 1)]))
+        annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(I32, self.warp_size * num_warps)]))
+
+    def check_op(self, op) -> None:
+        """Raise ``NotOnTarget`` for an op this target cannot lower (NVIDIA lowers them all)."""
+
+    # ------------------------------------------------------------------ indices
+    def thread_id(self, lw) -> ir.Value:
+        """The thread's index in its program (``%tid.x``), emitted in the entry block."""
+        return lw.entry.call(lw.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
+
+    def program_id(self, lw, axis: int) -> ir.Value:
+        return lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.ctaid.{'xyz'[axis]}", I32, []), [])
+
+    def num_programs(self, lw, axis: int) -> ir.Value:
+        return lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.nctaid.{'xyz'[axis]}", I32, []), [])
+
+    # ------------------------------------------------------------------ threads together
+    def barrier(self, lw) -> None:
+        """Every thread of the program waits here; shared memory written before is visible after."""
+        lw.b.call(lw.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+
+    def shuffle_xor32(self, lw, x: ir.Value, lane_mask: int) -> ir.Value:
+        """The i32 ``x`` of lane ``lane ^ lane_mask`` (a butterfly shuffle)."""
+        shfl = lw.function("llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
+        return lw.b.call(shfl, [ir.Constant(I32, -1), x, ir.Constant(I32, lane_mask), ir.Constant(I32, 31)])
+
+    def shuffle_up32(self, lw, x: ir.Value, delta: int) -> ir.Value:
+        """The i32 ``x`` of lane ``lane - delta`` (lanes below ``delta`` get some lane's value: callers select)."""
+        shfl = lw.function("llvm.nvvm.shfl.sync.up.i32", I32, [I32, I32, I32, I32])
+        return lw.b.call(shfl, [ir.Constant(I32, -1), x, ir.Constant(I32, delta), ir.Constant(I32, 0)])
+
+    # ------------------------------------------------------------------ global memory
+    def load(self, lw, addr, pred, others, word: int, n: int, ptx: int, volatile: bool) -> list:
+        """One (predicated) ``ld.global`` of ``n`` ``word``-bit registers; ``others`` are the masked-off values."""
+        letter = _LETTER[word]
+        outs = ", ".join(f"${i}" for i in range(n))
+        vec = f".v{n}" if n > 1 else ""
+        kind = ".volatile" if volatile else ""
+        reg = f"{{{outs}}}" if n > 1 else "$0"
+        lines, cons, args = [], [f"={letter}"] * n, []
+        if pred is not None:
+            lines += [f"mov.b{word} ${i}, ${n + 2 + i};" for i in range(n)] if others else []
+            lines.append(f"@${n} ld{kind}.global{vec}.b{ptx} {reg}, [${n + 1}];")
+            cons += ["b", "l"] + ([letter] * n if others else [])
+            args += [pred, addr] + (others or [])
+        else:
+            lines.append(f"ld{kind}.global{vec}.b{ptx} {reg}, [${n}];")
+            cons.append("l")
+            args.append(addr)
+        wt = ir.IntType(word)
+        ret = wt if n == 1 else ir.LiteralStructType([wt] * n)
+        asm = ir.InlineAsm(ir.FunctionType(ret, [a.type for a in args]), " ".join(lines), ",".join(cons), True)
+        res = lw.b.call(asm, args)
+        return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
+
+    def store(self, lw, addr, pred, words: list, word: int, ptx: int) -> None:
+        """One ``st.global`` of the ``word``-bit registers ``words`` where ``pred`` holds."""
+        n = len(words)
+        letter = _LETTER[word]
+        vec = f".v{n}" if n > 1 else ""
+        vals = ", ".join(f"${i + 2}" for i in range(n))
+        src = f"{{{vals}}}" if n > 1 else "$2"
+        text = f"@$0 st.global{vec}.b{ptx} [$1], {src};"
+        args = [pred, addr, *words]
+        cons = ",".join(["b", "l"] + [letter] * n)
+        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, cons, True)
+        lw.b.call(asm, args)
+
+    # ------------------------------------------------------------------ math
+    def low_half(self, lw, word: ir.Value) -> ir.Value:
+        """The low 16 bits of ``word`` (a loaded word shifted right), kept a shift and a ``cvt``.
+
+        Why: left to itself LLVM selects ``trunc(lshr(w, 16))`` as the unpack ``mov.b32 {_, %rs}, %r``,
+        and ptxas 13.0 turned that into a byte permute that took the word's *low* half when the value
+        then met a select folded into a predicated conversion (an f16 pair loaded under one ``if``
+        branch and converted under the other: every odd element read its even neighbour; the fuzzer's
+        seed 602254). The shift is ``SHF.R.U32.HI`` in the machine code, which is right.
+        """
+        width = word.type.width
+        asm = f"cvt.u16.u{width} $0, $1;"
+        cvt = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [word.type]), asm, f"=h,{_LETTER[width]}")
+        return lw.b.call(cvt, [word])
+
+    def native_narrow(self, lw, x: ir.Value, t, rounding: str):
+        """f32 -> bf16 bits with ``cvt.rn.bf16.f32`` (sm_80 on), instead of ~8 integer ops; else None."""
+        if lw.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16":
+            return None
+        asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
+        return lw.b.call(asm, [x])
+
+    def exp2_f32(self, lw, x: ir.Value) -> ir.Value:
+        """``2**x`` on the special-function unit (``ex2.approx.f32``, ~2 ulp)."""
+        return lw.b.call(lw.function("llvm.nvvm.ex2.approx.f", F32, [F32]), [x])
+
+    def fast_div_f32(self, lw, a: ir.Value, c: ir.Value) -> ir.Value:
+        """f32 ``a / c`` as ``div.full.f32``: correct to 2 ulp, branch-free (Triton's default for ``/``)."""
+        asm = ir.InlineAsm(ir.FunctionType(F32, [F32, F32]), "div.full.f32 $0, $1, $2;", "=r,r,r", False)
+        return lw.b.call(asm, [a, c])
+
+    def math_function(self, lw, name: str, *args: ir.Value) -> ir.Value:
+        """A math-library function of f32/f64 ``args``: libdevice's ``__nv_<name>f`` / ``__nv_<name>``."""
+        t = args[0].type
+        symbol = f"__nv_{name}" + ("f" if str(t) == "float" else "")
+        lw.uses_libdevice = True
+        return lw.b.call(lw.function(symbol, t, [t] * len(args)), list(args))
+
+
+#: The hooks of a lowering made without any (the CUDA backend's).
+NVVM = NvvmHooks()
+
+__all__ = ["NVVM", "NvvmHooks", "NotOnTarget", "LOG2E"]
