@@ -57,7 +57,6 @@ from tilelab.compiler.ir.ops import (
     IfOp,
     LoadOp,
     ReduceOp,
-    ScanOp,
     StoreOp,
     WhileOp,
     YieldOp,
@@ -224,11 +223,6 @@ class _Assigner:
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
-        elif isinstance(op, ScanOp) and op.attrs["axis"] == len(op.results[0].type.shape) - 1:
-            shape = op.results[0].type.shape
-            layout = tile_layout(shape, self.num_warps, max(1, shape[-1] // 32))  # no register repeats along the axis
-            for v in [*op.results, *op.operands]:
-                self.want.setdefault(v, layout)
         elif isinstance(op, ForOp):
             for arg, init in zip(op.body.args[1:], op.init_args):
                 if arg in self.want:
