@@ -36,7 +36,10 @@ class CompileOptions:
     ``target`` names the target as ``get_target`` takes it (``interpret``, ``cpu``, ``cuda``,
     ``cuda:sm_80``) and ``arch`` the GPU architecture (``None`` on the host). ``wgmma`` and
     ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands off, to
-    compare with the older paths.
+    compare with the older paths. ``fp_fusion`` lets the CUDA backend contract a float multiply
+    and the add or subtract that reads it into one ``fma`` (one rounding instead of two: what
+    Triton's ``enable_fp_fusion`` does, on by default there); off, results round as the
+    interpreter's do, bit for bit.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
     (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
     with the kernel and in its key; no pass reads it yet.
@@ -49,6 +52,7 @@ class CompileOptions:
     debug: bool = False
     wgmma: bool = True
     ldmatrix: bool = True
+    fp_fusion: bool = False
     libdevice: str | None = None
     tools: tuple[tuple[str, str], ...] = ()
 
