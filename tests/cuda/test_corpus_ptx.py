@@ -1,9 +1,11 @@
-"""PTX of corpus kernels for sm_90a (no GPU): fp8 dots on wgmma k32, bf16 rounding in one instruction."""
+"""PTX of corpus kernels for sm_90a (no GPU): fp8 dots on wgmma k32, one-cvt bf16 rounding, unaligned rows."""
 
 from __future__ import annotations
 
 import tilelab
 from benchmarks.corpus import kernels
+from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp
+from tilelab.compiler.layouts import LANE
 
 MM = ["M", "N", "K", "stride_am", "stride_bn", "stride_cm"]
 
@@ -26,3 +28,20 @@ def test_bf16_results_round_with_one_cvt():
     ptx = ck.asm["ptx"]
     assert ptx.count("cvt.rn.bf16.f32") == 16  # 8 per thread, twice: silu(a) to bf16, then the product
     assert "setp.nan" not in ptx
+
+
+def test_layernorm_bwd_rows_of_unaligned_length_are_read_lane_by_lane():
+    # N = 5000 halves: rows start 2-byte aligned only, every access moves one element; with one
+    # element per thread a warp's ld.global.b16 reads 64 contiguous bytes (8 elements per thread:
+    # 16 sectors for the same 64 bytes, and stores of 2 bytes into 16 sectors)
+    names = ["DX", "DY", "DW_partial", "DB_partial", "X", "W", "Mean", "Rstd", "stride", "M", "N"]
+    types = ["*fp16", "*fp16", "*fp32", "*fp32", "*fp16", "*fp16", "*fp32", "*fp32", "i32", "i32", "i32"]
+    div = {n: (16 if t.startswith("*") else 1) for n, t in zip(names, types)} | {"M": 16}
+    ck = tilelab.compile(tilelab.jit(kernels.layernorm_bwd_kernel), dict(zip(names, types)),
+                         {"ROWS_PER_PROGRAM": 16, "BLOCK_N": 8192}, target="cuda:sm_90a", num_warps=8,
+                         num_stages=1, divisibility=div, snapshots=False, cache=False)  # fmt: skip
+    loads = [op for op in ck.module.walk() if isinstance(op, LoadOp) and op.result.type.is_tensor]
+    assert loads and all([v[0] for v in op.result.type.layout.in_bases(LANE)] == [1, 2, 4, 8, 16] for op in loads)
+    assert not [op for op in ck.module.walk() if isinstance(op, ConvertLayoutOp)]
+    ptx = ck.asm["ptx"]
+    assert ptx.count("ld.global.b16 ") == 3 * 32 and ptx.count("st.global.b16 ") == 32  # w, x, dy; dx
