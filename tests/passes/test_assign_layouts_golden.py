@@ -205,3 +205,28 @@ def test_a_mask_that_splits_vectors_narrows_the_layout():
         """,
         attrs={"num_warps": 8},
     )
+
+
+def test_negative_a_wider_type_moving_its_own_16_bytes_does_not_narrow():
+    # halves in, floats out, both aligned: 8 halves per thread (one 16-byte load), the floats
+    # go out as two 16-byte stores; only an access short of its 16 bytes narrows the layout
+    check_pass(
+        assign_layouts,
+        """
+        #eight = #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>
+        tt.func @k(%x: !ptr<f16>, %y: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 1024} : tensor<1024xi32>
+          %1 = tt.splat %x : tensor<1024x!ptr<f16>>
+          %2 = tt.addptr %1, %0 : tensor<1024x!ptr<f16>>
+          %3 = tt.load %2 : tensor<1024xf16>
+          %4 = tt.cast %3 : tensor<1024xf32>
+          %5 = tt.splat %y : tensor<1024x!ptr<f32>>
+          %6 = tt.addptr %5, %0 : tensor<1024x!ptr<f32>>
+          tt.store %6, %4 : tensor<1024x!ptr<f32>>
+          tt.return
+        }
+        // CHECK: tt.load %{{.*}} : tensor<1024xf16, #eight>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<1024x!ptr<f32>, #eight>
+        """,
+        attrs={"num_warps": 4},
+    )

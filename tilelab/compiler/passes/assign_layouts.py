@@ -375,12 +375,12 @@ def access_vectors(module: Module) -> dict[tuple, int]:
     the lowering picks). A thread holding more consecutive elements than its access moves
     only spreads each warp instruction: ``x + row * stride + cols`` with ``stride`` not a
     multiple of 16 loads one f32 at a time, and with 4 elements per thread the 32 lanes of
-    one ``ld.global.b32`` touch 32 x 16 bytes (16 sectors) instead of 128 bytes (4). So each
-    shape takes the narrowest width among its accesses; accesses with no contiguous dim
-    (gathers) do not constrain it, and a shape with no other access keeps 16 bytes.
+    one ``ld.global.b32`` touch 32 x 16 bytes (16 sectors) instead of 128 bytes (4). So a
+    shape takes the 16-byte vector of its narrowest type, cut to the width of any access
+    that cannot move its own 16 bytes; gathers (no contiguous dim) cut nothing.
     """
     widths: dict[tuple, list[int]] = {}
-    fallback: dict[tuple, int] = {}
+    vectors: dict[tuple, int] = {}
     for func in module.funcs:
         info = axis_info.analyze(func)
         for op in func.walk():
@@ -389,13 +389,15 @@ def access_vectors(module: Module) -> dict[tuple, int]:
             shape = tuple(op.ptr.type.shape)
             elem = op.ptr.type.element.pointee
             size = 1 if elem.is_bool else elem.itemsize
-            fallback[shape] = max(fallback.get(shape, 1), 16 // max(1, size))
+            vectors[shape] = max(vectors.get(shape, 1), 16 // max(1, size))
             ptr = info[op.ptr]
             dim = max(range(len(shape)), key=lambda d: (ptr.contiguity[d], d))
             if ptr.contiguity[dim] > 1:
                 mask = info[op.mask] if op.mask is not None else None
-                widths.setdefault(shape, []).append(vector_width(ptr, max(1, size), dim, mask))
-    return {shape: min(widths[shape]) if shape in widths else v for shape, v in fallback.items()}
+                width = vector_width(ptr, max(1, size), dim, mask)
+                if width < 16 // max(1, size):  # an access short of its 16 bytes
+                    widths.setdefault(shape, []).append(width)
+    return {shape: min([v, *widths.get(shape, [])]) for shape, v in vectors.items()}
 
 
 def run(module: Module) -> bool:
