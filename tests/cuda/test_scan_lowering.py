@@ -135,9 +135,10 @@ def run_scan(layout, axis, num_warps, monkeypatch, operands: int = 1):
         ([1024], [4], [32], [4], 0),  # 2 chunks of 4-element vectors
         ([1024], [8], [32], [4], 0),  # one chunk
         ([8, 256], [1, 2], [1, 32], [8, 1], 1),  # warps along the other dim: chunks within one warp
-        ([64, 64], [1, 4], [2, 16], [4, 1], 1),  # lines in one warp, 4 lanes ... half the lanes per line
+        ([64, 64], [1, 4], [2, 16], [4, 1], 1),  # two lines per warp, 16 lanes each
         ([64, 64], [1, 4], [2, 16], [4, 1], 0),  # down the rows: lanes, warps, then register chunks
         ([32, 128], [1, 4], [1, 32], [2, 2], 1),  # warps split both dims
+        ([16, 32], [1, 1], [1, 32], [4, 1], 0),  # down the rows: warps then register chunks, no lanes
     ],
 )
 def test_fast_scan_in_blocked_layouts(shape, spt, tpw, wpc, axis, monkeypatch):
