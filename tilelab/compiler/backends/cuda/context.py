@@ -99,6 +99,7 @@ class CudaLowering:
         self.b = ir.IRBuilder(self.body)
         self.values: dict[Value, object] = {}
         self.scratch_bytes = 0
+        self.scratch_barriers: set = set()  # barriers that order the scratch buffer only (``barrier``)
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
         self.tid = self.entry.call(self.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
@@ -188,8 +189,12 @@ class CudaLowering:
             byte = self.b.add(byte, ir.Constant(I32, offset_bytes))
         return self.smem_at(smem, byte, t, private)
 
-    def barrier(self) -> None:
-        self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+    def barrier(self, scratch: bool = True) -> None:
+        """``bar.sync 0``. A ``scratch`` one orders only the scratch buffer's accesses around it: where
+        nothing touched shared memory since the previous barrier, ``barriers.py`` drops it."""
+        call = self.b.call(self.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+        if scratch:
+            self.scratch_barriers.add(call)
 
     # ----------------------------------------------------------------- blocks
     def lower_block(self, block: Block) -> None:

@@ -21,6 +21,7 @@ from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.options import CompileOptions
 
 from ..common.debuginfo import LineTable
+from .barriers import drop_redundant_barriers
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
 from .emit import DATALAYOUT, TRIPLE, target_machine
 from .math import libdevice_path
@@ -81,6 +82,7 @@ def build_llvm_module(module, options: CompileOptions) -> tuple[ir.Module, CudaL
     if not lw.b.block.is_terminated:
         lw.b.ret_void()
     lw.finish()
+    drop_redundant_barriers(fn, lw.body, lw.scratch_barriers)
     _annotate(llmod, fn, num_warps)
     return llmod, lw
 
