@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import tilelab
 from benchmarks.corpus import kernels
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp
@@ -26,7 +28,12 @@ def test_bf16_results_round_with_one_cvt():
     ck = tilelab.compile(tilelab.jit(kernels.swiglu_kernel), sig, {"BLOCK_SIZE": 1024}, target="cuda:sm_90a",
                          num_warps=4, divisibility={n: 16 for n in sig}, snapshots=False, cache=False)  # fmt: skip
     ptx = ck.asm["ptx"]
-    assert ptx.count("cvt.rn.bf16.f32") == 16  # 8 per thread, twice: silu(a) to bf16, then the product
+    assert ptx.count("cvt.rn.bf16.f32") == 8  # 8 per thread: silu(a) to bf16
+    # the bf16 product in one instruction, its operands never widened to f32 nor the result narrowed
+    assert ptx.count("mul.rn.bf16 ") == 8
+    # the results go to the 16-byte store in pairs, each one mov.b32 {lo, hi} (no widening, shift and or)
+    assert len(re.findall(r"mov\.b32\s+%r\d+, \{%rs\d+, %rs\d+\}", ptx)) == 4
+    assert "cvt.u32.u16" not in ptx and "or.b32" not in ptx
     assert "setp.nan" not in ptx
 
 

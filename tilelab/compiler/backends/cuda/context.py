@@ -116,6 +116,19 @@ class CudaLowering:
         asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
         return self.b.call(asm, [x])
 
+    def native_bf16_mul(self, a: ir.Value, c: ir.Value, t: Type):
+        """bf16 ``a * c`` in one ``mul.rn.bf16`` (sm_90 on) on the bits, else None.
+
+        The product of two bf16 values is exact in f32, so rounding it once to bf16 gives what
+        the f32 multiply and ``cvt.rn.bf16.f32`` give (but for products below f32's normal
+        range), without widening both operands and narrowing the result.
+        """
+        if self.sm < 90 or getattr(t, "name", None) != "bf16":
+            return None
+        i16 = ir.IntType(16)
+        asm = ir.InlineAsm(ir.FunctionType(i16, [i16, i16]), "mul.rn.bf16 $0, $1, $2;", "=h,h,h", False)
+        return self.b.call(asm, [a, c])
+
     def finish(self) -> None:
         """Close the entry block (per-thread indices computed there) with a jump to the body."""
         self.entry.branch(self.body)

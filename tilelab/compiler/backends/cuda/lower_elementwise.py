@@ -99,6 +99,8 @@ def lower_binary(lw, op):
     if t.is_float:
 
         def emit(a, c):
+            if op.kind == "mul" and (native := lw.native_bf16_mul(a, c, t)) is not None:
+                return native
             exact = op.attrs.get("rounding") == "rn"
             r = float_binary(lw, op.kind, to_arith(lw, a, t), to_arith(lw, c, t), exact)
             return from_arith(lw, r, t)

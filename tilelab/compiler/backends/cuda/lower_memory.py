@@ -86,13 +86,24 @@ def words_of(eb: int, vec: int) -> tuple[int, int, int]:
 
 
 def pack(b, elems: list, eb: int, word: int) -> list:
-    """Element bit patterns (``eb`` wide) packed little-endian into ``word``-bit integers."""
+    """Element bit patterns (``eb`` wide) packed little-endian into ``word``-bit integers.
+
+    16-bit elements go through a ``<n x i16>`` vector (``mov.b32 %r, {%rs0, %rs1}``: no
+    widening, shifting and or-ing of each half).
+    """
     per = max(1, word // eb)
     wt = ir.IntType(word)
     out = []
     for i in range(0, len(elems), per):
+        group = elems[i : i + per]
+        if eb == 16 and len(group) == per > 1:
+            vec = ir.Constant(ir.VectorType(ir.IntType(16), per), None)
+            for k, e in enumerate(group):
+                vec = b.insert_element(vec, e, ir.Constant(I32, k))
+            out.append(b.bitcast(vec, wt))
+            continue
         acc = ir.Constant(wt, 0)
-        for k, e in enumerate(elems[i : i + per]):
+        for k, e in enumerate(group):
             part = b.zext(e, wt) if eb < word else e
             acc = b.or_(acc, b.shl(part, ir.Constant(wt, k * eb))) if k else b.or_(acc, part)
         out.append(acc)
@@ -100,10 +111,11 @@ def pack(b, elems: list, eb: int, word: int) -> list:
 
 
 def unpack(b, words: list, eb: int, word: int, count: int) -> list:
+    """The inverse of ``pack``: ``count`` element bit patterns from the words."""
     per = max(1, word // eb)
     et = ir.IntType(eb)
     out = []
-    for w in words:
+    for w in words:  # (shifts, not a vector: LLVM folds ``lshr`` + ``trunc`` into a widening to f32)
         for k in range(per):
             out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et) if eb < word else w)
     return out[:count]
