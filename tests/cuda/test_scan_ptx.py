@@ -42,6 +42,7 @@ def test_unaligned_rows_load_one_element_per_lane_and_scan_in_that_layout():
     ck = compile_cumsum(1)  # 1000-float rows: only 4-byte aligned, every access is scalar
     ptx = ck.asm["ptx"]
     assert count(ptx, "ld.global.b32") == 8 and count(ptx, "st.global.b32") == 8
+    assert count(ptx, "shfl.sync.up.b32") == 8 * 5  # per chunk, the 5 steps of the lanes' scan only
     load = next(op for op in ck.module.walk() if isinstance(op, LoadOp))
     layout = load.result.type.layout
     assert [v[0] for v in layout.in_bases(LANE)] == [1, 2, 4, 8, 16]  # lanes read consecutive floats

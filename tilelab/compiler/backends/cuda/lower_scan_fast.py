@@ -9,8 +9,9 @@ conversion, so the loads and stores around it stay coalesced):
 
 1. in each thread, a running combine over the registers of each chunk (in axis order);
 2. across lanes, per chunk, Hillis-Steele with ``shfl.sync.up``: after ``log2`` steps each
-   lane holds the combine of its own and all earlier lanes' totals; one more ``shfl.up``
-   gives the earlier lanes' part, which is combined in front of every register of the chunk;
+   lane holds the combine of its own and all earlier lanes' totals (with one register per
+   lane, its result); else one more ``shfl.up`` gives the earlier lanes' part, which is
+   combined in front of every register of the chunk;
 3. across chunks and warps: where the dim has no warp steps, each chunk's total is the
    last lane's (``shfl.sync.idx``) and earlier chunks go in front, with no shared memory
    and no barrier; else each warp's chunk totals go to shared memory and each thread
@@ -125,11 +126,14 @@ def emit_fast_scan(lw, op, tiles, axis, bits) -> None:
                 got = [_shfl_up(lw, v, e, (1 << k) << low) for v, e in zip(total, elems)]
                 ok = b.icmp_unsigned(">=", index, const_i32(1 << k))
                 total = _select(lw, ok, combine(lw, op, got, total), total)
+            totals[key] = total
+            if len(members) == 1:  # one register per lane: its inclusive scan is the lanes' one
+                values[members[0]] = total
+                continue
             before = [_shfl_up(lw, v, e, 1 << low) for v, e in zip(total, elems)]
             has = b.icmp_unsigned(">=", index, const_i32(1))
             for r in members:
                 values[r] = _select(lw, has, combine(lw, op, before, values[r]), values[r])
-            totals[key] = total
     if bits[WARP]:
         _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis)
     elif bits[CHUNK]:
