@@ -116,18 +116,50 @@ class CudaLowering:
         asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
         return self.b.call(asm, [x])
 
-    def native_bf16_mul(self, a: ir.Value, c: ir.Value, t: Type):
-        """bf16 ``a * c`` in one ``mul.rn.bf16`` (sm_90 on) on the bits, else None.
+    def native_bf16_mul(self, a: list, c: list, t: Type):
+        """bf16 ``a[i] * c[i]`` for lists of bits, two at a time in ``mul.rn.bf16x2`` (sm_90 on), else None.
 
         The product of two bf16 values is exact in f32, so rounding it once to bf16 gives what
         the f32 multiply and ``cvt.rn.bf16.f32`` give (but for products below f32's normal
-        range), without widening both operands and narrowing the result.
+        range), without widening both operands and narrowing the result. Pairs of neighbouring
+        registers travel as one 32-bit word, as a vector load packed them and a store packs them.
         """
         if self.sm < 90 or getattr(t, "name", None) != "bf16":
             return None
-        i16 = ir.IntType(16)
-        asm = ir.InlineAsm(ir.FunctionType(i16, [i16, i16]), "mul.rn.bf16 $0, $1, $2;", "=h,h,h", False)
-        return self.b.call(asm, [a, c])
+        b, i16, i32 = self.b, ir.IntType(16), ir.IntType(32)
+        pair = ir.VectorType(i16, 2)
+
+        def packed(x, y):
+            vec = b.insert_element(ir.Constant(pair, None), x, ir.Constant(i32, 0))
+            return b.bitcast(b.insert_element(vec, y, ir.Constant(i32, 1)), i32)
+
+        mul2 = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), "mul.rn.bf16x2 $0, $1, $2;", "=r,r,r", False)
+        mul1 = ir.InlineAsm(ir.FunctionType(i16, [i16, i16]), "mul.rn.bf16 $0, $1, $2;", "=h,h,h", False)
+        out = []
+        for i in range(0, len(a) - 1, 2):
+            word = b.bitcast(b.call(mul2, [packed(a[i], a[i + 1]), packed(c[i], c[i + 1])]), pair)
+            out += [b.extract_element(word, ir.Constant(i32, k)) for k in range(2)]
+        if len(a) % 2:
+            out.append(b.call(mul1, [a[-1], c[-1]]))
+        return out
+
+    def native_narrow_pairs(self, xs: list, t: Type, rounding: str):
+        """f32 values to bf16 bits two at a time with ``cvt.rn.bf16x2.f32`` (sm_80 on), else None.
+
+        The pair comes out as the 32-bit word a store packs (no 16-bit registers in between).
+        """
+        if self.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16" or len(xs) < 2:
+            return None
+        b, i32 = self.b, ir.IntType(32)
+        pair = ir.VectorType(ir.IntType(16), 2)
+        cvt2 = ir.InlineAsm(ir.FunctionType(i32, [F32, F32]), "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", False)
+        out = []
+        for i in range(0, len(xs) - 1, 2):  # the first operand goes to the upper half
+            word = b.bitcast(b.call(cvt2, [xs[i + 1], xs[i]]), pair)
+            out += [b.extract_element(word, ir.Constant(i32, k)) for k in range(2)]
+        if len(xs) % 2:
+            out.append(self.native_narrow(xs[-1], t, rounding))
+        return out
 
     def finish(self) -> None:
         """Close the entry block (per-thread indices computed there) with a jump to the body."""
