@@ -89,3 +89,21 @@ def test_div_rn_stays_correctly_rounded_while_slash_is_fast(exact):
     ptx = ck.asm["ptx"]
     assert ("div.rn.f32" in ptx) == exact
     assert ("div.full.f32" in ptx) == (not exact)
+
+
+@tilelab.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, a, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_fp_fusion_contracts_multiply_add_only_when_on(monkeypatch, fusion):
+    monkeypatch.setenv("TILELAB_CUDA_FP_FUSION", fusion)
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "a": "fp32"}
+    ck = tilelab.compile(axpy_kernel, sig, {"BLOCK": 512}, target=ARCH, cache=False)
+    ptx = ck.asm["ptx"]
+    if fusion == "1":  # 4 floats per thread: one rounding each, as Triton's default enable_fp_fusion
+        assert ck.options.fp_fusion and ptx.count("fma.rn.f32") == 4 and "mul.rn.f32" not in ptx
+    else:  # rounded twice, as the interpreter does: .rn keeps ptxas from fusing them
+        assert ptx.count("mul.rn.f32") == 4 and ptx.count("add.rn.f32") == 4 and "fma" not in ptx

@@ -66,11 +66,21 @@ def parse(text: str, attrs: dict | None = None) -> Module:
     and module attributes (``shared_bytes``)."""
     module = parse_module(textwrap.dedent(expand_aliases(text)))
     attrs = dict(attrs or {})
+    _seed_divisibility(module, attrs.pop("arg_divisibility", {}))
     options = {k: attrs.pop(k) for k in list(attrs) if k in CompileOptions.__dataclass_fields__}
     module.options = CompileOptions(target="cuda", **options)  # what the passes read (``options_of``)
     module.attrs.update(attrs)
     verify(module)
     return module
+
+
+def _seed_divisibility(module: Module, given: dict) -> None:
+    """Pointer arguments 16-byte aligned, integers unknown (what the runtime specializes a typical launch to),
+    unless ``given`` (argument name -> divisibility) says otherwise; the IR text does not spell them."""
+    for func in module.funcs:
+        names = func.attrs.get("arg_names") or ()
+        defaults = [16 if arg.type.is_pointer else 1 for arg in func.args]
+        func.attrs["arg_divisibility"] = tuple(given.get(n, d) for n, d in zip(names, defaults))
 
 
 def check_pass(pass_module, text: str, attrs: dict | None = None) -> str:

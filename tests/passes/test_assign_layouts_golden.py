@@ -179,3 +179,99 @@ def test_negative_no_mma_layout_for_a_dot_on_64_lane_wavefronts():
         """,
         attrs={"warp_size": 64},
     )
+
+
+ONE = "#one = #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>\n"
+FOUR = "#four = #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>\n"
+ROWS = """
+tt.func @k(%x: !ptr<f32>, %y: !ptr<f32>, %stride: i32) {
+  %0 = tt.get_program_id {axis = 0} : i32
+  %1 = arith.mul %0, %stride : i32
+  %2 = tt.addptr %x, %1 : !ptr<f32>
+  %3 = tt.make_range {start = 0, end = 1024} : tensor<1024xi32>
+  %4 = tt.splat %2 : tensor<1024x!ptr<f32>>
+  %5 = tt.addptr %4, %3 : tensor<1024x!ptr<f32>>
+  %6 = tt.load %5 : tensor<1024xf32>
+  %7 = tt.splat %y : tensor<1024x!ptr<f32>>
+  %8 = tt.addptr %7, %3 : tensor<1024x!ptr<f32>>
+  tt.store %8, %6 : tensor<1024x!ptr<f32>>
+  tt.return
+}
+"""
+
+
+def test_rows_of_unaligned_stride_take_one_element_per_thread():
+    # x + pid * stride is 4-byte aligned only: every load is one f32, so lanes take consecutive
+    # elements (a warp instruction reads 128 contiguous bytes); the aligned store of the same
+    # shape goes along, without a conversion
+    check_pass(
+        assign_layouts,
+        ONE
+        + ROWS
+        + """
+        // CHECK: tt.load %{{.*}} : tensor<1024xf32, #one>
+        // CHECK-NOT: ttg.convert_layout
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<1024x!ptr<f32>, #one>
+        """,
+        attrs={"num_warps": 4},
+    )
+
+
+def test_rows_of_aligned_stride_keep_16_byte_vectors():
+    check_pass(
+        assign_layouts,
+        FOUR
+        + ROWS
+        + """
+        // CHECK: tt.load %{{.*}} : tensor<1024xf32, #four>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<1024x!ptr<f32>, #four>
+        """,
+        attrs={"num_warps": 4, "arg_divisibility": {"stride": 16}},
+    )
+
+
+def test_a_mask_that_splits_vectors_narrows_the_layout():
+    # cols < n with n of unknown divisibility: each element has its own predicate
+    check_pass(
+        assign_layouts,
+        """
+        #one = #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[8], order=[0]>
+        tt.func @k(%x: !ptr<f16>, %n: i32) {
+          %0 = tt.make_range {start = 0, end = 2048} : tensor<2048xi32>
+          %1 = tt.splat %n : tensor<2048xi32>
+          %2 = arith.cmp lt %0, %1 : tensor<2048xi1>
+          %3 = tt.splat %x : tensor<2048x!ptr<f16>>
+          %4 = tt.addptr %3, %0 : tensor<2048x!ptr<f16>>
+          %5 = tt.load %4, %2 : tensor<2048xf16>
+          tt.store %4, %5, %2 : tensor<2048x!ptr<f16>>
+          tt.return
+        }
+        // CHECK: tt.load %{{.*}} : tensor<2048xf16, #one>
+        """,
+        attrs={"num_warps": 8},
+    )
+
+
+def test_negative_a_wider_type_moving_its_own_16_bytes_does_not_narrow():
+    # halves in, floats out, both aligned: 8 halves per thread (one 16-byte load), the floats
+    # go out as two 16-byte stores; only an access short of its 16 bytes narrows the layout
+    check_pass(
+        assign_layouts,
+        """
+        #eight = #blocked<sizePerThread=[8], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>
+        tt.func @k(%x: !ptr<f16>, %y: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 1024} : tensor<1024xi32>
+          %1 = tt.splat %x : tensor<1024x!ptr<f16>>
+          %2 = tt.addptr %1, %0 : tensor<1024x!ptr<f16>>
+          %3 = tt.load %2 : tensor<1024xf16>
+          %4 = tt.cast %3 : tensor<1024xf32>
+          %5 = tt.splat %y : tensor<1024x!ptr<f32>>
+          %6 = tt.addptr %5, %0 : tensor<1024x!ptr<f32>>
+          tt.store %6, %4 : tensor<1024x!ptr<f32>>
+          tt.return
+        }
+        // CHECK: tt.load %{{.*}} : tensor<1024xf16, #eight>
+        // CHECK: tt.store %{{.*}}, %{{.*}} : tensor<1024x!ptr<f32>, #eight>
+        """,
+        attrs={"num_warps": 4},
+    )

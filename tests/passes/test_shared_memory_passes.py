@@ -311,6 +311,10 @@ def test_dot_operand_buffer_follows_the_stored_tiles_order():
     row = blocked([64, 128], [1, 8], [2, 16], [8, 1], [1, 0])
     assert convert_through_shared.stored_order(col) == (0, 1)
     assert convert_through_shared.stored_order(row) == (1, 0)
+    # one element per thread (an unaligned load): the lanes walk the rows, registers step 8 rows down
+    single = blocked([128, 32], [1, 1], [1, 32], [8, 1], [1, 0])
+    assert convert_through_shared.stored_order(single) == (1, 0)
+    assert convert_through_shared.stored_order(blocked([32, 128], [1, 1], [32, 1], [1, 8], [0, 1])) == (0, 1)
     shared = convert_through_shared.mma_operand_shared([128, 64], 2, (0, 1))
     assert shared.params["order"] == (0, 1) and shared.params["vec"] == 8
     # each thread's 8 consecutive elements along dim 0 are one 16-byte store

@@ -73,6 +73,8 @@ def test_key_round_trips():
         ("TILELAB_CUDA_WGMMA", "0", "wgmma", False),
         ("TILELAB_CUDA_WGMMA", "1", "wgmma", True),
         ("TILELAB_CUDA_LDMATRIX", "0", "ldmatrix", False),
+        ("TILELAB_CUDA_FP_FUSION", "1", "fp_fusion", True),
+        ("TILELAB_CUDA_FP_FUSION", "0", "fp_fusion", False),
         ("TILELAB_LIBDEVICE", "/opt/libdevice.10.bc", "libdevice", "/opt/libdevice.10.bc"),
         ("TILELAB_PTXAS", "/opt/bin/ptxas", "tools", (("ptxas", "/opt/bin/ptxas"),)),
     ],
@@ -116,7 +118,15 @@ def key_of(options: CompileOptions) -> str:
 
 @pytest.mark.parametrize(
     "change",
-    [{"num_warps": 8}, {"num_stages": 2}, {"wgmma": False}, {"ldmatrix": False}, {"arch": "sm_80"}, {"debug": True}],
+    [
+        {"num_warps": 8},
+        {"num_stages": 2},
+        {"wgmma": False},
+        {"ldmatrix": False},
+        {"fp_fusion": True},
+        {"arch": "sm_80"},
+        {"debug": True},
+    ],
 )
 def test_every_option_changes_the_cache_key(change):
     base = CompileOptions(target="cuda", arch="sm_90a")

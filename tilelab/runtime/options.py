@@ -18,6 +18,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_NUM_THREADS`` | each split CPU launch | the most threads a CPU launch uses (default: the usable cores) |
 | ``TILELAB_CUDA_WGMMA`` | each compile | ``0``: Hopper dots on mma.sync (``CompileOptions.wgmma``) |
 | ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: mma operands loaded element-wise (``CompileOptions.ldmatrix``) |
+| ``TILELAB_CUDA_FP_FUSION`` | each compile | ``1``: multiply-adds fused to ``fma`` (``CompileOptions.fp_fusion``) |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |
 | ``TILELAB_PTXAS``, ``..._NVDISASM``, ``..._CUOBJDUMP`` | each compile | CUDA tools' paths (``CompileOptions.tools``) |
 | ``CUDA_HOME``, ``CUDA_PATH`` | each compile | CUDA toolkits searched for tools and libdevice (``tools``) |
@@ -85,6 +86,7 @@ def compile_options(
         debug=bool(debug),
         wgmma=_on("TILELAB_CUDA_WGMMA"),
         ldmatrix=_on("TILELAB_CUDA_LDMATRIX"),
+        fp_fusion=_get("TILELAB_CUDA_FP_FUSION", "0") not in ("", "0"),
         libdevice=_get("TILELAB_LIBDEVICE") or None,
         tools=tools,
     )

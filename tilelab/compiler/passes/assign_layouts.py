@@ -17,7 +17,10 @@ How, in two walks:
    the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where
    an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user.
    Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
-   up to 4 consecutive elements per thread along the last dim, lanes then warps row-major).
+   consecutive elements per thread along the last dim, lanes then warps row-major). A thread
+   holds as many consecutive elements as every global access of that shape moves in one
+   instruction (``access_vectors``: 16 bytes where addresses and masks allow, one element
+   where they do not), so the lanes of a warp instruction always touch consecutive vectors.
 
 ``num_warps`` and the lanes of a warp come from the module's options (``options_of(module).num_warps``,
 ``.warp_size``: 64 on an AMD wavefront, where dots keep blocked layouts: no ``mma.sync``).
@@ -42,6 +45,8 @@ after:
 
 from __future__ import annotations
 
+from tilelab.compiler.analysis import axis_info
+from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.core import Block, Module, Op, Value
 from tilelab.compiler.ir.ops import (
     BroadcastOp,
@@ -53,7 +58,6 @@ from tilelab.compiler.ir.ops import (
     IfOp,
     LoadOp,
     ReduceOp,
-    ScanOp,
     StoreOp,
     WhileOp,
     YieldOp,
@@ -232,12 +236,6 @@ class _Assigner:
             if layout is not None:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
-        elif isinstance(op, ScanOp) and op.attrs["axis"] == len(op.results[0].type.shape) - 1:
-            shape = op.results[0].type.shape
-            spread = max(1, shape[-1] // self.warp_size)  # no register repeats along the axis
-            layout = tile_layout(shape, self.num_warps, spread, warp_size=self.warp_size)
-            for v in [*op.results, *op.operands]:
-                self.want.setdefault(v, layout)
         elif isinstance(op, ForOp):
             for arg, init in zip(op.body.args[1:], op.init_args):
                 if arg in self.want:
@@ -381,15 +379,36 @@ class _Assigner:
 
 
 def access_vectors(module: Module) -> dict[tuple, int]:
-    """Per tile shape, the elements of a 16-byte access of the narrowest type loaded or stored in that shape."""
+    """Per tile shape, the consecutive elements per thread that every global access of that shape moves at once.
+
+    One access moves up to 16 bytes per thread, as far as its addresses allow: contiguous,
+    aligned, and not split by its mask (axis info; ``memory_access.vector_width``, the width
+    the lowering picks). A thread holding more consecutive elements than its access moves
+    only spreads each warp instruction: ``x + row * stride + cols`` with ``stride`` not a
+    multiple of 16 loads one f32 at a time, and with 4 elements per thread the 32 lanes of
+    one ``ld.global.b32`` touch 32 x 16 bytes (16 sectors) instead of 128 bytes (4). So a
+    shape takes the 16-byte vector of its narrowest type, cut to the width of any access
+    that cannot move its own 16 bytes; gathers (no contiguous dim) cut nothing.
+    """
+    widths: dict[tuple, list[int]] = {}
     vectors: dict[tuple, int] = {}
-    for op in module.walk():
-        if isinstance(op, (LoadOp, StoreOp)) and op.ptr.type.is_tensor:
+    for func in module.funcs:
+        info = axis_info.analyze(func)
+        for op in func.walk():
+            if not isinstance(op, (LoadOp, StoreOp)) or not op.ptr.type.is_tensor:
+                continue
             shape = tuple(op.ptr.type.shape)
             elem = op.ptr.type.element.pointee
             size = 1 if elem.is_bool else elem.itemsize
             vectors[shape] = max(vectors.get(shape, 1), 16 // max(1, size))
-    return vectors
+            ptr = info[op.ptr]
+            dim = max(range(len(shape)), key=lambda d: (ptr.contiguity[d], d))
+            if ptr.contiguity[dim] > 1:
+                mask = info[op.mask] if op.mask is not None else None
+                width = vector_width(ptr, max(1, size), dim, mask)
+                if width < 16 // max(1, size):  # an access short of its 16 bytes
+                    widths.setdefault(shape, []).append(width)
+    return {shape: min([v, *widths.get(shape, [])]) for shape, v in vectors.items()}
 
 
 def run(module: Module) -> bool:

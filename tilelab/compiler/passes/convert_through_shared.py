@@ -47,6 +47,7 @@ from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LocalAllocOp, LocalLoadOp, LocalStoreOp, TransOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import (
+    LANE,
     REGISTER,
     LinearLayout,
     bank_conflicts,
@@ -102,13 +103,20 @@ def mma_operand_shared(shape, elem_bytes: int, order=(1, 0)):
 
 
 def stored_order(layout: LinearLayout) -> tuple[int, int]:
-    """The dim order (fastest first) of a 2-d register layout: the dim of its first register step, then the other.
+    """The dim order (fastest first) of a 2-d register layout: the dim of its first unit step, then the other.
 
-    ``(1, 0)`` (row-major) where the layout holds one element per thread or is not 2-d.
+    A thread's first register step when it is one element (its vector), else its lanes' first
+    step (a layout of one element per thread walks memory lane by lane); ``(1, 0)`` (row-major)
+    where neither is a unit step or the layout is not 2-d.
     """
-    registers = [v for v in layout.in_bases(REGISTER) if any(v)] if len(layout.shape) == 2 else []
-    if registers and registers[0][0] and not registers[0][1]:
-        return (0, 1)
+    if len(layout.shape) != 2:
+        return (1, 0)
+    for in_dim in (REGISTER, LANE):
+        steps = [list(v) for v in layout.in_bases(in_dim) if any(v)]
+        if steps and steps[0] == [1, 0]:
+            return (0, 1)
+        if steps and steps[0] == [0, 1]:
+            return (1, 0)
     return (1, 0)
 
 

@@ -86,7 +86,9 @@ class AmdgpuHooks:
 
     # ------------------------------------------------------------------ threads together
     def barrier(self, lw) -> None:
-        """HIP's ``__syncthreads``: release the LDS writes, ``s_barrier``, acquire the others'."""
+        """HIP's ``__syncthreads``: release the LDS writes, ``s_barrier``, acquire the others'.
+
+        Returns nothing: the fences around it are not what ``barriers.py`` knows how to drop."""
         b = lw.b
         b.fence("release", "workgroup")
         b.call(lw.function("llvm.amdgcn.s.barrier", ir.VoidType(), []), [])
@@ -103,6 +105,10 @@ class AmdgpuHooks:
 
     def shuffle_up32(self, lw, x: ir.Value, delta: int) -> ir.Value:
         return self._bpermute(lw, x, lw.b.sub(lw.lane, ir.Constant(I32, delta)))
+
+    def shuffle_idx32(self, lw, x: ir.Value, lane: ir.Value | int) -> ir.Value:
+        lane = ir.Constant(I32, lane) if isinstance(lane, int) else lane
+        return self._bpermute(lw, x, lane)
 
     # ------------------------------------------------------------------ global memory
     def load(self, lw, addr, pred, others, word: int, n: int, ptx: int, volatile: bool) -> list:
@@ -149,9 +155,15 @@ class AmdgpuHooks:
                 b.store(vec, addr, align=len(words) * word // 8)
 
     # ------------------------------------------------------------------ math
-    def low_half(self, lw, word: ir.Value) -> ir.Value:
-        """The low 16 bits of ``word``: a plain ``trunc`` (the NVIDIA hook works around a ptxas bug)."""
-        return lw.b.trunc(word, ir.IntType(16))
+    def shifted_half(self, lw, word: ir.Value, shift: int) -> ir.Value:
+        """Bits ``shift`` .. ``shift + 15`` of ``word``: a shift and a ``trunc`` (NVIDIA's hook works around ptxas)."""
+        return lw.b.trunc(lw.b.lshr(word, ir.Constant(word.type, shift)), ir.IntType(16))
+
+    def bf16_mul_pairs(self, lw, a: list, c: list, t):
+        return None  # the f32 multiply and a rounding: gfx942 has no packed bf16 multiply
+
+    def narrow_pairs(self, lw, xs: list, t, rounding: str):
+        return None
 
     def native_narrow(self, lw, x: ir.Value, t, rounding: str):
         """gfx942 has no f32 -> bf16 instruction (gfx950 has): the integer rounding sequence."""

@@ -106,6 +106,7 @@ class CudaLowering:
         self.b = ir.IRBuilder(self.body)
         self.values: dict[Value, object] = {}
         self.scratch_bytes = 0
+        self.scratch_barriers: set = set()  # barriers that order the scratch buffer only (``barrier``)
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
         self.tid = hooks.thread_id(self)
@@ -118,6 +119,14 @@ class CudaLowering:
     def native_narrow(self, x: ir.Value, t: Type, rounding: str):
         """f32 -> bf16 bits in one instruction where the GPU has one (``hooks.native_narrow``); else None."""
         return self.hooks.native_narrow(self, x, t, rounding)
+
+    def native_bf16_mul(self, a: list, c: list, t: Type):
+        """bf16 ``a[i] * c[i]`` for lists of bits, two at a time where the GPU can; else None."""
+        return self.hooks.bf16_mul_pairs(self, a, c, t)
+
+    def native_narrow_pairs(self, xs: list, t: Type, rounding: str):
+        """f32 values to bf16 bits two at a time where the GPU can (``hooks.narrow_pairs``); else None."""
+        return self.hooks.narrow_pairs(self, xs, t, rounding)
 
     def finish(self) -> None:
         """Close the entry block (per-thread indices computed there) with a jump to the body."""
@@ -192,8 +201,13 @@ class CudaLowering:
             byte = self.b.add(byte, ir.Constant(I32, offset_bytes))
         return self.smem_at(smem, byte, t, private)
 
-    def barrier(self) -> None:
-        self.hooks.barrier(self)
+    def barrier(self, scratch: bool = True) -> None:
+        """Every thread of the program waits here. A ``scratch`` one orders only the scratch buffer's
+        accesses around it: where nothing touched shared memory since the previous barrier, ``barriers.py``
+        drops it (the machine's hook returns the barrier it emitted when it can be dropped so)."""
+        call = self.hooks.barrier(self)
+        if scratch and call is not None:
+            self.scratch_barriers.add(call)
 
     # ----------------------------------------------------------------- blocks
     def lower_block(self, block: Block) -> None:

@@ -28,6 +28,20 @@ _LETTER = {16: "h", 32: "r", 64: "l"}
 LOG2E = 1.4426950408889634
 
 
+def word_of_halves(lo: ir.Value, hi: ir.Value) -> ir.Value | None:
+    """The 32-bit word that ``lo`` and ``hi`` were unpacked from (``trunc(w)``, ``shifted_half(w, 16)``), or None.
+
+    The shift of ``shifted_half`` is opaque to LLVM, so LLVM no longer sees that re-packing the two
+    halves gives the word back; packing code asks here first and takes the word as it was loaded.
+    """
+    if not all(isinstance(v, ir.CastInstr) and v.opname == "trunc" for v in (lo, hi)):
+        return None
+    word, shifted = lo.operands[0], hi.operands[0]
+    if not (isinstance(shifted, ir.CallInstr) and isinstance(shifted.callee, ir.InlineAsm)):
+        return None
+    return word if shifted.callee.asm == "shr.u32 $0, $1, 16;" and shifted.args[0] is word else None
+
+
 class NotOnTarget(Exception):
     """An op the target cannot lower (a math function without a library...): the kernel builder names the line."""
 
@@ -63,9 +77,12 @@ class NvvmHooks:
         return lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.nctaid.{'xyz'[axis]}", I32, []), [])
 
     # ------------------------------------------------------------------ threads together
-    def barrier(self, lw) -> None:
-        """Every thread of the program waits here; shared memory written before is visible after."""
-        lw.b.call(lw.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+    def barrier(self, lw) -> ir.Instruction:
+        """Every thread of the program waits here; shared memory written before is visible after.
+
+        Returns the ``bar.sync`` call: a scratch barrier with no shared access since the previous one
+        is dropped later (``barriers.py``)."""
+        return lw.b.call(lw.function("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
     def shuffle_xor32(self, lw, x: ir.Value, lane_mask: int) -> ir.Value:
         """The i32 ``x`` of lane ``lane ^ lane_mask`` (a butterfly shuffle)."""
@@ -76,6 +93,12 @@ class NvvmHooks:
         """The i32 ``x`` of lane ``lane - delta`` (lanes below ``delta`` get some lane's value: callers select)."""
         shfl = lw.function("llvm.nvvm.shfl.sync.up.i32", I32, [I32, I32, I32, I32])
         return lw.b.call(shfl, [ir.Constant(I32, -1), x, ir.Constant(I32, delta), ir.Constant(I32, 0)])
+
+    def shuffle_idx32(self, lw, x: ir.Value, lane: ir.Value | int) -> ir.Value:
+        """The i32 ``x`` of lane ``lane`` (every lane reads the same one: a broadcast when it is a constant)."""
+        shfl = lw.function("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+        lane = ir.Constant(I32, lane) if isinstance(lane, int) else lane
+        return lw.b.call(shfl, [ir.Constant(I32, -1), x, lane, ir.Constant(I32, 31)])
 
     # ------------------------------------------------------------------ global memory
     def load(self, lw, addr, pred, others, word: int, n: int, ptx: int, volatile: bool) -> list:
@@ -115,19 +138,21 @@ class NvvmHooks:
         lw.b.call(asm, args)
 
     # ------------------------------------------------------------------ math
-    def low_half(self, lw, word: ir.Value) -> ir.Value:
-        """The low 16 bits of ``word`` (a loaded word shifted right), kept a shift and a ``cvt``.
+    def shifted_half(self, lw, word: ir.Value, shift: int) -> ir.Value:
+        """Bits ``shift`` .. ``shift + 15`` of ``word`` (an upper half of a loaded word), the shift kept opaque.
 
         Why: left to itself LLVM selects ``trunc(lshr(w, 16))`` as the unpack ``mov.b32 {_, %rs}, %r``,
         and ptxas 13.0 turned that into a byte permute that took the word's *low* half when the value
         then met a select folded into a predicated conversion (an f16 pair loaded under one ``if``
         branch and converted under the other: every odd element read its even neighbour; the fuzzer's
-        seed 602254). The shift is ``SHF.R.U32.HI`` in the machine code, which is right.
+        seed 602254). An inline ``shr`` and LLVM's ``trunc`` give ``shr.u32`` + ``cvt.u16.u32`` (in the
+        machine code ``SHF.R.U32.HI``, which is right), and LLVM still folds the ``trunc`` into later
+        widening (a bf16 upper half widened to f32 stays two shifts).
         """
         width = word.type.width
-        asm = f"cvt.u16.u{width} $0, $1;"
-        cvt = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [word.type]), asm, f"=h,{_LETTER[width]}")
-        return lw.b.call(cvt, [word])
+        shr = ir.InlineAsm(ir.FunctionType(word.type, [word.type]), f"shr.u{width} $0, $1, {shift};",
+                           f"={_LETTER[width]},{_LETTER[width]}")  # fmt: skip
+        return lw.b.trunc(lw.b.call(shr, [word]), ir.IntType(16))
 
     def native_narrow(self, lw, x: ir.Value, t, rounding: str):
         """f32 -> bf16 bits with ``cvt.rn.bf16.f32`` (sm_80 on), instead of ~8 integer ops; else None."""
@@ -135,6 +160,54 @@ class NvvmHooks:
             return None
         asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
         return lw.b.call(asm, [x])
+
+    def bf16_mul_pairs(self, lw, a: list, c: list, t):
+        """bf16 ``a[i] * c[i]`` for lists of bits, two at a time in ``mul.rn.bf16x2`` (sm_90 on), else None.
+
+        The product of two bf16 values is exact in f32, so rounding it once to bf16 gives what
+        the f32 multiply and ``cvt.rn.bf16.f32`` give (but for products below f32's normal
+        range), without widening both operands and narrowing the result. Pairs of neighbouring
+        registers travel as one 32-bit word, as a vector load packed them and a store packs them.
+        """
+        if lw.sm < 90 or getattr(t, "name", None) != "bf16":
+            return None
+        b, i16, i32 = lw.b, ir.IntType(16), ir.IntType(32)
+        pair = ir.VectorType(i16, 2)
+
+        def packed(x, y):
+            word = word_of_halves(x, y)
+            if word is not None:
+                return word
+            vec = b.insert_element(ir.Constant(pair, None), x, ir.Constant(i32, 0))
+            return b.bitcast(b.insert_element(vec, y, ir.Constant(i32, 1)), i32)
+
+        mul2 = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), "mul.rn.bf16x2 $0, $1, $2;", "=r,r,r", False)
+        mul1 = ir.InlineAsm(ir.FunctionType(i16, [i16, i16]), "mul.rn.bf16 $0, $1, $2;", "=h,h,h", False)
+        out = []
+        for i in range(0, len(a) - 1, 2):
+            word = b.bitcast(b.call(mul2, [packed(a[i], a[i + 1]), packed(c[i], c[i + 1])]), pair)
+            out += [b.extract_element(word, ir.Constant(i32, k)) for k in range(2)]
+        if len(a) % 2:
+            out.append(b.call(mul1, [a[-1], c[-1]]))
+        return out
+
+    def narrow_pairs(self, lw, xs: list, t, rounding: str):
+        """f32 values to bf16 bits two at a time with ``cvt.rn.bf16x2.f32`` (sm_80 on), else None.
+
+        The pair comes out as the 32-bit word a store packs (no 16-bit registers in between).
+        """
+        if lw.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16" or len(xs) < 2:
+            return None
+        b, i32 = lw.b, ir.IntType(32)
+        pair = ir.VectorType(ir.IntType(16), 2)
+        cvt2 = ir.InlineAsm(ir.FunctionType(i32, [F32, F32]), "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", False)
+        out = []
+        for i in range(0, len(xs) - 1, 2):  # the first operand goes to the upper half
+            word = b.bitcast(b.call(cvt2, [xs[i + 1], xs[i]]), pair)
+            out += [b.extract_element(word, ir.Constant(i32, k)) for k in range(2)]
+        if len(xs) % 2:
+            out.append(self.native_narrow(lw, xs[-1], t, rounding))
+        return out
 
     def exp2_f32(self, lw, x: ir.Value) -> ir.Value:
         """``2**x`` on the special-function unit (``ex2.approx.f32``, ~2 ulp)."""

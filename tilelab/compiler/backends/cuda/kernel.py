@@ -24,6 +24,7 @@ from tilelab.compiler.options import CompileOptions
 from tilelab.errors import CompilationError
 
 from ..common.debuginfo import LineTable
+from .barriers import drop_redundant_barriers
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
 from .emit import target_machine
 from .hooks import NVVM, NotOnTarget
@@ -101,6 +102,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
     if not lw.b.block.is_terminated:
         lw.b.ret_void()
     lw.finish()
+    drop_redundant_barriers(fn, lw.body, lw.scratch_barriers)
     hooks.annotate(llmod, fn, num_warps)
     return llmod, lw
 

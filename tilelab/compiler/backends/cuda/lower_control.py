@@ -139,7 +139,7 @@ def lower_while(lw, op):
 
 @lower(BarrierOp)
 def lower_barrier(lw, op):
-    lw.barrier()
+    lw.barrier(scratch=False)  # the user's or insert-barriers': it orders every access, and stays
 
 
 @lower(AssertOp)

@@ -95,6 +95,8 @@ def lower_hint(lw, op):
 @lower(BinaryOp)
 def lower_binary(lw, op):
     t = op.result.type.element if op.result.type.is_tensor else op.result.type
+    if t.is_float and op.kind == "mul" and _native_mul(lw, op, t):
+        return
     if t.is_float:
 
         def emit(a, c):
@@ -107,6 +109,22 @@ def lower_binary(lw, op):
             return int_binary(lw, op.kind, t, a, c)
 
     map_regs(lw, op, emit)
+
+
+def _native_mul(lw, op, t) -> bool:
+    """A bf16 product in ``mul.rn.bf16x2`` (``native_bf16_mul``), register pairs at a time; False where none."""
+    vals = [lw.get(v) for v in op.operands]
+    if not op.result.type.is_tensor:
+        got = lw.native_bf16_mul([vals[0]], [vals[1]], t)
+        if got is not None:
+            lw.set(op.result, got[0])
+        return got is not None
+    n = len(next(v for v in vals if isinstance(v, GTile)).regs)
+    a, c = (v.regs if isinstance(v, GTile) else [v] * n for v in vals)
+    got = lw.native_bf16_mul(a, c, t)
+    if got is not None:
+        lw.set(op.result, GTile(op.result.type.layout, t, got))
+    return got is not None
 
 
 _PREDICATES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -187,6 +205,12 @@ def _narrow_abs(lw, x: ir.Value) -> ir.Value:
 def lower_cast(lw, op):
     src, dst = (v.type.element if v.type.is_tensor else v.type for v in (op.operands[0], op.result))
     rounding = op.attrs.get("rounding", "rtne")
+    x = lw.get(op.operands[0])
+    if op.result.type.is_tensor and getattr(src, "name", None) == "f32" and isinstance(x, GTile):
+        pairs = lw.native_narrow_pairs(x.regs, dst, rounding)
+        if pairs is not None:
+            lw.set(op.result, GTile(op.result.type.layout, dst, pairs))
+            return
 
     def emit(x):
         if dst.is_pointer and not src.is_pointer:

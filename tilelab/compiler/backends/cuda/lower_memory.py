@@ -24,6 +24,7 @@ from tilelab.compiler.layouts import contiguous_elements
 
 from ..common.types import I1, I16, I32, I64
 from .context import GTile, gpu_type, lower, memory_type
+from .hooks import word_of_halves
 from .lower_elementwise import map_regs
 
 
@@ -61,7 +62,11 @@ def to_bits(b, x, t) -> ir.Value:
         return b.ptrtoint(x, it)
     if t.is_bool:
         return b.zext(x, it)
-    return x if x.type == it else b.bitcast(x, it)
+    if x.type == it:
+        return x
+    if isinstance(x, ir.CastInstr) and x.opname == "bitcast" and x.operands[0].type == it:
+        return x.operands[0]  # the bits it was made from (a half unpacked from a word stays that half)
+    return b.bitcast(x, it)
 
 
 def from_bits(b, bits, t) -> ir.Value:
@@ -88,13 +93,27 @@ def words_of(eb: int, vec: int) -> tuple[int, int, int]:
 
 
 def pack(b, elems: list, eb: int, word: int) -> list:
-    """Element bit patterns (``eb`` wide) packed little-endian into ``word``-bit integers."""
+    """Element bit patterns (``eb`` wide) packed little-endian into ``word``-bit integers.
+
+    16-bit elements go through a ``<n x i16>`` vector (``mov.b32 %r, {%rs0, %rs1}``: no
+    widening, shifting and or-ing of each half).
+    """
     per = max(1, word // eb)
     wt = ir.IntType(word)
     out = []
     for i in range(0, len(elems), per):
+        group = elems[i : i + per]
+        if eb == 16 and per == 2 and len(group) == 2 and word_of_halves(*group) is not None:
+            out.append(word_of_halves(*group))  # the halves of one loaded word: that word
+            continue
+        if eb == 16 and len(group) == per > 1:
+            vec = ir.Constant(ir.VectorType(ir.IntType(16), per), None)
+            for k, e in enumerate(group):
+                vec = b.insert_element(vec, e, ir.Constant(I32, k))
+            out.append(b.bitcast(vec, wt))
+            continue
         acc = ir.Constant(wt, 0)
-        for k, e in enumerate(elems[i : i + per]):
+        for k, e in enumerate(group):
             part = b.zext(e, wt) if eb < word else e
             acc = b.or_(acc, b.shl(part, ir.Constant(wt, k * eb))) if k else b.or_(acc, part)
         out.append(acc)
@@ -107,12 +126,12 @@ def unpack(lw, words: list, eb: int, word: int, count: int) -> list:
     per = max(1, word // eb)
     et = ir.IntType(eb)
     out = []
-    for w in words:
+    for w in words:  # (shifts, not a vector: LLVM folds ``lshr`` + ``trunc`` into a widening to f32)
         for k in range(per):
             if eb == word:
                 out.append(w)
             elif eb == 16 and k:
-                out.append(lw.hooks.low_half(lw, b.lshr(w, ir.Constant(w.type, k * eb))))
+                out.append(lw.hooks.shifted_half(lw, w, k * eb))
             else:
                 out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et))
     return out[:count]

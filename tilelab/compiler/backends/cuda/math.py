@@ -99,9 +99,11 @@ def float_binary(lw, kind: str, a: ir.Value, c: ir.Value, exact: bool = False) -
     b = lw.b
     if kind in ("fdiv", "div") and str(a.type) == "float" and not exact:
         return fast_div(lw, a, c)
-    simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "fdiv": b.fdiv, "div": b.fdiv}
-    if kind in simple:
-        return simple[kind](a, c)
+    if kind in ("add", "sub", "mul"):  # contract: LLVM may fuse a multiply and the add reading it into an fma
+        flags = ("contract",) if getattr(getattr(lw, "options", None), "fp_fusion", False) else ()
+        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[kind](a, c, flags=flags)
+    if kind in ("fdiv", "div"):
+        return b.fdiv(a, c)
     if kind in ("min", "max"):
         return intrinsic(lw, f"{kind}num", a, c)
     if kind == "rem":

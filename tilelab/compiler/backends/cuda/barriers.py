@@ -1,0 +1,120 @@
+"""Drop a scratch ``bar.sync`` that follows another barrier with no shared-memory access between them.
+
+Every op that moves data through the shared scratch buffer (a reduction across warps, a
+scan, a layout conversion) brackets its accesses with barriers: one before its stores
+(earlier readers of the buffer are done), one between its stores and its loads, one after
+its loads. Two such ops in a row, ``tl.max`` then ``tl.sum`` of a softmax row, leave the
+first one's last barrier and the second one's first with no shared access between them:
+every thread passed the first before it reached the second, so the second orders nothing
+more; nor does a first one that no shared access precedes since the kernel began. The
+facts flow along the control flow: a loop whose body ends with such a barrier starts its
+next trip clean, a store under ``if`` leaves the join dirty. Barriers of ``gpu.barrier`` ops (``tl.debug_barrier``,
+``insert-barriers``) order every access and always stay::
+
+    bar.sync 0; ld.shared ...; bar.sync 0; max.f32 ...; ex2 ...; bar.sync 0; st.shared ...
+    ->  bar.sync 0; ld.shared ...; bar.sync 0; max.f32 ...; ex2 ...; st.shared ...
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+
+BARRIER = "llvm.nvvm.barrier0"
+GLOBAL = 1  # the global address space
+
+#: intrinsics and library functions that touch no memory
+_PURE_PREFIXES = ("llvm.nvvm.read.ptx.sreg.", "llvm.nvvm.shfl.sync.", "llvm.nvvm.ex2.approx.", "__nv_")
+_PURE_PREFIXES += tuple(f"llvm.{name}." for name in ("fma", "fabs", "minnum", "maxnum", "sqrt", "copysign", "smax"))
+_PURE_PREFIXES += tuple(f"llvm.{name}." for name in ("smin", "umax", "umin", "abs", "ctlz", "cttz", "ctpop"))
+#: PTX that may touch shared memory: an access not marked ``.global``, and the shared-only instructions
+_SHARED_ASM = re.compile(r"\b(ld|st|atom|red)\.(?!global)|ldmatrix|stmatrix|cp\.async|wgmma|mbarrier|fence|bar\.")
+
+
+def _callee_name(instr: ir.CallInstr) -> str | None:
+    callee = instr.callee
+    return callee.name if isinstance(callee, ir.Function) else None
+
+
+def _pointer_space(ptr) -> int:
+    return getattr(ptr.type, "addrspace", 0)
+
+
+def _may_touch_shared(instr) -> bool:
+    if isinstance(instr, ir.LoadInstr):
+        return _pointer_space(instr.operands[0]) != GLOBAL
+    if isinstance(instr, ir.StoreInstr):
+        return _pointer_space(instr.operands[1]) != GLOBAL
+    if isinstance(instr, (ir.AtomicRMW, ir.CmpXchg)):
+        return _pointer_space(instr.operands[0]) != GLOBAL
+    if not isinstance(instr, ir.CallInstr):
+        return False
+    if isinstance(instr.callee, ir.InlineAsm):
+        return bool(_SHARED_ASM.search(instr.callee.asm))
+    name = _callee_name(instr)
+    return name is None or not name.startswith(_PURE_PREFIXES)
+
+
+def _is_barrier(instr) -> bool:
+    return isinstance(instr, ir.CallInstr) and _callee_name(instr) == BARRIER
+
+
+def _successors(block: ir.Block) -> list[ir.Block]:
+    term = block.terminator
+    return [v for v in (term.operands if term is not None else []) if isinstance(v, ir.Block)]
+
+
+def _clean_at_end(block: ir.Block, clean: bool) -> bool:
+    """Whether no shared access follows the last barrier of ``block`` (or its start, when ``clean``)."""
+    for instr in block.instructions:
+        if _is_barrier(instr):
+            clean = True
+        elif _may_touch_shared(instr):
+            clean = False
+    return clean
+
+
+def _clean_at_start(fn: ir.Function, first: ir.Block) -> dict:
+    """Per block, whether on every path into it no shared access followed the last barrier (a must-analysis:
+    every block starts optimistic and the facts only fall until they hold)."""
+    preds: dict = {block: [] for block in fn.blocks}
+    for block in fn.blocks:
+        for succ in _successors(block):
+            preds[succ].append(block)
+    entry = fn.blocks[0]
+    start = {block: True for block in fn.blocks}
+    end = {block: True for block in fn.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for block in fn.blocks:
+            if block is entry or block is first:
+                value = all(end[p] for p in preds[block] if p is not entry) if block is first else True
+            else:
+                value = bool(preds[block]) and all(end[p] for p in preds[block])
+            out = _clean_at_end(block, value)
+            if (value, out) != (start[block], end[block]):
+                start[block], end[block], changed = value, out, True
+    return start
+
+
+def drop_redundant_barriers(fn: ir.Function, first: ir.Block, scratch: set) -> int:
+    """Remove the ``scratch`` barriers of ``fn`` with no shared access since the previous barrier on any path.
+
+    ``first`` is the block the kernel's body starts in (the entry block before it only computes
+    thread indices). Returns how many barriers went.
+    """
+    start = _clean_at_start(fn, first)
+    dropped = 0
+    for block in fn.blocks:
+        clean = start[block]
+        for instr in list(block.instructions):
+            if _is_barrier(instr):
+                if clean and instr in scratch:
+                    block.instructions.remove(instr)
+                    dropped += 1
+                clean = True
+            elif _may_touch_shared(instr):
+                clean = False
+    return dropped
