@@ -1,8 +1,8 @@
 """Launch-time checks: one-line errors naming the argument, instead of silent harm or numpy's errors.
 
 Before: a read-only array (or one over ``bytes``) was written by a store; a broadcast (stride-0)
-or 0-d array was read past its buffer; ``num_warps='four'`` gave ``invalid literal for int()``;
-an ``i32`` parameter given ``2**40`` raised numpy's ``OverflowError``, ``np.int64(2**32 + 1000)``
+or 0-d array was read past its buffer (a 0-d array is now one element, as in Triton: the sanitizer
+names a read past it); ``num_warps='four'`` gave ``invalid literal for int()``; an ``i32`` parameter given ``2**40`` raised numpy's ``OverflowError``, ``np.int64(2**32 + 1000)``
 wrapped to 1000 and ``999.9`` became 999; an int argument equal to 1 was a Python int in the
 kernel (``s.to(tl.float32)`` failed only then); a shape error read "a value of shape shape [16]".
 """
@@ -44,15 +44,32 @@ def _read_only(n):
             lambda: np.zeros(64, np.float32),
             "argument 'x' is a broadcast view \\(a stride of 0\\)",
         ),
-        (lambda: np.array(2, np.float32), lambda: np.zeros(64, np.float32), "argument 'x' is a 0-d array"),
     ],
-    ids=["read-only", "bytes", "broadcast", "0-d"],
+    ids=["read-only", "bytes", "broadcast"],
 )
 def test_unusable_arrays_are_refused(target, make_x, make_out, message):
     x, out = make_x(), make_out()
     for _ in range(2):  # the full launch path, then the warm one
         with pytest.raises(LaunchError, match=message):
             add_one[(1,)](x, out, 64, BLOCK=64, target=target)
+
+
+@tilelab.jit
+def total(x, z, BLOCK: tl.constexpr):
+    tl.store(z, tl.sum(tl.load(x + tl.arange(0, BLOCK)), axis=0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_0d_array_is_one_element(target, rng):
+    """A reduction to a scalar writes a 0-d array (Triton's own tests pass ``torch.empty(())``); reading past
+    its one element is an out-of-bounds access that the sanitizer names."""
+    x = rng.standard_normal(64).astype(np.float32)
+    z = np.zeros((), np.float32)
+    total[(1,)](x, z, BLOCK=64, target=target)
+    np.testing.assert_allclose(z, x.sum(), rtol=1e-5)
+    with pytest.raises(Exception, match="out of bounds|out-of-bounds") as error:
+        add_one[(1,)](np.array(2, np.float32), np.zeros(64, np.float32), 64, BLOCK=64, target=target, sanitize=True)
+    assert "'x'" in str(error.value) or " x" in str(error.value)
 
 
 @pytest.mark.parametrize("target", TARGETS)

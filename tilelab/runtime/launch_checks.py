@@ -4,8 +4,10 @@ A compiled kernel trusts its launch values; what it cannot check, a launch must:
 
 * an array the kernel stores through must be writable (a read-only numpy array, or one
   over an immutable ``bytes``, was written without complaint);
-* an array must own room for its elements: a broadcast view (a stride of 0) or a 0-d array
-  was read past its few bytes;
+* an array must own room for its elements: a broadcast view (a stride of 0) was read past
+  its few bytes (a 0-d array is one element, as in Triton: a kernel reducing to a scalar
+  writes it; reading beyond it is an out-of-bounds access like any other, which
+  ``sanitize=True`` reports);
 * an integer must fit the parameter's type (``2**40`` for an ``i32`` raised numpy's
   ``OverflowError``; ``np.int64(2**32 + 1000)`` wrapped to 1000 and ``999.9`` became 999).
 
@@ -65,8 +67,6 @@ def check_array(kernel: str, name: str, array: np.ndarray, written: bool) -> Non
     """``LaunchError`` for a host array a kernel cannot use safely."""
     if written and not array.flags.writeable:
         raise LaunchError(f"{kernel}(): argument '{name}' is read-only, but the kernel stores through it")
-    if array.ndim == 0:
-        raise LaunchError(f"{kernel}(): argument '{name}' is a 0-d array; pass {name}.reshape(1)")
     if array.size > 1 and 0 in array.strides:
         raise LaunchError(
             f"{kernel}(): argument '{name}' is a broadcast view (a stride of 0): its elements share memory; "
