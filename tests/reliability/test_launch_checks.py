@@ -2,9 +2,10 @@
 
 Before: a read-only array (or one over ``bytes``) was written by a store; a broadcast (stride-0)
 or 0-d array was read past its buffer (a 0-d array is now one element, as in Triton: the sanitizer
-names a read past it); ``num_warps='four'`` gave ``invalid literal for int()``; an ``i32`` parameter given ``2**40`` raised numpy's ``OverflowError``, ``np.int64(2**32 + 1000)``
-wrapped to 1000 and ``999.9`` became 999; an int argument equal to 1 was a Python int in the
-kernel (``s.to(tl.float32)`` failed only then); a shape error read "a value of shape shape [16]".
+names a read past it); ``num_warps='four'`` gave ``invalid literal for int()``; an ``i32``
+parameter given ``2**40`` raised numpy's ``OverflowError``, ``np.int64(2**32 + 1000)`` wrapped to
+1000 and ``999.9`` became 999; an int argument equal to 1 was a Python int in the kernel
+(``s.to(tl.float32)`` failed only then); a shape error read "a value of shape shape [16]".
 """
 
 import numpy as np
