@@ -89,3 +89,21 @@ def test_div_rn_stays_correctly_rounded_while_slash_is_fast(exact):
     ptx = ck.asm["ptx"]
     assert ("div.rn.f32" in ptx) == exact
     assert ("div.full.f32" in ptx) == (not exact)
+
+
+@tilelab.jit
+def rounded_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sqrt_rn(x))
+    tl.store(out_ptr + BLOCK + offs, tl.fdiv(x, x + 1, ieee_rounding=True))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.math.div_rn(x, x + 3))
+
+
+def test_correctly_rounded_sqrt_and_division_stay_rounded():
+    """``sqrt_rn`` was libdevice's ``__nv_sqrtf``, whose ``__CUDA_PREC_SQRT`` query LLVM folds to 0:
+    ``sqrt.approx.f32``; ``fdiv(..., ieee_rounding=True)`` ignored the flag and took ``div.full.f32``."""
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    ptx = tilelab.compile(rounded_kernel, sig, {"BLOCK": 32}, target=ARCH, num_warps=1, cache=False).asm["ptx"]
+    assert ptx.count("sqrt.rn.f32") == 1 and "sqrt.approx" not in ptx
+    assert ptx.count("div.rn.f32") == 2 and "div.full" not in ptx
