@@ -293,3 +293,23 @@ def test_f16_rsqrt_rounds_once_from_f32(target, rng):
     out = np.zeros(1024, np.float16)
     rsqrt_f16[(1,)](x, out, BLOCK=1024, target=target)
     np.testing.assert_array_equal(out, (1 / np.sqrt(x.astype(np.float32))).astype(np.float16))
+
+
+@tilelab.jit
+def atomic_extremes(x, hi, lo, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x + i)
+    tl.atomic_max(hi + i % 4, v)
+    tl.atomic_min(lo + i % 4, v)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_float_atomic_max_min_drop_nan(target):
+    """Float ``atomic_max`` / ``atomic_min`` keep the number, as ``tl.maximum`` (LLVM's ``atomicrmw fmax``
+    on the CPU and GPU); the interpreter's numpy ``maximum`` spread the NaN, in memory or in the value."""
+    x = np.array([1.0, np.nan, -3.0, 2.0, np.nan, 5.0, 4.0, -1.0], np.float32)
+    hi = np.array([0.0, 0.0, 0.0, np.nan], np.float32)
+    lo = hi.copy()
+    atomic_extremes[(1,)](x, hi, lo, BLOCK=8, target=target)
+    np.testing.assert_array_equal(hi, [1.0, 5.0, 4.0, 2.0])
+    np.testing.assert_array_equal(lo, [0.0, 0.0, -3.0, -1.0])
