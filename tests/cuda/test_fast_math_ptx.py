@@ -107,3 +107,20 @@ def test_fp_fusion_contracts_multiply_add_only_when_on(monkeypatch, fusion):
         assert ck.options.fp_fusion and ptx.count("fma.rn.f32") == 4 and "mul.rn.f32" not in ptx
     else:  # rounded twice, as the interpreter does: .rn keeps ptxas from fusing them
         assert ptx.count("mul.rn.f32") == 4 and ptx.count("add.rn.f32") == 4 and "fma" not in ptx
+
+
+def rounded_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sqrt_rn(x))
+    tl.store(out_ptr + BLOCK + offs, tl.fdiv(x, x + 1, ieee_rounding=True))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.math.div_rn(x, x + 3))
+
+
+def test_correctly_rounded_sqrt_and_division_stay_rounded():
+    """``sqrt_rn`` was libdevice's ``__nv_sqrtf``, whose ``__CUDA_PREC_SQRT`` query LLVM folds to 0:
+    ``sqrt.approx.f32``; ``fdiv(..., ieee_rounding=True)`` ignored the flag and took ``div.full.f32``."""
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    ptx = tilelab.compile(rounded_kernel, sig, {"BLOCK": 32}, target=ARCH, num_warps=1, cache=False).asm["ptx"]
+    assert ptx.count("sqrt.rn.f32") == 1 and "sqrt.approx" not in ptx
+    assert ptx.count("div.rn.f32") == 2 and "div.full" not in ptx

@@ -175,7 +175,9 @@ def umulhi(x, y, _semantic=None):
 
 @builtin
 def fdiv(x, y, ieee_rounding=False, _semantic=None):
-    """``x / y`` on floats."""
+    """``x / y`` on floats; ``ieee_rounding=True`` rounds correctly to nearest (as ``div_rn``)."""
+    if bool(ieee_rounding):
+        return _semantic.math_binary("fdiv", x, y, rounding="rn")
     return _semantic.math_binary("fdiv", x, y)
 
 

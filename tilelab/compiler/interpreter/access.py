@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from .elementwise import _FLOAT_BINARY
 from .errors import AccessRecord, format_index
 from .numeric import dtype_of, unsigned_dtype
 from .registry import handles
@@ -122,11 +123,22 @@ def _unsigned(fn):
     return apply
 
 
+def _by_kind(int_fn, float_fn):
+    """``int_fn`` on integer memory, ``float_fn`` on floats."""
+
+    def apply(old, val):
+        return int_fn(old, val) if old.dtype.kind in "iub" else float_fn(old, val)
+
+    return apply
+
+
 _ATOMIC = {
     "add": np.add,
     "fadd": np.add,
-    "max": np.maximum,
-    "min": np.minimum,
+    # floats: the non-NaN operand, as ``tl.maximum`` and LLVM's ``atomicrmw fmax`` on the CPU and GPU
+    # (numpy's ``maximum`` spread a NaN, where the compiled targets drop it)
+    "max": _by_kind(np.maximum, _FLOAT_BINARY["max"]),
+    "min": _by_kind(np.minimum, _FLOAT_BINARY["min"]),
     "umax": _unsigned(np.maximum),
     "umin": _unsigned(np.minimum),
     "and": np.bitwise_and,

@@ -161,8 +161,10 @@ def _float_unary(lw, kind: str, x):
         return libm(lw, kind, x)
     if kind == "neg":
         return b.fneg(x)
-    if kind == "rsqrt":
-        return b.fdiv(ir.Constant(x.type, 1.0), intrinsic(lw, "sqrt", x))
+    if kind == "rsqrt":  # f16 in f32, rounded once (two f16 roundings disagreed with the interpreter)
+        wide = b.fpext(x, F32) if str(x.type) == "half" else x
+        r = b.fdiv(ir.Constant(wide.type, 1.0), intrinsic(lw, "sqrt", wide))
+        return b.fptrunc(r, x.type) if wide is not x else r
     raise NotImplementedError(f"float {kind}")
 
 

@@ -28,7 +28,9 @@ from ..common.types import F32
 from .emit import toolkit_roots
 
 #: unary kinds that are one LLVM intrinsic the NVPTX backend selects natively
-_INTRINSIC = {"sqrt": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+#: (``llvm.sqrt`` is ``sqrt.rn``; libdevice's ``__nv_sqrtf`` asks ``__nvvm_reflect("__CUDA_PREC_SQRT")``,
+#: which LLVM folds to 0, and so is ``sqrt.approx.f32``: ``sqrt_rn`` must not take it)
+_INTRINSIC = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 #: unary kinds computed by libdevice (``__nv_<name>f`` for f32, ``__nv_<name>`` for f64)
 _LIBDEVICE = {
     "exp": "exp",  # f64 only: f32 and f16 take ``fast_exp``
@@ -49,7 +51,6 @@ _LIBDEVICE = {
     "erf": "erf",
     "round": "round",
     "rsqrt": "rsqrt",
-    "sqrt_rn": "sqrt",
 }
 
 
