@@ -34,7 +34,6 @@ import pathlib
 import re
 
 import numpy as np
-import pytest
 
 import tilelab
 import tilelab.language as tl
@@ -232,6 +231,7 @@ def _reference(name, dtype, *args):
             want = _NUMPY[name](*(a.astype(np.float64) for a in args))
         return want, np.zeros_like(want)
     import mpmath
+
     fn = _MPMATH.get(name) or (lambda m, *a: getattr(m, name)(*a))
     hi, lo = [], []
     with mpmath.workprec(120):
