@@ -21,7 +21,7 @@ one, hence the 0.5 added to them:
 * ``cuda``: libdevice's ``__nv_*`` functions, with the CUDA Programming Guide's figures (its
   Mathematical Functions appendix) plus 0.5; f32 ``exp`` is ``ex2.approx(x * log2 e)``
   (Triton's ``tl.exp``): 2.5 ulp for ``ex2.approx`` plus the rounding of ``x * log2 e``, at
-  most ``|x|`` ulp of the result (``_cuda_exp_bound``); f32 ``exp2`` is libdevice's
+  most ``2 |x|`` ulp of the result (``_cuda_exp_bound``); f32 ``exp2`` is libdevice's
   ``ex2.approx``; f32 ``/`` is ``div.full.f32`` (PTX ISA: 2 ulp); ``sqrt`` and ``sqrt_rn``
   are ``sqrt.rn``, ``div_rn`` and ``fdiv(..., ieee_rounding=True)`` are ``div.rn``.
 
@@ -100,9 +100,11 @@ FUNCTIONS = UNARY + BINARY
 
 
 def _cuda_exp_bound(x: np.ndarray) -> np.ndarray:
-    """f32 ``ex2.approx(x * log2 e)``: 2.5 ulp (2 from the correctly rounded result), plus the product's
-    rounding (|t| 2**-24 in t = x log2 e), which scales the result by at most ``1 + |x| 2**-24``: ``|x|`` ulp."""
-    return 2.5 + np.abs(x)
+    """f32 ``ex2.approx(x * log2 e)``: 2.5 ulp (2 from the correctly rounded result), plus the error of
+    ``t = x * log2 e``: the f32 constant and the product each round by ``2**-24`` relative, so ``t`` is off
+    by up to ``|t| 2**-23`` and the result scales by ``1 + |x| 2**-23``: up to ``2 |x|`` ulp (an ulp is
+    ``2**-24`` to ``2**-23`` relative). Measured on an H200: 48.4 ulp at ``x = -45.1``."""
+    return 2.5 + 2 * np.abs(x)
 
 
 def _log_uniform(rng, lo, hi, n, signed=False):
@@ -335,7 +337,7 @@ def test_doc_table_matches():
     found = {}
     for name, dt, *cells in rows:
         found[(name, dt)] = {
-            t: None if c.strip().startswith("2.5 + abs(x)") else float(c.split()[0])
+            t: None if c.strip().startswith("2.5 + 2 abs(x)") else float(c.split()[0])
             for t, c in zip(("interpret", "cpu", "cuda"), cells)
         }
     want = {k: {t: (None if v is None else float(v)) for t, v in d.items()} for k, d in ULPS.items()}
