@@ -17,6 +17,27 @@ def _stub(p) -> str:
     return f"@tilelab.jit\ndef {p.name}({', '.join(params)}):\n    pass  # YOUR CODE HERE\n"
 
 
+#: after a puzzle, the lab on its solution compiled for the GPU, and a question the picture answers
+PICTURES = {
+    "transpose": [
+        md("""
+        **Question.** The solution reads `x` along rows and writes `out` along columns. Open the
+        coalescing tab (the solution compiled for an sm_90 GPU: no GPU needed): which access is
+        UNCOALESCED, and how many 32-byte sectors does one warp request touch for it against the
+        ideal? In the memory line below the table, what do neighbouring lanes write? (The matmul
+        chapter shows the fix: a transpose through shared memory, `tl.trans`.)
+        """),
+        code("""
+        from tilelab.puzzles import solutions
+        from tilelab.viz import inspect
+
+        inspect(solutions.transpose, {"x": "*fp32", "out": "*fp32", "m": "i32", "n": "i32"},
+                {"BM": 32, "BN": 32}, show="coalescing")
+        """),
+    ],
+}
+
+
 def _cells(name: str) -> list:
     p = puzzles.get(name)
     solution = inspect.getsource(getattr(solutions, name))
@@ -29,6 +50,7 @@ def _cells(name: str) -> list:
             f"puzzles.check({name})",
             f"{solution}\n\npuzzles.check({name}, strict=True)",
         ),
+        *PICTURES.get(name, []),
     ]
 
 

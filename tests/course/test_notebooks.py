@@ -41,9 +41,9 @@ def test_notebook_runs_without_error(name, tmp_path):
     assert errors == []
     solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", [])]
     assert solutions and all(c.metadata["jupyter"]["source_hidden"] for c in solutions)
-    if name[0] == "0":  # a chapter: the lab is in it, with a question its picture answers
-        assert any("**Question.**" in c.source for c in nb.cells if c.cell_type == "markdown")
-        assert pictures(nb), "no inspector or picture shown"
+    # every chapter and the puzzles: the lab is in it, with a question its picture answers
+    assert any("**Question.**" in c.source for c in nb.cells if c.cell_type == "markdown")
+    assert pictures(nb), "no inspector or picture shown"
 
 
 def pictures(nb) -> list[str]:
