@@ -95,6 +95,9 @@ class CudaLowering:
     predicated loads, barriers, fast math); NVVM's by default, AMDGPU's for gfx942.
     """
 
+    #: float -> int conversions already give 0 for NaN (``cvt.rzi.sat``, ``v_cvt_i32_f32``): no select
+    nan_to_int_is_zero = True
+
     def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int, hooks=NVVM):
         self.module = module
         self.fn = fn
