@@ -237,3 +237,29 @@ def test_reduce_custom_combine(backend, dev, rng):
     padded = np.zeros(cdiv(n, block) * block, np.float32)
     padded[:n] = np.abs(x)
     np.testing.assert_array_equal(dev.get(out), padded.reshape(-1, block).max(1))
+
+
+@tilelab.jit
+def whole_tile_kernel(x_ptr, sum_ptr, max_ptr, amax_ptr, amin_ptr, n, BLOCK: tl.constexpr):
+    """Reductions of a whole tile to one value: on the GPU the warps' partials meet across lanes."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+    tl.store(sum_ptr + row, tl.sum(x, axis=0))
+    tl.store(max_ptr + row, tl.max(tl.where(cols < n, x, -float("inf")), axis=0))
+    tl.store(amax_ptr + row, tl.argmax(tl.where(cols < n, x, -float("inf")), axis=0))
+    tl.store(amin_ptr + row, tl.argmin(tl.where(cols < n, x, float("inf")), axis=0))
+
+
+@pytest.mark.parametrize("num_warps", [1, 2, 4, 8, 16, 32])
+def test_whole_tile_reductions_over_any_number_of_warps(backend, dev, rng, num_warps):
+    n_rows, n, block = 5, 3000, 4096
+    x = rng.integers(-40, 40, (n_rows, n)).astype(np.float32)  # small integers: exact sums, many ties
+    outs = [dev.empty(n_rows, np.float32), dev.empty(n_rows, np.float32)]
+    outs += [dev.empty(n_rows, np.int32), dev.empty(n_rows, np.int32)]
+    whole_tile_kernel[(n_rows,)](dev.put(x), *outs, n, BLOCK=block, num_warps=num_warps, target=backend)
+    sums, maxs, amax, amin = (dev.get(o) for o in outs)
+    np.testing.assert_array_equal(sums, x.sum(1))
+    np.testing.assert_array_equal(maxs, x.max(1))
+    np.testing.assert_array_equal(amax, x.argmax(1))  # the first of the ties, as numpy
+    np.testing.assert_array_equal(amin, x.argmin(1))

@@ -6,7 +6,10 @@ A reduction along ``axis`` goes in three steps, each read off the layout's basis
 2. lane bits that step along ``axis`` are combined with butterfly shuffles
    (``llvm.nvvm.shfl.sync.bfly``, ``hooks.shuffle_xor32``): after ``log2`` steps every lane holds the result;
 3. warp bits that step along ``axis`` go through shared memory: each warp writes its
-   partial results, a barrier, each thread combines the partials of all warps.
+   partial results, a barrier, then the partials of all warps are combined. For a reduction to one
+   value, lane ``l`` of every warp loads warp ``l``'s partial and the warp combines them with
+   butterfly shuffles (one shared load and ``log2(warps)`` shuffles per thread, as Triton does);
+   otherwise each thread loads and combines the partials of its output elements.
 
 The result's layout is the slice of the operand's: its register ``k`` is the group
 of step 1 whose coordinates (``axis`` removed) are ``REG_out[k]``. The combine region
@@ -103,6 +106,10 @@ def _across_warps(lw, op, groups, elems, bits, out_layout) -> None:
         for v, e, off, w in zip(values, elems, offsets, widths):
             b.store(to_bits(b, v, e), lw.smem_elem(smem, index, ir.IntType(w), off))
     lw.barrier()
+    if out_layout is None and len(bits) <= lw.warp_size.bit_length() - 1:
+        _partials_by_lanes(lw, op, groups, elems, len(bits), smem, offsets, widths)
+        lw.barrier()
+        return
     for key in groups:
         out_index = b.xor(base, const_i32(out_regs[key]))
         acc = None
@@ -115,6 +122,23 @@ def _across_warps(lw, op, groups, elems, bits, out_layout) -> None:
             acc = loaded if acc is None else combine(lw, op, acc, loaded)
         groups[key] = acc
     lw.barrier()
+
+
+def _partials_by_lanes(lw, op, groups, elems, nbits, smem, offsets, widths) -> None:
+    """Step 3 for one output value: lane ``l`` loads partial ``l mod 2**nbits``, shuffles combine them.
+
+    Every warp does the same work, so every thread ends with the result: one shared load and
+    ``nbits`` shuffles per thread instead of ``2**nbits`` loads held in registers at once.
+    """
+    b = lw.b
+    slot = b.and_(lw.lane, const_i32((1 << nbits) - 1))
+    values = [
+        from_bits(b, b.load(lw.smem_elem(smem, slot, ir.IntType(w), off)), e)
+        for e, off, w in zip(elems, offsets, widths)
+    ]
+    partials = {(): values}
+    _across_lanes(lw, op, partials, elems, list(range(nbits)))
+    groups[()] = partials[()]
 
 
 def packed_arrays(sizes: list[int], count: int) -> tuple[list[int], int]:
