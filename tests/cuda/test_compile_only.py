@@ -236,3 +236,21 @@ def test_coalesce_gives_a_column_store_its_own_layout():
     store = next(op for op in ck.module.walk() if op.name == "tt.store")
     assert store.operands[0].type.layout.params["order"] == (0, 1)
     assert ck.asm["ptx"].count("st.global.v4.b32") == 8 and ck.metadata["shared"] > 0
+
+
+@tilelab.jit
+def masked_where_kernel(x, out, n, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + cols, mask=cols < n, other=0.0)
+    tl.store(out + cols, tl.where(cols < n, v * v, 1.0), mask=cols < n)
+
+
+@pytest.mark.parametrize("n_divisibility, compares", [(16, 1), (1, 4)])
+def test_a_comparison_constant_over_a_run_is_computed_once_per_run(n_divisibility, compares):
+    """``cols < n`` with ``n`` divisible by 16 is one value over 4 consecutive f32 columns: one ``setp``
+    per thread, not one per element (the axis analysis's constancy); with ``n`` of unknown divisibility
+    each column is compared."""
+    sig = {"x": "*fp32", "out": "*fp32", "n": "i32"}
+    div = {"x": 16, "out": 16, "n": n_divisibility}
+    ck = compile_cuda(masked_where_kernel, sig, {"BLOCK": 512}, divisibility=div)
+    assert ck.asm["ptx"].count("setp.lt.s32") == compares

@@ -45,7 +45,32 @@ def map_regs(lw, op, fn, operands=None) -> None:
         return
     n = len(next(v for v in vals if isinstance(v, GTile)).regs)
     regs = [v.regs if isinstance(v, GTile) else [v] * n for v in vals]
-    lw.set(op.result, GTile(rtype.layout, rtype.element, [fn(*args) for args in zip(*regs)]))
+    runs = constant_runs(lw, op.result, rtype.layout)
+    done: dict = {}
+    out = []
+    for r, args in enumerate(zip(*regs)):
+        key = runs[r] if runs is not None else r
+        if key not in done:
+            done[key] = fn(*args)
+        out.append(done[key])
+    lw.set(op.result, GTile(rtype.layout, rtype.element, out))
+
+
+def constant_runs(lw, value, layout) -> list | None:
+    """For each register of ``value``, the run of equal elements it lies in (axis info's constancy).
+
+    Registers in one run hold one value, computed once (as Triton's elementwise lowering does):
+    ``cols < N`` over 8 consecutive columns with ``N`` divisible by 16 is one comparison, not 8.
+    With ``constancy[d] = k`` a run is the aligned block of ``k`` elements along ``d``; a register's
+    coordinates are its thread's XOR its own, so two registers share a run when their own
+    coordinates agree above the low ``log2 k`` bits. None when no run holds two registers.
+    """
+    info = lw.axis[value] if value in lw.axis else None
+    if info is None or all(k <= 1 for k in info.constancy):
+        return None
+    shifts = [(k & -k).bit_length() - 1 for k in info.constancy]  # runs of the largest power of 2 dividing k
+    keys = [tuple(c >> s for c, s in zip(layout.unflatten(i), shifts)) for i in reg_indices(layout)]
+    return keys if len(set(keys)) < len(keys) else None
 
 
 def splat_tile(t, value) -> GTile:
