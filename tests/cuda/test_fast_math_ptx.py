@@ -5,11 +5,14 @@ Triton: f32/f16 ``exp`` on ``ex2.approx`` after one multiply by log2(e), f32 ``/
 ``div.full.f32``, 128-bit global accesses and few registers (full occupancy).
 """
 
+import llvmlite.binding as llvm
 import pytest
 
 import tilelab
 import tilelab.language as tl
 from tilelab.compiler.backends.cuda import find_tool
+from tilelab.compiler.backends.cuda.kernel import _libdevice_subset
+from tilelab.compiler.backends.cuda.math import libdevice_path
 
 HAS_PTXAS = find_tool("ptxas") is not None
 ARCH = "cuda:sm_90a"
@@ -124,3 +127,13 @@ def test_correctly_rounded_sqrt_and_division_stay_rounded():
     ptx = tilelab.compile(rounded_kernel, sig, {"BLOCK": 32}, target=ARCH, num_warps=1, cache=False).asm["ptx"]
     assert ptx.count("sqrt.rn.f32") == 1 and "sqrt.approx" not in ptx
     assert ptx.count("div.rn.f32") == 2 and "div.full" not in ptx
+
+
+@pytest.mark.skipif(libdevice_path() is None, reason="libdevice not found")
+def test_only_the_called_libdevice_functions_are_linked():
+    """The kernel links the libdevice functions it calls (and what they call), cut once per process."""
+    subset = llvm.parse_bitcode(_libdevice_subset(libdevice_path(), frozenset({"__nv_logf"}), "sm_90a"))
+    defined = {f.name for f in subset.functions if not f.is_declaration}
+    assert "__nv_logf" in defined and "__nv_sinf" not in defined and len(defined) < 5
+    again = _libdevice_subset(libdevice_path(), frozenset({"__nv_logf"}), "sm_90a")
+    assert again is _libdevice_subset(libdevice_path(), frozenset({"__nv_logf"}), "sm_90a")  # kept, not cut again
