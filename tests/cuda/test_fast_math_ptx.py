@@ -6,6 +6,7 @@ Triton: f32/f16 ``exp`` on ``ex2.approx`` after one multiply by log2(e), f32 ``/
 """
 
 import llvmlite.binding as llvm
+import numpy as np
 import pytest
 
 import tilelab
@@ -100,11 +101,18 @@ def axpy_kernel(x_ptr, y_ptr, out_ptr, a, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, a * tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
 
 
-@pytest.mark.parametrize("fusion", ["0", "1"])
-def test_fp_fusion_contracts_multiply_add_only_when_on(monkeypatch, fusion):
-    monkeypatch.setenv("TILELAB_CUDA_FP_FUSION", fusion)
+@pytest.mark.parametrize(
+    "variable, launch, fusion",
+    [(None, None, "1"), ("0", None, "0"), ("1", None, "1"), (None, False, "0"), ("0", True, "1")],
+)
+def test_fp_fusion_contracts_multiply_add_only_when_on(monkeypatch, variable, launch, fusion):
+    """On by default (Triton's ``enable_fp_fusion``); the launch option wins over the variable."""
+    if variable is None:
+        monkeypatch.delenv("TILELAB_CUDA_FP_FUSION", raising=False)
+    else:
+        monkeypatch.setenv("TILELAB_CUDA_FP_FUSION", variable)
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "a": "fp32"}
-    ck = tilelab.compile(axpy_kernel, sig, {"BLOCK": 512}, target=ARCH, cache=False)
+    ck = tilelab.compile(axpy_kernel, sig, {"BLOCK": 512}, target=ARCH, cache=False, enable_fp_fusion=launch)
     ptx = ck.asm["ptx"]
     if fusion == "1":  # 4 floats per thread: one rounding each, as Triton's default enable_fp_fusion
         assert ck.options.fp_fusion and ptx.count("fma.rn.f32") == 4 and "mul.rn.f32" not in ptx
@@ -137,3 +145,10 @@ def test_only_the_called_libdevice_functions_are_linked():
     assert "__nv_logf" in defined and "__nv_sinf" not in defined and len(defined) < 5
     again = _libdevice_subset(libdevice_path(), frozenset({"__nv_logf"}), "sm_90a")
     assert again is _libdevice_subset(libdevice_path(), frozenset({"__nv_logf"}), "sm_90a")  # kept, not cut again
+
+
+def test_a_launch_turns_fp_fusion_off_with_tritons_option():
+    x = np.zeros(512, np.float32)
+    for given, fused in ((None, 4), (True, 4), (False, 0)):
+        k = axpy_kernel.warmup(x, x, x, 2.0, BLOCK=512, grid=(1,), target=ARCH, enable_fp_fusion=given)
+        assert k.options.fp_fusion == bool(fused) and k.asm["ptx"].count("fma.rn.f32") == fused

@@ -123,7 +123,7 @@ def key_of(options: CompileOptions) -> str:
         {"num_stages": 2},
         {"wgmma": False},
         {"ldmatrix": False},
-        {"fp_fusion": True},
+        {"fp_fusion": False},
         {"arch": "sm_80"},
         {"debug": True},
     ],

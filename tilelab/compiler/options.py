@@ -44,8 +44,8 @@ class CompileOptions:
     AMD wavefront of gfx942): the layout passes spread a tile's lanes over that many threads.
     ``fp_fusion`` lets the CUDA backend contract a float multiply
     and the add or subtract that reads it into one ``fma`` (one rounding instead of two: what
-    Triton's ``enable_fp_fusion`` does, on by default there); off, results round as the
-    interpreter's do, bit for bit.
+    Triton's ``enable_fp_fusion`` does; on by default, as there); off (a launch's
+    ``enable_fp_fusion=False``), results round as the interpreter's do, bit for bit.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
     (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
     with the kernel and in its key; no pass reads it yet.
@@ -59,7 +59,7 @@ class CompileOptions:
     debug: bool = False
     wgmma: bool = True
     ldmatrix: bool = True
-    fp_fusion: bool = False
+    fp_fusion: bool = True
     libdevice: str | None = None
     tools: tuple[tuple[str, str], ...] = ()
 

@@ -57,10 +57,12 @@ def compile(
     divisibility=None,
     debug=False,
     cache=True,
+    enable_fp_fusion=None,
 ):
     """Compile ``kernel`` (a ``@jit`` function) for ``signature``; returns a ``CompiledKernel``.
 
-    ``num_warps`` / ``num_stages`` of ``None`` take the defaults (``tilelab.compiler.options``).
+    ``num_warps`` / ``num_stages`` of ``None`` take the defaults (``tilelab.compiler.options``);
+    ``enable_fp_fusion`` as a launch's (``None``: on for CUDA, as Triton).
     Pointers are assumed 16-byte aligned (as numpy's allocations are) unless
     ``divisibility`` says otherwise; other arguments get divisibility 1.
     """
@@ -77,5 +79,6 @@ def compile(
         raise LaunchError(f"{jf.__name__}(): '{missing[0]}' is neither in the signature nor in constants")
     div = {n: (16 if t.startswith("*") else 1) for n, t in sig.items()}
     div.update(divisibility or {})
-    options = options_for(choose_target(target, set()), num_warps, num_stages, bool(debug or jf.debug))
+    debug = bool(debug or jf.debug)
+    options = options_for(choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion)
     return compile_kernel(jf.fn, sig, constants, div, options, snapshots=snapshots, cache=cache)

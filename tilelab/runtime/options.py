@@ -18,7 +18,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_NUM_THREADS`` | each split CPU launch | the most threads a CPU launch uses (default: the usable cores) |
 | ``TILELAB_CUDA_WGMMA`` | each compile | ``0``: Hopper dots on mma.sync (``CompileOptions.wgmma``) |
 | ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: mma operands loaded element-wise (``CompileOptions.ldmatrix``) |
-| ``TILELAB_CUDA_FP_FUSION`` | each compile | ``1``: multiply-adds fused to ``fma`` (``CompileOptions.fp_fusion``) |
+| ``TILELAB_CUDA_FP_FUSION`` | each compile | ``0``: no ``fma`` contraction unless a launch says ``enable_fp_fusion`` |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |
 | ``TILELAB_PTXAS``, ``..._NVDISASM``, ``..._CUOBJDUMP`` | each compile | CUDA tools' paths (``CompileOptions.tools``) |
 | ``CUDA_HOME``, ``CUDA_PATH`` | each compile | CUDA toolkits searched for tools and libdevice (``tools``) |
@@ -67,11 +67,14 @@ def compile_options(
     debug: bool = False,
     arch: str | None = None,
     warp_size: int | None = None,
+    fp_fusion: bool | None = None,
 ) -> CompileOptions:
     """The ``CompileOptions`` of one compile for ``target`` (``cpu``, ``cuda``, ``cuda:sm_80``, ``amd:gfx942``...).
 
     ``num_warps`` / ``num_stages`` of ``None`` take the defaults; ``arch`` is the target's
     (``CudaTarget.arch``: the device's, or the one the name gives), ``warp_size`` too (64 on AMD).
+    ``fp_fusion`` is the launch's ``enable_fp_fusion``; ``None`` takes ``TILELAB_CUDA_FP_FUSION``, else on
+    (Triton's default).
     """
     target = canonical_target(target)
     named_arch = target.partition(":")[2]
@@ -86,7 +89,7 @@ def compile_options(
         debug=bool(debug),
         wgmma=_on("TILELAB_CUDA_WGMMA"),
         ldmatrix=_on("TILELAB_CUDA_LDMATRIX"),
-        fp_fusion=_get("TILELAB_CUDA_FP_FUSION", "0") not in ("", "0"),
+        fp_fusion=_get("TILELAB_CUDA_FP_FUSION", "1") not in ("", "0") if fp_fusion is None else bool(fp_fusion),
         libdevice=_get("TILELAB_LIBDEVICE") or None,
         tools=tools,
     )
