@@ -94,7 +94,8 @@ def test_num_programs_grid_stride(backend, dev, rng):
     x = rng.standard_normal(n).astype(np.float32)
     out = dev.empty(n, np.float32)
     grid_stride_kernel[(programs,)](dev.put(x), out, n, BLOCK=128, target=backend)
-    np.testing.assert_allclose(dev.get(out), x * 3 + programs, rtol=1e-6)
+    fused = 1e-6 * np.abs(x * 3).max()  # CUDA's fma (on by default, as Triton) skips the product's rounding
+    np.testing.assert_allclose(dev.get(out), x * 3 + programs, rtol=1e-6, atol=fused)
 
 
 @tilelab.jit
