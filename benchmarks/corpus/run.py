@@ -4,6 +4,7 @@
     python benchmarks/corpus/run.py matmul attention     # cases whose name contains a word
     python benchmarks/corpus/run.py --compile-only       # no GPU: tilelab compiles every config for sm_90a
                                                          # and reports registers, spills, compile time
+    python benchmarks/corpus/run.py --compile-time       # no GPU: seconds of each compile by step, and Triton's
 
 On a GPU each case sweeps the same config list under both compilers (``import tilelab as triton``
 or ``import triton``, the kernel text is the same), checks every config's output against torch on
@@ -173,6 +174,78 @@ def compile_only(names):
                   f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} |", flush=True)  # fmt: skip
 
 
+STEPS = ("frontend", "passes", "lower", "llvm", "emit", "ptxas")
+TRITON_TYPES = {"f32": "fp32", "f16": "fp16", "f64": "fp64"}
+
+
+def _tilelab_compile(kernel, sig, consts, div, cfg):
+    import tilelab
+
+    return tilelab.compile(
+        kernel, sig, consts, target="cuda:sm_90a", num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+        divisibility=div, snapshots=False, cache=False,
+    )  # fmt: skip
+
+
+def _triton_compile(fn, sig, consts, div, cfg):
+    """Triton's whole compile (front end to cubin) of the same specialization, for sm_90a, no GPU needed."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    kernel = jit_from_source(fn, "triton")
+    names = list(inspect.signature(fn).parameters)
+    types = {}
+    for n in names:
+        t = sig.get(n)
+        if t is None:
+            types[n] = "constexpr"
+        else:
+            types[n] = ("*" + TRITON_TYPES.get(t[1:], t[1:])) if t.startswith("*") else TRITON_TYPES.get(t, t)
+    src = ASTSource(
+        fn=kernel, signature=types, constexprs={(names.index(n),): v for n, v in consts.items()},
+        attrs={(names.index(n),): [["tt.divisibility", 16]] for n, d in div.items() if d == 16},
+    )  # fmt: skip
+    options = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def compile_time(names, configs=2, repeat=2):
+    """Seconds of a whole CUDA compile (no cache, warm process, best of ``repeat``) of each case's first
+    ``configs`` configs: tilelab by step, and Triton's whole compile of the same source when it is installed."""
+    import tilelab
+
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # Triton's cache would answer the second compile
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        triton = None
+    print("| case | config | tilelab s | " + " | ".join(STEPS) + " | Triton s | tilelab / Triton |")
+    print("|---|---|---|" + "---|" * len(STEPS) + "---|---|")
+    for name in names:
+        setup = CASES[name](SpecMaker())
+        kern = tilelab.jit(setup.kernel)
+        for cfg in setup.configs[:configs]:
+            sig, consts, div = signature_of(setup.kernel, setup.args(cfg), cfg)
+            short = ",".join(f"{v}" for k, v in cfg.items() if k not in ("HEAD_DIM", "CAUSAL", "HINTS"))
+            runs = []
+            for _ in range(repeat):
+                ck = _tilelab_compile(kern, sig, consts, div, cfg)
+                runs.append((ck.metadata["compile_seconds"], ck.metadata.get("stage_seconds", {})))
+            total, steps = min(runs, key=lambda r: r[0])
+            theirs = None
+            if triton is not None:
+                theirs = float("inf")
+                for _ in range(repeat):
+                    t0 = time.perf_counter()
+                    _triton_compile(setup.kernel, sig, consts, div, cfg)
+                    theirs = min(theirs, time.perf_counter() - t0)
+            cells = " | ".join(f"{steps.get(k, 0.0):.3f}" for k in STEPS)
+            ratio = f"{total / theirs:.2f}x" if theirs else "-"
+            tri = f"{theirs:.3f}" if theirs else "-"
+            print(f"| {name} | {short} | {total:.3f} | {cells} | {tri} | {ratio} |", flush=True)
+
+
 # ----------------------------------------------------------------------------- on the GPU
 
 
@@ -303,12 +376,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("words", nargs="*", help="run the cases whose name contains one of these words")
     parser.add_argument("--compile-only", action="store_true", help="compile for sm_90a with tilelab, no GPU")
+    parser.add_argument(
+        "--compile-time", action="store_true", help="seconds of each compile by step, and Triton's, no GPU needed"
+    )
     parser.add_argument("--out", help="also write the table to this file")
     parser.add_argument("--dump", help="write each compiler's code of each case's best config to this folder")
     args = parser.parse_args(argv)
     names = [n for n in CASES if not args.words or any(w in n for w in args.words)]
     if args.compile_only:
         compile_only(names)
+    elif args.compile_time:
+        compile_time(names)
     else:
         run_gpu(names, args.out, args.dump)
 

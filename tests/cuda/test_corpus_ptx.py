@@ -7,6 +7,7 @@ import re
 import tilelab
 import tilelab.language as tl
 from benchmarks.corpus import kernels
+from benchmarks.corpus.run import STEPS, compile_time
 from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp
 from tilelab.compiler.layouts import LANE
 
@@ -69,3 +70,12 @@ def test_bf16_products_of_one_register_and_scalars_take_the_single_instruction()
     ptx = ck.asm["ptx"]  # one element per thread: no pair to pack
     assert ptx.count("mul.rn.bf16 ") == 2 and "mul.rn.bf16x2" not in ptx and "cvt.rn.bf16x2.f32" not in ptx
     assert ck.metadata["registers"]  # ptxas took it
+
+
+def test_compile_time_mode_splits_each_compile_by_step(capsys):
+    compile_time(["add 2^28-3 f32"], configs=1, repeat=1)
+    header, _, row = capsys.readouterr().out.strip().splitlines()
+    assert header.split(" | ")[3 : 3 + len(STEPS)] == list(STEPS)
+    cells = row.strip("| ").split(" | ")
+    total, steps = float(cells[2]), [float(c) for c in cells[3 : 3 + len(STEPS)]]
+    assert cells[0] == "add 2^28-3 f32" and 0 < sum(steps) <= total

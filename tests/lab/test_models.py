@@ -100,6 +100,12 @@ def test_resource_rows_cuda_has_occupancy_cpu_not():
     assert "estimated occupancy" not in cpu and cpu["compile time"].endswith("ms")
 
 
+def test_resource_rows_split_the_compile_time_by_stage():
+    compiled = make_compiled(target="cuda:sm_80")
+    compiled.metadata.update(compile_seconds=0.25, stage_seconds={"frontend": 0.002, "llvm": 0.1, "ptxas": 0.09})
+    assert dict(resource_rows(compiled))["compile time"] == "250.0 ms (frontend 2, llvm 100, ptxas 90)"
+
+
 def test_locations_say_cell_line_or_the_file_name():
     from tilelab.viz.models import code_lines, diff_rows
 

@@ -61,10 +61,18 @@ def _compile_fresh(fn, signature, constants, divisibility, options: CompileOptio
     start = time.perf_counter()
     target = get_target(options.target)
     module = stages.build(fn, signature, constants, divisibility)
+    built = time.perf_counter()
     records = stages.run_passes(module, options, target.pipeline, snapshots)  # module.options = options
+    passed = time.perf_counter()
     artifact = target.compile(module, options)
     metadata = {"shared": 0, "registers": None, "spills": None, **_option_metadata(options), **artifact.metadata}
     metadata["compile_seconds"] = time.perf_counter() - start
+    #: where the time went: the frontend, the passes, then the backend's steps (``ptx``, ``ptxas`` ...)
+    metadata["stage_seconds"] = {
+        "frontend": built - start,
+        "passes": passed - built,
+        **artifact.metadata.get("stage_seconds", {}),
+    }
     asm = merged({"tile": stages.print_ir(module)}, artifact.asm)  # lazy texts stay lazy
     ck = _kernel(fn, module, signature, constants, options, asm, metadata, records)
     ck.artifact = artifact

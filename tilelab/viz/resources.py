@@ -121,10 +121,10 @@ def resource_rows(compiled) -> list[tuple[str, str]]:
     if md.get("threads") is not None:
         rows.append(("threads used", str(md["threads"])))
     seconds = md.get("compile_seconds")
-    if isinstance(seconds, dict):  # per step (ptx, ptxas)
-        seconds = sum(seconds.values())
     if seconds is not None:
-        rows.append(("compile time", f"{seconds * 1e3:.1f} ms"))
+        steps = md.get("stage_seconds") or {}
+        split = ", ".join(f"{name} {t * 1e3:.0f}" for name, t in steps.items())
+        rows.append(("compile time", f"{seconds * 1e3:.1f} ms" + (f" ({split})" if split else "")))
     passes = getattr(compiled, "passes", None) or []
     if passes:
         rows.append(("time in passes", f"{sum(p.seconds for p in passes) * 1e3:.1f} ms ({len(passes)} passes)"))

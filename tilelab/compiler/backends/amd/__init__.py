@@ -50,7 +50,7 @@ def compile_kernel(module, options: CompileOptions | None = None) -> AmdCompiled
     meta = {"arch": options.arch or ARCHS[0], "num_warps": options.num_warps, "warp_size": WAVEFRONT, "shared": lds}
     meta.update(kernel_resources(gcn, module.kernel.sym_name))
     meta["registers"] = meta.get("vgprs")  # per thread (lane), as ptxas's count is
-    meta["compile_seconds"] = {"amdgcn": seconds}
+    meta["stage_seconds"] = {"amdgcn": seconds}
     return AmdCompiled(module.kernel.sym_name, {"llir": llir, "amdgcn": gcn}, meta)
 
 

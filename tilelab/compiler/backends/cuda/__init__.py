@@ -50,9 +50,8 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
     """
     options = options or options_of(module)
     arch, num_warps, tools = options.gpu_arch, options.num_warps, dict(options.tools)
-    t = time.perf_counter()
-    llir, ptx, shared = compile_to_ptx(module, options)
-    seconds = {"ptx": time.perf_counter() - t}
+    seconds: dict[str, float] = {}
+    llir, ptx, shared = compile_to_ptx(module, options, seconds)
     asm = {"llir": llir, "ptx": ptx}
     meta = {"arch": arch, "num_warps": num_warps, "shared": shared, "registers": None, "spills": None}
     binary, can_disassemble = None, False
@@ -67,7 +66,7 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
             if not can_disassemble:
                 result.notes.append("SASS not shown: neither nvdisasm nor cuobjdump was found")
         meta["notes"] = result.notes
-    meta["compile_seconds"] = seconds
+    meta["stage_seconds"] = seconds
     return CudaCompiled(module.kernel.sym_name, asm, binary, meta, can_disassemble, tools)
 
 

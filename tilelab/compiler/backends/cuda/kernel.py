@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import time
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -166,9 +167,19 @@ def _internalize(mod: llvm.ModuleRef, kernel: str) -> None:
             f.linkage = llvm.Linkage.internal
 
 
-def compile_to_ptx(module, options: CompileOptions) -> tuple[str, str, int]:
-    """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel for ``options.gpu_arch``."""
+def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None) -> tuple[str, str, int]:
+    """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel for ``options.gpu_arch``.
+
+    ``seconds``, when given, receives the time of each step: ``lower`` (tile IR to LLVM IR, in Python),
+    ``llvm`` (parse, link libdevice, O3) and ``emit`` (LLVM's NVPTX code generator).
+    """
     arch = options.gpu_arch
+    t0 = time.perf_counter()
     llmod, lw = build_llvm_module(module, options)
+    t1 = time.perf_counter()
     mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools))
-    return str(mod), target_machine(arch).emit_assembly(mod), lw.scratch_bytes
+    t2 = time.perf_counter()
+    ptx = target_machine(arch).emit_assembly(mod)
+    if seconds is not None:
+        seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
+    return str(mod), ptx, lw.scratch_bytes
