@@ -325,6 +325,84 @@ def attention(t, bh=128, s=4096, d=128, causal=False):
     )  # fmt: skip
 
 
+# the config tuple: (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages), BLOCK_N1 == BLOCK_M2
+# (Triton's tutorial: 32, 128, 128, 32 on 4 warps, 5 stages)
+ATTENTION_BWD_CONFIGS = [(32, 128, 128, 32, 4, 5), (32, 128, 128, 32, 8, 3), (64, 64, 64, 64, 4, 3),
+                         (64, 128, 128, 64, 8, 3), (32, 64, 64, 32, 4, 3), (64, 64, 64, 64, 8, 3)]  # fmt: skip
+
+
+def _attention_probs(t, q, k, scale, causal):
+    """softmax's input q k^T * scale (f32, causal: -inf above the diagonal) of heads ``q``, ``k``."""
+    scores = (q.float() @ k.float().transpose(1, 2)) * scale
+    if causal:
+        s = q.shape[1]
+        above = t.torch.ones(s, s, dtype=t.torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(above, float("-inf"))
+    return scores
+
+
+def _attention_fwd_saved(t, q, k, v, scale, causal, heads=8):
+    """o (f16) and the log-sum-exp of each query row (f32), the forward's outputs the backward reads."""
+    o, lse = t.torch.empty_like(q), t.torch.empty(q.shape[:2], device=q.device)
+    for i in range(0, q.shape[0], heads):  # a few heads at a time: the scores are s x s floats each
+        scores = _attention_probs(t, q[i : i + heads], k[i : i + heads], scale, causal)
+        lse[i : i + heads] = t.torch.logsumexp(scores, -1)
+        o[i : i + heads] = (scores.softmax(-1) @ v[i : i + heads].float()).to(q.dtype)
+    return o, lse
+
+
+def attention_bwd(t, bh=128, s=2048, d=128, causal=False):
+    q, k, v, do = (t.randn(bh, s, d, dtype="f16") for _ in range(4))
+    dq, dk, dv = (t.empty(bh, s, d, dtype="f16") for _ in range(3))
+    scale = 1 / math.sqrt(d)
+    if t.torch:  # o and lse as the forward pass saves them; delta as the preprocess kernel computes it
+        o, lse = _attention_fwd_saved(t, q, k, v, scale, causal)
+        delta = (o.float() * do.float()).sum(-1)
+    else:
+        lse, delta = t.empty(bh, s), t.empty(bh, s)
+    configs = [cfg(w, st, HEAD_DIM=d, BLOCK_M1=m1, BLOCK_N1=n1, BLOCK_M2=m2, BLOCK_N2=n2, CAUSAL=causal)
+               for m1, n1, m2, n2, w, st in ATTENTION_BWD_CONFIGS]  # fmt: skip
+
+    def ref(heads=8):  # torch autograd of softmax(q k^T * scale) v, in f32
+        grads = [t.torch.empty_like(x) for x in (q, k, v)]
+        for i in range(0, bh, heads):
+            qr, kr, vr = (x[i : i + heads].float().requires_grad_() for x in (q, k, v))
+            out = _attention_probs(t, qr, kr, scale, causal).softmax(-1) @ vr
+            for g, got in zip(grads, t.torch.autograd.grad(out, (qr, kr, vr), do[i : i + heads].float())):
+                g[i : i + heads] = got.to(g.dtype)
+        return grads
+
+    saved = {}
+
+    def torch_fn():  # the backward of torch's fused attention, its forward run once beforehand
+        if not saved:
+            qr, kr, vr = (x.detach().requires_grad_() for x in (q, k, v))
+            sdpa = t.torch.nn.functional.scaled_dot_product_attention
+            saved.update(ins=(qr, kr, vr), out=sdpa(qr[None], kr[None], vr[None], is_causal=causal)[0])
+        return t.torch.autograd.grad(saved["out"], saved["ins"], do, retain_graph=True)
+
+    flops = 10 * bh * s * s * d // (2 if causal else 1)  # 2.5x the forward's 4 bh s^2 d, as Triton's tutorial
+    return Setup(
+        K.attention_bwd_kernel,
+        lambda c: (q, k, v, do, dq, dk, dv, lse, delta, scale, q.stride(0), q.stride(1), s),
+        lambda c: (cdiv(s, c["BLOCK_N1"]), bh), configs, [dq, dk, dv], ref, torch_fn, flops=flops, tol=1e-2,
+    )  # fmt: skip
+
+
+def attention_bwd_preprocess(t, bh=128, s=2048, d=128):
+    o, do, delta = t.randn(bh, s, d, dtype="f16"), t.randn(bh, s, d, dtype="f16"), t.empty(bh, s)
+
+    def torch_fn():
+        return (o.float() * do.float()).sum(-1)
+
+    return Setup(
+        K.attention_bwd_preprocess_kernel, lambda c: (o, do, delta, o.stride(0), o.stride(1), s),
+        lambda c: (cdiv(s, c["BLOCK_M"]), bh),
+        [cfg(4, HEAD_DIM=d, BLOCK_M=64), cfg(4, HEAD_DIM=d, BLOCK_M=128), cfg(8, HEAD_DIM=d, BLOCK_M=128)],
+        [delta], lambda: [torch_fn()], torch_fn, nbytes=2 * bh * s * d * 2 + bh * s * 4, tol=1e-4,
+    )  # fmt: skip
+
+
 CASES = {
     "add 2^28-3 f32": add,
     "swiglu 8192x5504 bf16": swiglu,
@@ -354,4 +432,9 @@ CASES = {
     "attention fwd bh128 s4096 d128 causal": lambda t: attention(t, causal=True),
     "attention fwd bh256 s1024 d64": lambda t: attention(t, 256, 1024, 64),
     "attention fwd bh64 s4000 d64 causal": lambda t: attention(t, 64, 4000, 64, causal=True),
+    "attention bwd bh128 s2048 d128": attention_bwd,
+    "attention bwd bh128 s2048 d128 causal": lambda t: attention_bwd(t, causal=True),
+    "attention bwd bh64 s4096 d64 causal": lambda t: attention_bwd(t, 64, 4096, 64, causal=True),
+    "attention bwd bh64 s4000 d64": lambda t: attention_bwd(t, 64, 4000, 64),
+    "attention bwd delta bh128 s2048 d128": attention_bwd_preprocess,
 }

@@ -404,3 +404,98 @@ def attention_fwd_kernel(
     acc = acc / l_i[:, None]
     o_ptrs = Out + off_z * stride_oz + offs_m[:, None] * stride_om + offs_d[None, :]
     tl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+
+
+def attention_bwd_preprocess_kernel(
+    O, DO, Delta, stride_z, stride_tok, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr
+):  # fmt: skip
+    # delta[z, m] = sum over the head dim of o * do, the row term of the softmax gradient
+    start_m = tl.program_id(0)
+    off_z = tl.program_id(1).to(tl.int64)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < N_CTX
+    ptrs = off_z * stride_z + offs_m[:, None] * stride_tok + offs_d[None, :]
+    o = tl.load(O + ptrs, mask=rows, other=0.0).to(tl.float32)
+    do = tl.load(DO + ptrs, mask=rows, other=0.0).to(tl.float32)
+    tl.store(Delta + off_z * N_CTX + offs_m, tl.sum(o * do, axis=1), mask=offs_m < N_CTX)
+
+
+def attention_bwd_kernel(
+    Q, K, V, DO, DQ, DK, DV, LSE, Delta, sm_scale, stride_z, stride_tok, N_CTX,
+    HEAD_DIM: tl.constexpr, BLOCK_M1: tl.constexpr, BLOCK_N1: tl.constexpr,
+    BLOCK_M2: tl.constexpr, BLOCK_N2: tl.constexpr, CAUSAL: tl.constexpr,
+):  # fmt: skip
+    # q, k, v, do and the gradients: [batch * heads, N_CTX, HEAD_DIM], one layout for all;
+    # LSE (natural log of the softmax denominator, max included) and Delta: [batch * heads, N_CTX] f32.
+    # Program i computes dk, dv of keys [i * BLOCK_N1, +BLOCK_N1) walking the queries in blocks of
+    # BLOCK_M1, then dq of queries [i * BLOCK_M2, +BLOCK_M2) walking the keys in blocks of BLOCK_N2.
+    tl.static_assert(BLOCK_N1 == BLOCK_M2)
+    LOG2E: tl.constexpr = 1.44269504
+    pid = tl.program_id(0)
+    off_z = tl.program_id(1).to(tl.int64)
+    Q += off_z * stride_z
+    K += off_z * stride_z
+    V += off_z * stride_z
+    DO += off_z * stride_z
+    DQ += off_z * stride_z
+    DK += off_z * stride_z
+    DV += off_z * stride_z
+    LSE += off_z * N_CTX
+    Delta += off_z * N_CTX
+    qk_scale = sm_scale * LOG2E
+    offs_d = tl.arange(0, HEAD_DIM)
+
+    # dk, dv: this program's keys stay in registers; p and ds are built transposed (keys x queries)
+    start_n = pid * BLOCK_N1
+    offs_n = start_n + tl.arange(0, BLOCK_N1)
+    kv_mask = offs_n[:, None] < N_CTX
+    k = tl.load(K + offs_n[:, None] * stride_tok + offs_d[None, :], mask=kv_mask, other=0.0)
+    v = tl.load(V + offs_n[:, None] * stride_tok + offs_d[None, :], mask=kv_mask, other=0.0)
+    dk = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N1, HEAD_DIM], dtype=tl.float32)
+    lo = start_n if CAUSAL else 0  # earlier queries do not see these keys
+    for start_m in range(lo, N_CTX, BLOCK_M1):
+        offs_m = start_m + tl.arange(0, BLOCK_M1)
+        in_seq = offs_m < N_CTX
+        qT = tl.load(Q + offs_m[None, :] * stride_tok + offs_d[:, None], mask=in_seq[None, :], other=0.0)
+        lse = tl.load(LSE + offs_m, mask=in_seq, other=0.0)
+        pT = tl.math.exp2(tl.dot(k, qT) * qk_scale - lse[None, :] * LOG2E)
+        keep = in_seq[None, :]
+        if CAUSAL:
+            keep = keep & (offs_m[None, :] >= offs_n[:, None])
+        pT = tl.where(keep, pT, 0.0)
+        do = tl.load(DO + offs_m[:, None] * stride_tok + offs_d[None, :], mask=in_seq[:, None], other=0.0)
+        dv += tl.dot(pT.to(do.dtype), do)
+        delta = tl.load(Delta + offs_m, mask=in_seq, other=0.0)
+        dpT = tl.dot(v, tl.trans(do))
+        dsT = pT * (dpT - delta[None, :])
+        dk += tl.dot(dsT.to(qT.dtype), tl.trans(qT))
+    dk *= sm_scale
+    tl.store(DK + offs_n[:, None] * stride_tok + offs_d[None, :], dk.to(DK.dtype.element_ty), mask=kv_mask)
+    tl.store(DV + offs_n[:, None] * stride_tok + offs_d[None, :], dv.to(DV.dtype.element_ty), mask=kv_mask)
+
+    # dq: this program's queries stay in registers; k and v are loaded transposed
+    start_m = pid * BLOCK_M2
+    offs_m = start_m + tl.arange(0, BLOCK_M2)
+    q_mask = offs_m[:, None] < N_CTX
+    q = tl.load(Q + offs_m[:, None] * stride_tok + offs_d[None, :], mask=q_mask, other=0.0)
+    do = tl.load(DO + offs_m[:, None] * stride_tok + offs_d[None, :], mask=q_mask, other=0.0)
+    lse = tl.load(LSE + offs_m, mask=offs_m < N_CTX, other=0.0)
+    delta = tl.load(Delta + offs_m, mask=offs_m < N_CTX, other=0.0)
+    dq = tl.zeros([BLOCK_M2, HEAD_DIM], dtype=tl.float32)
+    hi = tl.minimum(start_m + BLOCK_M2, N_CTX) if CAUSAL else N_CTX  # later keys are not seen
+    for start_n in range(0, hi, BLOCK_N2):
+        cols = start_n + tl.arange(0, BLOCK_N2)
+        in_seq = cols < N_CTX
+        kT = tl.load(K + cols[None, :] * stride_tok + offs_d[:, None], mask=in_seq[None, :], other=0.0)
+        vT = tl.load(V + cols[None, :] * stride_tok + offs_d[:, None], mask=in_seq[None, :], other=0.0)
+        p = tl.math.exp2(tl.dot(q, kT) * qk_scale - lse[:, None] * LOG2E)
+        keep = in_seq[None, :]
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        p = tl.where(keep, p, 0.0)
+        ds = p * (tl.dot(do, vT) - delta[:, None])
+        dq += tl.dot(ds.to(kT.dtype), tl.trans(kT))
+    dq *= sm_scale
+    tl.store(DQ + offs_m[:, None] * stride_tok + offs_d[None, :], dq.to(DQ.dtype.element_ty), mask=q_mask)
