@@ -465,3 +465,49 @@ def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d):
     p = np.exp(logits - logits.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float32)
     np.testing.assert_allclose(o_d.float().cpu().numpy(), want, rtol=2e-2, atol=2e-2)
+
+
+def _wgmma_loop(ptx: str) -> str:
+    """The PTX block that holds the wgmma instructions (the K loop's body)."""
+    return next(b for b in re.split(r"\n(?=\$L__BB)", ptx) if "wgmma.mma_async" in b)
+
+
+@needs_ptxas
+def test_pipelined_loop_keeps_one_barrier_before_the_fence(arch_in_module):
+    """cp.async ring: ``wait_group; bar.sync; fence.proxy.async; wgmma`` then ``bar.sync`` before the refill.
+
+    The barrier ``insert-barriers`` placed after the wait already orders every thread's
+    copied bytes; the fence after it needs no second barrier before the dot.
+    """
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("bar.sync") == 2
+    fence, first_mma = body.index("fence.proxy.async"), body.index("wgmma.mma_async")
+    assert "bar.sync" in body[:fence] and "bar.sync" not in body[fence:first_mma]
+
+
+@needs_ptxas
+def test_negative_operands_stored_from_registers_keep_their_barrier(arch_in_module):
+    """One stage: the operands go registers -> ``st.shared``; a barrier still separates those stores from the dot."""
+    consts = {"BM": 64, "BN": 64, "BK": 32}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=4, num_stages=1)
+    body = _wgmma_loop(ck.asm["ptx"])
+    last_store, first_mma = body.rindex("st.shared"), body.index("wgmma.mma_async")
+    assert last_store < first_mma and "bar.sync" in body[last_store:first_mma]
+
+
+@needs_ptxas
+def test_epilogue_stores_share_base_registers(arch_in_module):
+    """The 128x256 epilogue's ``st.shared`` (accumulator -> store layout) use a few bases plus immediates.
+
+    Each register's place is the thread's XOR constant; constant bits no thread sets are
+    added, so LLVM folds them into the address instead of keeping one address per store.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    ptx = ck.asm["ptx"]
+    epilogue = ptx[ptx.rindex("wgmma.wait_group.sync.aligned 0") :]
+    stores = [line for line in epilogue.splitlines() if "st.shared" in line]
+    bases = {re.search(r"\[(%r\w+)", line).group(1) for line in stores}
+    assert len(stores) >= 32 and len(bases) <= len(stores) // 4
