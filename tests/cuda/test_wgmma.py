@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tilelab
+import tilelab.language as tl
 from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_bt_kernel, masked_matmul_kernel
 from tilelab.compiler.backends.cuda import find_tool
 from tilelab.compiler.backends.cuda.lower_wgmma import operand_of, plan, warpgroup_offsets
@@ -511,3 +512,31 @@ def test_epilogue_stores_share_base_registers(arch_in_module):
     stores = [line for line in epilogue.splitlines() if "st.shared" in line]
     bases = {re.search(r"\[(%r\w+)", line).group(1) for line in stores}
     assert len(stores) >= 32 and len(bases) <= len(stores) // 4
+
+
+@tilelab.jit
+def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The block-pointer matmul: ``tl.advance`` moves both operands along K."""
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, tl.program_id(1) * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_block, boundary_check=(0, 1)), tl.load(b_block, boundary_check=(0, 1)))
+        a_block = tl.advance(a_block, (0, BK))
+        b_block = tl.advance(b_block, (BK, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, tl.program_id(1) * BN), (BM, BN), (1, 0))
+    tl.store(c_block, acc.to(tl.float16), boundary_check=(0, 1))
+
+
+@needs_ptxas
+def test_block_pointer_loop_moves_only_the_corner(arch_in_module):
+    """The K loop adds ``off * stride`` to one scalar; the rows' i64 products were made before the loop."""
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    aligned = {name: 16 for name in F16}  # pointers and sizes multiples of 16: 16-byte copies
+    ck = tilelab.compile(
+        block_ptr_matmul_kernel, F16, consts, target="cuda:sm_90a", num_warps=8, num_stages=3,
+        divisibility=aligned, cache=False,
+    )  # fmt: skip
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("cp.async.cg") == 8  # (128x64 + 64x128) f16 over 256 threads, 16 bytes each
+    assert body.count("mul.lo.s64") + body.count("mul.wide") <= 2  # a scalar corner per operand, no row products
