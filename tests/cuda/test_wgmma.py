@@ -190,6 +190,7 @@ class PtxValues:
             "xor": lambda: v[0] ^ v[1],
             "bfe": lambda: v[0] >> v[1] & (1 << v[2]) - 1,
             "selp": lambda: v[0] if v[2] else v[1],
+            "shfl": lambda: v[0],  # shfl.sync.idx from lane 0: the threads evaluated here are lane 0
             "setp": lambda: {"eq": v[0] == v[1], "ne": v[0] != v[1], "lt": v[0] < v[1], "ge": v[0] >= v[1]}[parts[1]],
         }
         out_bits = 64 if parts[0] == "mul" and parts[1] == "wide" else bits
@@ -540,3 +541,21 @@ def test_block_pointer_loop_moves_only_the_corner(arch_in_module):
     body = _wgmma_loop(ck.asm["ptx"])
     assert body.count("cp.async.cg") == 8  # (128x64 + 64x128) f16 over 256 threads, 16 bytes each
     assert body.count("mul.lo.s64") + body.count("mul.wide") <= 2  # a scalar corner per operand, no row products
+
+
+@needs_disassembler
+def test_sass_descriptors_stay_in_uniform_registers(arch_in_module):
+    """The warp index comes from a ``shfl.sync.idx`` broadcast: ptxas keeps the descriptors on the uniform datapath.
+
+    With ``tid >> 5`` ptxas cannot tell the warpgroup's descriptor offset is one value per
+    warp: it builds each descriptor in ordinary registers and moves it (``R2UR``) before
+    every ``HGMMA``.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    assert "shfl.sync.idx" in ck.asm["ptx"]
+    opcodes = [m.group(2) for m in SASS_INSTR.finditer(ck.asm["sass"])]
+    start = opcodes.index("WARPGROUP.ARRIVE")
+    end = max(i for i, op in enumerate(opcodes) if op.startswith("HGMMA"))
+    assert sum(op.startswith("HGMMA") for op in opcodes[start : end + 1]) == 4
+    assert "R2UR" not in opcodes[start:end]

@@ -348,8 +348,8 @@ def lower_warp_group_dot(lw, op):
     if not _after_barrier(op):
         lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
     a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
-    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]))
-    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
+    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in a_bits])]))
+    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in b_bits])]))
     fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
     trans_b = 0 if b_op.k_major else 1
     out = _fence(lw, list(acc.regs))
