@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tilelab
+import tilelab.language as tl
 from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_bt_kernel, masked_matmul_kernel
 from tilelab.compiler.backends.cuda import find_tool
 from tilelab.compiler.backends.cuda.lower_wgmma import operand_of, plan, warpgroup_offsets
@@ -189,6 +190,7 @@ class PtxValues:
             "xor": lambda: v[0] ^ v[1],
             "bfe": lambda: v[0] >> v[1] & (1 << v[2]) - 1,
             "selp": lambda: v[0] if v[2] else v[1],
+            "shfl": lambda: v[0],  # shfl.sync.idx from lane 0: the threads evaluated here are lane 0
             "setp": lambda: {"eq": v[0] == v[1], "ne": v[0] != v[1], "lt": v[0] < v[1], "ge": v[0] >= v[1]}[parts[1]],
         }
         out_bits = 64 if parts[0] == "mul" and parts[1] == "wide" else bits
@@ -465,3 +467,95 @@ def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d):
     p = np.exp(logits - logits.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float32)
     np.testing.assert_allclose(o_d.float().cpu().numpy(), want, rtol=2e-2, atol=2e-2)
+
+
+def _wgmma_loop(ptx: str) -> str:
+    """The PTX block that holds the wgmma instructions (the K loop's body)."""
+    return next(b for b in re.split(r"\n(?=\$L__BB)", ptx) if "wgmma.mma_async" in b)
+
+
+@needs_ptxas
+def test_pipelined_loop_keeps_one_barrier_before_the_fence(arch_in_module):
+    """cp.async ring: ``wait_group; bar.sync; fence.proxy.async; wgmma`` then ``bar.sync`` before the refill.
+
+    The barrier ``insert-barriers`` placed after the wait already orders every thread's
+    copied bytes; the fence after it needs no second barrier before the dot.
+    """
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("bar.sync") == 2
+    fence, first_mma = body.index("fence.proxy.async"), body.index("wgmma.mma_async")
+    assert "bar.sync" in body[:fence] and "bar.sync" not in body[fence:first_mma]
+
+
+@needs_ptxas
+def test_negative_operands_stored_from_registers_keep_their_barrier(arch_in_module):
+    """One stage: the operands go registers -> ``st.shared``; a barrier still separates those stores from the dot."""
+    consts = {"BM": 64, "BN": 64, "BK": 32}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=4, num_stages=1)
+    body = _wgmma_loop(ck.asm["ptx"])
+    last_store, first_mma = body.rindex("st.shared"), body.index("wgmma.mma_async")
+    assert last_store < first_mma and "bar.sync" in body[last_store:first_mma]
+
+
+@needs_ptxas
+def test_epilogue_stores_share_base_registers(arch_in_module):
+    """The 128x256 epilogue's ``st.shared`` (accumulator -> store layout) use a few bases plus immediates.
+
+    Each register's place is the thread's XOR constant; constant bits no thread sets are
+    added, so LLVM folds them into the address instead of keeping one address per store.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    ptx = ck.asm["ptx"]
+    epilogue = ptx[ptx.rindex("wgmma.wait_group.sync.aligned 0") :]
+    stores = [line for line in epilogue.splitlines() if "st.shared" in line]
+    bases = {re.search(r"\[(%r\w+)", line).group(1) for line in stores}
+    assert len(stores) >= 32 and len(bases) <= len(stores) // 4
+
+
+@tilelab.jit
+def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The block-pointer matmul: ``tl.advance`` moves both operands along K."""
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, tl.program_id(1) * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_block, boundary_check=(0, 1)), tl.load(b_block, boundary_check=(0, 1)))
+        a_block = tl.advance(a_block, (0, BK))
+        b_block = tl.advance(b_block, (BK, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, tl.program_id(1) * BN), (BM, BN), (1, 0))
+    tl.store(c_block, acc.to(tl.float16), boundary_check=(0, 1))
+
+
+@needs_ptxas
+def test_block_pointer_loop_moves_only_the_corner(arch_in_module):
+    """The K loop adds ``off * stride`` to one scalar; the rows' i64 products were made before the loop."""
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    aligned = {name: 16 for name in F16}  # pointers and sizes multiples of 16: 16-byte copies
+    ck = tilelab.compile(
+        block_ptr_matmul_kernel, F16, consts, target="cuda:sm_90a", num_warps=8, num_stages=3,
+        divisibility=aligned, cache=False,
+    )  # fmt: skip
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("cp.async.cg") == 8  # (128x64 + 64x128) f16 over 256 threads, 16 bytes each
+    assert body.count("mul.lo.s64") + body.count("mul.wide") <= 2  # a scalar corner per operand, no row products
+
+
+@needs_disassembler
+def test_sass_descriptors_stay_in_uniform_registers(arch_in_module):
+    """The warp index comes from a ``shfl.sync.idx`` broadcast: ptxas keeps the descriptors on the uniform datapath.
+
+    With ``tid >> 5`` ptxas cannot tell the warpgroup's descriptor offset is one value per
+    warp: it builds each descriptor in ordinary registers and moves it (``R2UR``) before
+    every ``HGMMA``.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    assert "shfl.sync.idx" in ck.asm["ptx"]
+    opcodes = [m.group(2) for m in SASS_INSTR.finditer(ck.asm["sass"])]
+    start = opcodes.index("WARPGROUP.ARRIVE")
+    end = max(i for i, op in enumerate(opcodes) if op.startswith("HGMMA"))
+    assert sum(op.startswith("HGMMA") for op in opcodes[start : end + 1]) == 4
+    assert "R2UR" not in opcodes[start:end]

@@ -35,8 +35,9 @@ through the wait, so nothing reads them before the tensor cores are done)::
 
 ``ttng.fence_async_shared`` becomes ``fence.proxy.async.shared::cta``: the operands were
 written by ordinary stores (or ``cp.async``), which the tensor cores' async proxy sees only
-after that fence; a barrier follows (the one ``insert-barriers`` placed right before the dot,
-else one emitted here) so that every thread's bytes are there.
+after that fence. A barrier orders every thread's bytes before the dot: the one
+``insert-barriers`` placed before it (with only pure ops and the fence between), else one
+emitted here.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from tilelab.compiler.ir.traits import Pure
 from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
 
 from ..common.types import F32, I32, I64
@@ -312,9 +314,21 @@ def _asm(lw, text: str) -> None:
 
 
 def _after_barrier(op) -> bool:
+    """Whether a barrier already orders every thread's operand writes before ``op``.
+
+    Walking back from the dot, pure ops (index arithmetic, ring-stage views) and the proxy
+    fence touch no shared bytes: a barrier found before anything else is the one the dot
+    needs. The fence may follow that barrier: each thread's fence then orders what the
+    barrier made visible to it before its own async-proxy reads (Triton emits the same
+    ``bar.sync; fence.proxy.async`` pair). An op that may write memory ends the walk.
+    """
     ops = op.parent.ops
-    i = ops.index(op)
-    return i > 0 and isinstance(ops[i - 1], BarrierOp)
+    for prev in reversed(ops[: ops.index(op)]):
+        if isinstance(prev, BarrierOp):
+            return True
+        if not (prev.has_trait(Pure) or isinstance(prev, FenceAsyncSharedOp)):
+            return False
+    return False
 
 
 @lower(FenceAsyncSharedOp)
@@ -334,8 +348,8 @@ def lower_warp_group_dot(lw, op):
     if not _after_barrier(op):
         lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
     a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
-    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]))
-    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
+    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in a_bits])]))
+    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in b_bits])]))
     fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
     trans_b = 0 if b_op.k_major else 1
     out = _fence(lw, list(acc.regs))
