@@ -408,6 +408,8 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
     if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
         return False
+    if dots[0].a_in_registers:  # its A registers would have to outlive the iteration
+        return False
     dot, index = dots[0], body.args.index(dots[0].acc) - 1
     if dot.acc.users != [dot] or dot.result.users != [body.terminator]:
         return False
