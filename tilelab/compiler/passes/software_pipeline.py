@@ -435,6 +435,73 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     return True
 
 
+def overlap_last_wgmma(func, loop: ForOp) -> bool:
+    """Keep a loop's last wgmma running into the next iteration, until its first wgmma's wait.
+
+    Applies to a pipelined loop with several ``warp_group_dot``s (attention: ``qk = q @ k``,
+    then ``acc = p @ v + acc * alpha``) whose last one accumulates into a carried value that the
+    next iteration reads only after its first dot. That first dot waits with ``pendings = 0``
+    anyway (its result feeds the softmax), which also completes the previous iteration's last
+    dot; so the last dot waits with ``pendings = 1`` (not at all: the group before it is done),
+    and the carried value's readers read it through a ``ttng.warp_group_dot_wait {pendings = 0}``
+    placed right after the first dot (the same wait for the hardware, and the point after which
+    the compiler may read its registers). The copies into the ring slot that the previous
+    iteration's dots read move after the last dot, behind a barrier: every warpgroup has passed
+    its wait by then. After the loop a wait completes the result before its readers.
+    """
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
+    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
+    if len(dots) < 2 or not copies or len(commits) != 1:
+        return False
+    first, last = dots[0], dots[-1]
+    if last.result.users != [body.terminator] or body.terminator.operands.count(last.result) != 1:
+        return False
+    index = body.terminator.operands.index(last.result)
+    carried = body.args[index + 1]
+    order = {op: i for i, op in enumerate(body.ops)}
+    readers = [_top_level(user, body) for user in carried.users]
+    if any(r is None or order[r] <= order[first] for r in readers):
+        return False
+    if any(order[op] > order[first] for op in copies + commits):
+        return False  # the pipeliner put the copies first; anything else is not this shape
+    _move_copies_after(body, last, copies, commits[0], loop.loc)
+    wait = WarpGroupDotWaitOp(carried, 0, loc=loop.loc)
+    Rewriter.insert_after(first, wait)
+    carried.replace_uses_if(wait.result, lambda user: user is not wait)
+    last.attrs["pendings"] = 1
+    result = loop.results[index]
+    after = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
+    Rewriter.insert_after(loop, after)
+    result.replace_uses_if(after.result, lambda user: user is not after)
+    return True
+
+
+def _top_level(op: Op, body: Block) -> Op | None:
+    """The op of ``body`` that is ``op`` or holds it in a region (None: outside ``body``)."""
+    while op is not None and op.parent is not body:
+        region = op.parent.parent if op.parent is not None else None
+        op = region.parent if region is not None else None
+    return op
+
+
+def _move_copies_after(body: Block, anchor: Op, copies: list, commit: Op, loc: Loc) -> None:
+    """Move ``copies`` (with their slot views) and ``commit`` right after ``anchor``, behind a barrier."""
+    moved = []
+    for copy in copies:
+        view = copy.operands[0].defining_op
+        if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
+            moved.append(view)
+        moved.append(copy)
+    moved.append(commit)
+    for op in moved:
+        body.remove(op)
+    at = body.ops.index(anchor) + 1
+    for i, op in enumerate([BarrierOp(loc=loc), *moved]):
+        body.insert(at + i, op)
+
+
 def run(module: Module) -> bool:
     options = options_of(module)
     default = options.num_stages
@@ -448,5 +515,5 @@ def run(module: Module) -> bool:
                 stages = fitting_stages(func, loop, int(stages), limit)
             if stages >= 2 and pipeline_loop(loop, int(stages)):
                 changed = True
-                overlap_wgmma(func, loop)
+                overlap_wgmma(func, loop) or overlap_last_wgmma(func, loop)
     return changed
