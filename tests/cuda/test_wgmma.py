@@ -385,6 +385,19 @@ def test_attention_p_feeds_the_second_wgmma_from_registers(arch_in_module, num_w
     assert ck.metadata["spills"] == 0
 
 
+@needs_ptxas
+def test_attention_waits_once_per_iteration_for_both_dots(arch_in_module):
+    """``q @ k`` waits with ``wait_group 0``, which also completes the previous ``p @ v`` (one wait, not two).
+
+    ``p @ v`` itself only commits (``wait_group 1``: the group before it is done); the loop's result
+    is waited for after the loop.
+    """
+    constants = {"D": 64, "BM": 128, "BN": 64}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, 8, num_stages=3)
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ck.asm["ptx"])
+    assert waits == ["0", "1", "0"]
+
+
 # --------------------------------------------------------------------------- values on a GPU
 
 

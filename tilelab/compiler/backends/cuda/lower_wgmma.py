@@ -397,11 +397,32 @@ def lower_warp_group_dot(lw, op):
             ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
         ):
             out[i] = v
-    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out, int(op.attrs.get("pendings", 0)))))
+    _finish(lw, op, acc.layout, c_type.element, out)
+
+
+def _finish(lw, op, layout, elem, out: list, held: list = ()) -> None:
+    """Commit and wait (``pendings``); sets ``op``'s result, and that of a wait right after it.
+
+    A ``ttng.warp_group_dot_wait`` with the same ``pendings`` that directly follows the dot (the
+    previous iteration's in-flight accumulator, ``software-pipeline``'s ``overlap_last_wgmma``)
+    is done by the same ``wait_group``: its registers are tied through it too.
+    """
+    pendings = int(op.attrs.get("pendings", 0))
+    ops = op.parent.ops
+    after = ops[ops.index(op) + 1] if ops.index(op) + 1 < len(ops) else None
+    joined = isinstance(after, WarpGroupDotWaitOp) and int(after.attrs["pendings"]) == pendings
+    other = lw.get(after.operands[0]) if joined else None
+    extra = list(other.regs) if joined else []
+    regs = _wait(lw, out + extra + list(held), pendings)
+    lw.set(op.result, GTile(layout, elem, regs[: len(out)]))
+    if joined:
+        lw.set(after.result, GTile(other.layout, after.result.type.element, regs[len(out) : len(out) + len(extra)]))
 
 
 @lower(WarpGroupDotWaitOp)
 def lower_warp_group_dot_wait(lw, op):
+    if op.result in lw.values:
+        return  # waited for with the dot right before it (``_finish``)
     acc = lw.get(op.operands[0])
     regs = _tied(lw, f"wgmma.wait_group.sync.aligned {int(op.attrs['pendings'])};", list(acc.regs))
     lw.set(op.result, GTile(acc.layout, op.result.type.element, regs))
@@ -446,5 +467,4 @@ def lower_warp_group_dot_registers(lw, op):
         results = _wgmma(lw, elem.name, instr_n, [out[i] for i in ins.regs], a_regs, desc_b, trans_b)
         for i, v in zip(ins.regs, results):
             out[i] = v
-    waited = _wait(lw, out + a_flat, int(op.attrs.get("pendings", 0)))[:n_acc]
-    lw.set(op.result, GTile(acc.layout, c_type.element, waited))
+    _finish(lw, op, acc.layout, c_type.element, out, a_flat)
