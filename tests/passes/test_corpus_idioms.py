@@ -143,3 +143,14 @@ def test_fp8_dot_takes_wgmma_with_k_major_b_and_carried_pointers_in_the_load_lay
 def test_shared_memory_limits_by_architecture():
     assert shared_memory_limit("sm_90a") == 232448 and shared_memory_limit("sm_80") == 166912
     assert shared_memory_limit("sm_86") == 101376 and shared_memory_limit(None) is None
+
+
+def test_negative_attention_with_p_in_shared_memory_waits_for_each_dot():
+    """Warpgroups side by side split p's columns: p goes through a buffer the next iteration stores
+    again, so ``p @ v`` must be done before the loop moves on (no dot left in flight)."""
+    module = attention(bm=64, bn=64, d=64, num_warps=8)
+    loop = loop_of(module)
+    first, second = [op for op in loop.body.ops if isinstance(op, WarpGroupDotOp)]
+    assert not second.a_in_registers
+    assert second.attrs.get("pendings", 0) == 0
+    assert not any(isinstance(op, WarpGroupDotWaitOp) for op in module.walk())

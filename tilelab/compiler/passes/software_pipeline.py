@@ -440,7 +440,8 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
 
     Applies to a pipelined loop with several ``warp_group_dot``s (attention: ``qk = q @ k``,
     then ``acc = p @ v + acc * alpha``) whose last one accumulates into a carried value that the
-    next iteration reads only after its first dot. That first dot waits with ``pendings = 0``
+    next iteration reads only after its first dot, and which reads shared memory only from ring
+    slots (its A in registers, B pipelined). That first dot waits with ``pendings = 0``
     anyway (its result feeds the softmax), which also completes the previous iteration's last
     dot; so the last dot waits with ``pendings = 1`` (not at all: the group before it is done),
     and the carried value's readers read it through a ``ttng.warp_group_dot_wait {pendings = 0}``
@@ -458,6 +459,8 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
     first, last = dots[0], dots[-1]
     if last.result.users != [body.terminator] or body.terminator.operands.count(last.result) != 1:
         return False
+    if not all(isinstance(v.defining_op, MemDescIndexOp) for v in shared_reads(last)):
+        return False  # a buffer stored in the loop (p before it came from registers) could be overwritten in flight
     index = body.terminator.operands.index(last.result)
     carried = body.args[index + 1]
     order = {op: i for i, op in enumerate(body.ops)}
