@@ -394,8 +394,12 @@ def test_attention_waits_once_per_iteration_for_both_dots(arch_in_module):
     """
     constants = {"D": 64, "BM": 128, "BN": 64}
     ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, 8, num_stages=3)
-    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ck.asm["ptx"])
+    ptx = ck.asm["ptx"]
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ptx)
     assert waits == ["0", "1", "0"]
+    # in the loop: the copies' wait, their fence, one barrier, then q @ k (no second barrier)
+    head = ptx[ptx.index("cp.async.wait_group 1") : ptx.index("wgmma.fence.sync.aligned")]
+    assert head.count("bar.sync") == 1 and head.index("fence.proxy.async") < head.index("bar.sync")
 
 
 # --------------------------------------------------------------------------- values on a GPU

@@ -13,8 +13,10 @@ import pytest
 from benchmarks.corpus import kernels
 from tilelab.compiler.ir.ops import (
     AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
     BarrierOp,
     ConvertLayoutOp,
+    FenceAsyncSharedOp,
     ForOp,
     LocalAllocOp,
     LocalStoreOp,
@@ -121,6 +123,9 @@ def test_attention_second_wgmma_runs_into_the_next_iteration():
     assert not any(isinstance(op, AsyncCopyGlobalToLocalOp) for op in body[: body.index(second)])
     waits = [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]
     assert len(waits) == 2 and waits[1].operands[0] is loop.results[1]
+    # the copies landed, fenced, then the one barrier: q @ k needs no barrier of its own
+    assert [type(op) for op in body[:3]] == [AsyncWaitOp, FenceAsyncSharedOp, BarrierOp]
+    assert not any(isinstance(op, BarrierOp | FenceAsyncSharedOp) for op in body[3 : body.index(first)])
 
 
 def test_a_config_that_cannot_fit_raises_out_of_resources():

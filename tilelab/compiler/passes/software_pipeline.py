@@ -109,7 +109,7 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
-from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
+from tilelab.compiler.ir.ops.gpu import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
@@ -470,6 +470,7 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
     if any(order[op] > order[first] for op in copies + commits):
         return False  # the pipeliner put the copies first; anything else is not this shape
     _move_copies_after(body, last, copies, commits[0], loop.loc)
+    _fence_before_the_barrier(body, first)
     wait = WarpGroupDotWaitOp(carried, 0, loc=loop.loc)
     Rewriter.insert_after(first, wait)
     carried.replace_uses_if(wait.result, lambda user: user is not wait)
@@ -479,6 +480,28 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
     Rewriter.insert_after(loop, after)
     result.replace_uses_if(after.result, lambda user: user is not after)
     return True
+
+
+def _fence_before_the_barrier(body: Block, first: Op) -> None:
+    """Move the first dot's proxy fence up between the loop's ``async_wait`` and its barrier.
+
+    With the copies gone to the end of the body, nothing between that barrier and the dot
+    writes shared memory: fenced before the barrier, the operands are ready for every
+    warpgroup and the dot's lowering needs no second barrier (``lower_wgmma._after_barrier``).
+    """
+    at = body.ops.index(first)
+    fence = body.ops[at - 1] if at > 0 else None
+    if not isinstance(fence, FenceAsyncSharedOp) or len(body.ops) < 2:
+        return
+    wait, barrier = body.ops[0], body.ops[1]
+    if not isinstance(wait, AsyncWaitOp) or not isinstance(barrier, BarrierOp):
+        return
+    between = body.ops[2 : at - 1]
+    writes = (LocalStoreOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, FenceAsyncSharedOp, BarrierOp)
+    if any(isinstance(o, writes) for op in between for o in op.walk()):
+        return
+    body.remove(fence)
+    body.insert(1, fence)
 
 
 def _top_level(op: Op, body: Block) -> Op | None:

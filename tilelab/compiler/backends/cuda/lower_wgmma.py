@@ -40,8 +40,8 @@ A's descriptor (``{a0, a1, a2, a3}, descB, p, 1, 1, transB``: no A transpose ope
 
 ``ttng.fence_async_shared`` becomes ``fence.proxy.async.shared::cta``: the operands were
 written by ordinary stores (or ``cp.async``), which the tensor cores' async proxy sees only
-after that fence; a barrier follows (the one ``insert-barriers`` placed right before the dot,
-else one emitted here) so that every thread's bytes are there.
+after that fence; a barrier follows (one already between the fence and the dot, with no
+operand write in between, else one emitted here) so that every thread's bytes are there.
 """
 
 from __future__ import annotations
@@ -50,7 +50,15 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from tilelab.compiler.ir.ops import (
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    BarrierOp,
+    FenceAsyncSharedOp,
+    LocalStoreOp,
+    WarpGroupDotOp,
+    WarpGroupDotWaitOp,
+)
 from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
 from tilelab.compiler.layouts.distributed import wgmma_a_fragment
 
@@ -357,10 +365,25 @@ def _asm(lw, text: str) -> None:
     lw.b.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", True), [])
 
 
+#: ops that write operand buffers (or make copies land, or fence them): a barrier must come after them
+_SHARED_WRITES = (LocalStoreOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, FenceAsyncSharedOp)
+
+
 def _after_barrier(op) -> bool:
+    """Whether a barrier precedes ``op`` in its block with no operand-buffer write or fence since.
+
+    Then every thread's operand bytes are written and fenced (``software-pipeline`` puts the
+    loop's fence before its barrier) and the wgmma needs no barrier of its own. Ops that hold
+    such writes in their regions count as writes; other ops touch only registers or the
+    lowering's scratch bytes, apart from the operand buffers.
+    """
     ops = op.parent.ops
-    i = ops.index(op)
-    return i > 0 and isinstance(ops[i - 1], BarrierOp)
+    for prev in reversed(ops[: ops.index(op)]):
+        if isinstance(prev, BarrierOp):
+            return True
+        if isinstance(prev, _SHARED_WRITES) or any(isinstance(o, _SHARED_WRITES) for o in prev.walk()):
+            return False
+    return False
 
 
 @lower(FenceAsyncSharedOp)
