@@ -360,6 +360,50 @@ def test_attention_assembles_with_warp_group_dots(arch_in_module, num_warps, bn,
     assert ck.asm["ptx"].count("wgmma.commit_group") == 2
 
 
+@needs_ptxas
+@pytest.mark.parametrize(
+    "num_warps, bm, bn, d", [(4, 64, 64, 64), (4, 128, 64, 64), (8, 128, 128, 128), (8, 128, 64, 128)]
+)
+def test_attention_p_feeds_the_second_wgmma_from_registers(arch_in_module, num_warps, bm, bn, d):
+    """``p @ v`` takes ``p`` as wgmma's register A (``{a0, a1, a2, a3}``): no store or barrier for it.
+
+    Pipelined (k and v arrive by ``cp.async``), nothing goes through shared memory between the
+    first dot's wait and the second dot's fence.
+    """
+    constants = {"D": d, "BM": bm, "BN": bn}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, num_warps, num_stages=3)
+    first, second = ops_of(ck, WarpGroupDotOp)
+    assert not first.a_in_registers and second.a_in_registers
+    ptx = ck.asm["ptx"]
+    register_a = (
+        rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.f16\.f16 {{[^}}]*}}, {{%r\d+(, %r\d+){{3}}}}, %rd\d+,"
+    )
+    assert len(re.findall(register_a, ptx)) == (bm // 64 // (num_warps // 4)) * bn // 16
+    lines = ptx.splitlines()
+    fences = [i for i, line in enumerate(lines) if "wgmma.fence.sync.aligned" in line]
+    waits = [i for i, line in enumerate(lines) if "wgmma.wait_group" in line]
+    between = lines[waits[0] : fences[1]]
+    assert not [line for line in between if "st.shared" in line or "bar.sync" in line]
+    assert ck.metadata["spills"] == 0
+
+
+@needs_ptxas
+def test_attention_waits_once_per_iteration_for_both_dots(arch_in_module):
+    """``q @ k`` waits with ``wait_group 0``, which also completes the previous ``p @ v`` (one wait, not two).
+
+    ``p @ v`` itself only commits (``wait_group 1``: the group before it is done); the loop's result
+    is waited for after the loop.
+    """
+    constants = {"D": 64, "BM": 128, "BN": 64}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, 8, num_stages=3)
+    ptx = ck.asm["ptx"]
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ptx)
+    assert waits == ["0", "1", "0"]
+    # in the loop: the copies' wait, their fence, one barrier, then q @ k (no second barrier)
+    head = ptx[ptx.index("cp.async.wait_group 1") : ptx.index("wgmma.fence.sync.aligned")]
+    assert head.count("bar.sync") == 1 and head.index("fence.proxy.async") < head.index("bar.sync")
+
+
 # --------------------------------------------------------------------------- values on a GPU
 
 

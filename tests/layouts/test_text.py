@@ -30,6 +30,8 @@ CASES = [
     WGMMA,
     slice_layout(WGMMA, 1),
     slice_layout(WGMMA, 0),
+    dot_operand(WGMMA, 0, 2, k=64),  # wgmma's A in registers
+    dot_operand(wgmma_accumulator([64, 256], [4, 2], 128), 0, 2, k=32),  # A shared by side-by-side warpgroups
     swizzled_shared([64, 64], 8, 1, 8, [1, 0]),
     nvmma_shared([32, 64], 2),
     LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 1]]}, [4, 2]),
