@@ -3,6 +3,7 @@
 import pytest
 
 from tilelab.compiler.ir import types as T
+from tilelab.compiler.ir.ops.gpu import SHARED_IN_DIM
 from tilelab.compiler.layouts import (
     LinearLayout,
     blocked,
@@ -14,6 +15,7 @@ from tilelab.compiler.layouts import (
     swizzled_shared,
 )
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.layouts.linear import OFFSET
 
 ACC = mma_m16n8k16_accumulator([64, 32], [2, 2])
 WGMMA = wgmma_accumulator([128, 128], [8, 1], 128)
@@ -56,3 +58,7 @@ def test_parse_errors():
         parse_layout("blocked", [4])
     with pytest.raises(ValueError, match="unknown layout #mfma"):
         parse_layout("#mfma<>", [4])
+
+
+def test_the_ir_names_the_shared_in_dim_as_the_layouts_do():
+    assert SHARED_IN_DIM == OFFSET

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from tilelab.compiler.layouts.linear import OFFSET
-
 from ..core import UNKNOWN_LOC, Loc, Op, Value
 from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
 from ..types import Type, i32
+
+#: ``layouts.linear.OFFSET``, the input dim of a shared buffer's layout (a name, not an import:
+#: the CPU pipeline loads these ops but never the layout package, for its cold compile)
+SHARED_IN_DIM = "offset"
 
 # --------------------------------------------------------------------------- GPU layouts
 
@@ -289,7 +291,7 @@ class WarpGroupDotOp(Op):
         (its ``#dot_op`` conversion may be gone: the accumulator layout it came from is the same map).
         """
         layout = self.a.type.layout
-        return layout is not None and OFFSET not in layout.in_dims
+        return layout is not None and SHARED_IN_DIM not in layout.in_dims
 
     def _verify(self) -> None:
         self.expect_counts(3, 1)
