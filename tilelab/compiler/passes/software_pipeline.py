@@ -428,11 +428,16 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     for i, op in enumerate([BarrierOp(loc=loop.loc), *moved]):
         body.insert(at + i, op)
     dot.attrs["pendings"] = 1
+    _wait_after_loop(loop, index)
+    return True
+
+
+def _wait_after_loop(loop: ForOp, index: int) -> None:
+    """A ``warp_group_dot_wait {pendings = 0}`` after ``loop`` that its result ``index``'s readers read through."""
     result = loop.results[index]
     wait = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
     Rewriter.insert_after(loop, wait)
     result.replace_uses_if(wait.result, lambda user: user is not wait)
-    return True
 
 
 def overlap_last_wgmma(func, loop: ForOp) -> bool:
@@ -475,10 +480,7 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
     Rewriter.insert_after(first, wait)
     carried.replace_uses_if(wait.result, lambda user: user is not wait)
     last.attrs["pendings"] = 1
-    result = loop.results[index]
-    after = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
-    Rewriter.insert_after(loop, after)
-    result.replace_uses_if(after.result, lambda user: user is not after)
+    _wait_after_loop(loop, index)
     return True
 
 
