@@ -7,6 +7,9 @@
   does: ``x_f16 * 1e30`` crashed the CPU compile inside llvmlite.
 """
 
+from fractions import Fraction
+
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -313,3 +316,39 @@ def test_float_atomic_max_min_drop_nan(target):
     atomic_extremes[(1,)](x, hi, lo, BLOCK=8, target=target)
     np.testing.assert_array_equal(hi, [1.0, 5.0, 4.0, 2.0])
     np.testing.assert_array_equal(lo, [0.0, 0.0, -3.0, -1.0])
+
+
+@tilelab.jit
+def int_to_bf16(x32, x64, out32, out64, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out32 + i, tl.load(x32 + i).to(tl.bfloat16))
+    tl.store(out64 + i, tl.load(x64 + i).to(tl.bfloat16))
+
+
+def _nearest_bf16(v: int) -> float:
+    """The bf16 nearest the integer ``v``, ties to even, computed exactly."""
+    if v == 0:
+        return 0.0
+    ulp = Fraction(2) ** (abs(v).bit_length() - 8)
+    return float(round(Fraction(abs(v)) / ulp) * ulp) * (1 if v > 0 else -1)
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+def test_an_integer_rounds_to_bf16_once(target, rng):
+    """int -> bf16 went through f32 on the CPU and GPU, rounding twice: the int32 1094713352 is the f32
+    1094713344, exactly between two bf16 values, which then tied to even the wrong way (the fuzzer's seed
+    7029032). A 64-bit integer past 2**53 rounded twice on every target through f64."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    x32 = np.concatenate(
+        [[1094713352, -1094713352, 2**31 - 1, -(2**31), 16777217, 0], rng.integers(-(2**31), 2**31, 58)]
+    )
+    x64 = np.concatenate([[2**60 + 2**52 + 1, -(2**60 + 2**52 + 1), 2**63 - 1, -(2**63), 2**53 + 1, 0]])
+    x64 = np.concatenate([x64, rng.integers(-(2**63), 2**63 - 1, 58, dtype=np.int64)])
+    out32, out64 = dev.put(np.zeros(64, ml_dtypes.bfloat16)), dev.put(np.zeros(64, ml_dtypes.bfloat16))
+    int_to_bf16[(1,)](
+        dev.put(x32.astype(np.int32)), dev.put(x64.astype(np.int64)), out32, out64, BLOCK=64, target=target
+    )
+    np.testing.assert_array_equal(dev.get(out32).astype(np.float64), [_nearest_bf16(int(v)) for v in x32])
+    np.testing.assert_array_equal(dev.get(out64).astype(np.float64), [_nearest_bf16(int(v)) for v in x64])

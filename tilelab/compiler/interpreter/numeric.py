@@ -68,9 +68,28 @@ def cast(x, src: Type, dst: Type, rounding: str = "rtne"):
         return _float_to_float(x, dst, rounding)
     if src.is_float:
         return _float_to_int(x, out_dtype)
-    if dst.is_float and dst.np_dtype.kind != "f":  # bf16 and fp8 come from a wide float
-        x = x.astype(np.float64)
+    if dst.is_float and dst.np_dtype.kind != "f":  # bf16 and fp8 come from a wide float: rounded once
+        x = _int64_to_odd_f64(x) if x.dtype.itemsize == 8 else x.astype(np.float64)
     return x.astype(out_dtype)
+
+
+def _int64_to_odd_f64(x: np.ndarray) -> np.ndarray:
+    """64-bit integers to f64 rounded to odd, so that the narrow float's rounding after it is the only one.
+
+    The halves are exact in f64; their sum rounds once and TwoSum gives its error exactly. An
+    inexact sum with an even last bit moves one ulp toward the error: the odd neighbour on the
+    integer's side (``+ 0`` to nearest would tie-break a second time: 2**60 + 2**52 + 1 would go
+    to 2**60 in bf16, not to 2**60 + 2**53).
+    """
+    hi = (x >> 32).astype(np.float64) * 2.0**32
+    lo = (x & np.asarray(0xFFFFFFFF, x.dtype)).astype(np.float64)
+    total = hi + lo
+    b = total - hi
+    err = (hi - (total - b)) + (lo - b)
+    bits = total.view(np.int64)
+    away = (total < 0) == (err < 0)
+    odd = (bits + np.where(away, 1, -1)).view(np.float64)
+    return np.where((err != 0) & (bits & 1 == 0), odd, total)
 
 
 def _float_to_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..common.types import F32, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
+from ..common.types import F32, F64, I64, f32_to_soft, is_soft_float, register_type, soft_to_f32
 from .scalars import intrinsic
 
 
@@ -113,10 +113,47 @@ def _to_odd_f32(lw, x):
 
 
 def _int_to_float(lw, x, src, dst):
+    """An integer to a float, rounded once to nearest even.
+
+    To bf16 / fp8 the integer goes through f64, exact up to 53 bits, then down as an f64 does
+    (``_float_to_float``: to odd, then to the narrow type). Through f32 it would round twice: the
+    int32 1094713352 is the f32 1094713344, exactly between two bf16 values, which then ties to
+    even the wrong way. A 64-bit integer rounds to f64 to odd first (``_int64_to_odd_f64``).
+    """
     b = lw.b
-    wide = F32 if is_soft_float(dst) else register_type(dst)
-    y = b.sitofp(x, wide) if src.is_signed else b.uitofp(x, wide)
-    return f32_to_soft(lw, y, dst) if is_soft_float(dst) else y
+    if is_soft_float(dst):
+        if x.type.width > 53:
+            y = _int64_to_odd_f64(lw, x, src.is_signed)
+        else:
+            y = b.sitofp(x, F64) if src.is_signed else b.uitofp(x, F64)
+        return _float_to_float(lw, y, src, dst, "rtne")
+    wide = register_type(dst)
+    return b.sitofp(x, wide) if src.is_signed else b.uitofp(x, wide)
+
+
+def _int64_to_odd_f64(lw, x, signed: bool):
+    """A 64-bit integer to f64 rounded to odd: the nearest f64 toward zero, its lowest bit set when inexact.
+
+    The two 32-bit halves are exact in f64; their sum rounds once, and TwoSum gives that
+    rounding's error exactly. An inexact even sum moves one ulp toward the error (which
+    makes it the odd neighbour on the integer's side).
+    """
+    b = lw.b
+    i32 = ir.IntType(32)
+    hi = b.ashr(x, ir.Constant(I64, 32)) if signed else b.lshr(x, ir.Constant(I64, 32))
+    hi = b.fmul(b.sitofp(hi, F64) if signed else b.uitofp(hi, F64), ir.Constant(F64, 2.0**32))
+    lo = b.uitofp(b.zext(b.trunc(x, i32), I64), F64)
+    s = b.fadd(hi, lo)
+    bb = b.fsub(s, hi)
+    err = b.fadd(b.fsub(hi, b.fsub(s, bb)), b.fsub(lo, bb))  # TwoSum: hi + lo == s + err exactly
+    bits = b.bitcast(s, I64)
+    even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, 1)), ir.Constant(I64, 0))
+    inexact = b.fcmp_ordered("!=", err, ir.Constant(F64, 0.0))
+    negative = b.icmp_signed("<", bits, ir.Constant(I64, 0))
+    away = b.icmp_unsigned("==", negative, b.fcmp_ordered("<", err, ir.Constant(F64, 0.0)))
+    step = b.select(away, ir.Constant(I64, 1), ir.Constant(I64, -1))  # magnitude up when err has s's sign
+    odd = b.bitcast(b.add(bits, step), F64)
+    return b.select(b.and_(even, inexact), odd, s)
 
 
 def convert(lw, x: ir.Value, src, dst, rounding: str = "rtne") -> ir.Value:
