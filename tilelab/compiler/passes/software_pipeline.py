@@ -415,18 +415,7 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
         return False
     if body.terminator.operands.index(dot.result) != index:
         return False
-    moved = []
-    for copy in copies:
-        view = copy.operands[0].defining_op
-        if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
-            moved.append(view)
-        moved.append(copy)
-    moved.append(commits[0])
-    for op in moved:
-        body.remove(op)
-    at = body.ops.index(dot) + 1
-    for i, op in enumerate([BarrierOp(loc=loop.loc), *moved]):
-        body.insert(at + i, op)
+    _move_copies_after(body, dot, copies, commits[0], loop.loc)
     dot.attrs["pendings"] = 1
     _wait_after_loop(loop, index)
     return True
