@@ -15,6 +15,8 @@ _BIN = {
     "and": np.bitwise_and,
     "or": np.bitwise_or,
     "xor": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
 }
 _CMP = {
     "lt": np.less,

@@ -130,6 +130,21 @@ def test_masked_k_tail_of_the_tutorial_is_uniform_per_column():
     check_values(module, [[16], [4000 // 16 * 16], [4096]], pids=(0, 1, 2))
 
 
+def test_clamped_bound_keeps_the_common_divisibility():
+    # a block pointer's mask bound: min(max(K - off, 0), 64) with 16 | K and 16 | off is a multiple of 16
+    k = Kit("clamp", divisibility={"K": 16}, K="i32")
+    rest = k.bin("sub", k.arg["K"], k.bin("mul", k.pid(), 64))
+    bound = k.bin("min", k.bin("max", rest, 0), 64)
+    offs_k = k.arange(0, 64)
+    mask = k.cmp("lt", offs_k, k.splat(bound, [64]))
+    odd = k.bin("max", k.splat(rest, [64]), k.bin("add", offs_k, 3))
+    module = k.done()
+    info = analyze(module)
+    assert info[mask].constancy == (16,)
+    assert facts(info[odd])[1] == (1,)  # 3 + [0..63] shares no divisor with K - off
+    check_values(module, [[16], [4000 // 16 * 16], [4096]], pids=(0, 1, 2))
+
+
 def test_shifts_and_bit_masks():
     k = Kit("bits")
     offs = k.bin("add", k.bin("mul", k.pid(), 256), k.arange(0, 256))

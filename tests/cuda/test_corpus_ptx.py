@@ -78,4 +78,4 @@ def test_compile_time_mode_splits_each_compile_by_step(capsys):
     assert header.split(" | ")[3 : 3 + len(STEPS)] == list(STEPS)
     cells = row.strip("| ").split(" | ")
     total, steps = float(cells[2]), [float(c) for c in cells[3 : 3 + len(STEPS)]]
-    assert cells[0] == "add 2^28-3 f32" and 0 < sum(steps) <= total
+    assert cells[0] == "add 2^28-3 f32" and 0 < sum(steps) <= total + 0.0005 * len(STEPS)  # each cell rounded

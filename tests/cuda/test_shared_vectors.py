@@ -18,3 +18,28 @@ def test_negative_a_thread_offset_that_breaks_alignment_gives_scalars():
 
 def test_negative_non_adjacent_registers_give_scalars():
     assert vector_run([0, 8, 16, 24], [1, 2], 16) == 1
+
+
+class _IntBuilder:
+    """The two llvmlite builder calls ``xor_const`` makes, on Python ints."""
+
+    def xor(self, a, c):
+        return a ^ c.constant
+
+    def add(self, a, c):
+        return a + c.constant
+
+
+def test_xor_with_constant_bits_no_thread_sets_is_an_add():
+    """``per_thread ^ c`` == ``(per_thread ^ overlap) + rest`` for every thread and constant."""
+    from itertools import product
+
+    from tilelab.compiler.backends.cuda.lower_shape import xor_const
+
+    flats = [8, 16, 512, 1024 + 8]  # per-thread bases, one overlapping another
+    for picks in product([0, 1], repeat=len(flats)):
+        per_thread = 0
+        for on, flat in zip(picks, flats):
+            per_thread ^= flat * on
+        for const in (0, 1, 8, 4096, 4096 + 16 + 3, 2047, 1024):
+            assert xor_const(_IntBuilder(), per_thread, flats, const) == per_thread ^ const

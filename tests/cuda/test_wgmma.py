@@ -190,6 +190,7 @@ class PtxValues:
             "xor": lambda: v[0] ^ v[1],
             "bfe": lambda: v[0] >> v[1] & (1 << v[2]) - 1,
             "selp": lambda: v[0] if v[2] else v[1],
+            "shfl": lambda: v[0],  # shfl.sync.idx from lane 0: the threads evaluated here are lane 0
             "setp": lambda: {"eq": v[0] == v[1], "ne": v[0] != v[1], "lt": v[0] < v[1], "ge": v[0] >= v[1]}[parts[1]],
         }
         out_bits = 64 if parts[0] == "mul" and parts[1] == "wide" else bits
@@ -359,6 +360,50 @@ def test_attention_assembles_with_warp_group_dots(arch_in_module, num_warps, bn,
     assert ck.asm["ptx"].count("wgmma.commit_group") == 2
 
 
+@needs_ptxas
+@pytest.mark.parametrize(
+    "num_warps, bm, bn, d", [(4, 64, 64, 64), (4, 128, 64, 64), (8, 128, 128, 128), (8, 128, 64, 128)]
+)
+def test_attention_p_feeds_the_second_wgmma_from_registers(arch_in_module, num_warps, bm, bn, d):
+    """``p @ v`` takes ``p`` as wgmma's register A (``{a0, a1, a2, a3}``): no store or barrier for it.
+
+    Pipelined (k and v arrive by ``cp.async``), nothing goes through shared memory between the
+    first dot's wait and the second dot's fence.
+    """
+    constants = {"D": d, "BM": bm, "BN": bn}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, num_warps, num_stages=3)
+    first, second = ops_of(ck, WarpGroupDotOp)
+    assert not first.a_in_registers and second.a_in_registers
+    ptx = ck.asm["ptx"]
+    register_a = (
+        rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.f16\.f16 {{[^}}]*}}, {{%r\d+(, %r\d+){{3}}}}, %rd\d+,"
+    )
+    assert len(re.findall(register_a, ptx)) == (bm // 64 // (num_warps // 4)) * bn // 16
+    lines = ptx.splitlines()
+    fences = [i for i, line in enumerate(lines) if "wgmma.fence.sync.aligned" in line]
+    waits = [i for i, line in enumerate(lines) if "wgmma.wait_group" in line]
+    between = lines[waits[0] : fences[1]]
+    assert not [line for line in between if "st.shared" in line or "bar.sync" in line]
+    assert ck.metadata["spills"] == 0
+
+
+@needs_ptxas
+def test_attention_waits_once_per_iteration_for_both_dots(arch_in_module):
+    """``q @ k`` waits with ``wait_group 0``, which also completes the previous ``p @ v`` (one wait, not two).
+
+    ``p @ v`` itself only commits (``wait_group 1``: the group before it is done); the loop's result
+    is waited for after the loop.
+    """
+    constants = {"D": 64, "BM": 128, "BN": 64}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, 8, num_stages=3)
+    ptx = ck.asm["ptx"]
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", ptx)
+    assert waits == ["0", "1", "0"]
+    # in the loop: the copies' wait, their fence, one barrier, then q @ k (no second barrier)
+    head = ptx[ptx.index("cp.async.wait_group 1") : ptx.index("wgmma.fence.sync.aligned")]
+    assert head.count("bar.sync") == 1 and head.index("fence.proxy.async") < head.index("bar.sync")
+
+
 # --------------------------------------------------------------------------- values on a GPU
 
 
@@ -468,6 +513,98 @@ def test_attention_values(arch_in_module, rng, num_warps, bm, bn, d):
     np.testing.assert_allclose(o_d.float().cpu().numpy(), want, rtol=2e-2, atol=2e-2)
 
 
+def _wgmma_loop(ptx: str) -> str:
+    """The PTX block that holds the wgmma instructions (the K loop's body)."""
+    return next(b for b in re.split(r"\n(?=\$L__BB)", ptx) if "wgmma.mma_async" in b)
+
+
+@needs_ptxas
+def test_pipelined_loop_keeps_one_barrier_before_the_fence(arch_in_module):
+    """cp.async ring: ``wait_group; bar.sync; fence.proxy.async; wgmma`` then ``bar.sync`` before the refill.
+
+    The barrier ``insert-barriers`` placed after the wait already orders every thread's
+    copied bytes; the fence after it needs no second barrier before the dot.
+    """
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("bar.sync") == 2
+    fence, first_mma = body.index("fence.proxy.async"), body.index("wgmma.mma_async")
+    assert "bar.sync" in body[:fence] and "bar.sync" not in body[fence:first_mma]
+
+
+@needs_ptxas
+def test_negative_operands_stored_from_registers_keep_their_barrier(arch_in_module):
+    """One stage: the operands go registers -> ``st.shared``; a barrier still separates those stores from the dot."""
+    consts = {"BM": 64, "BN": 64, "BK": 32}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=4, num_stages=1)
+    body = _wgmma_loop(ck.asm["ptx"])
+    last_store, first_mma = body.rindex("st.shared"), body.index("wgmma.mma_async")
+    assert last_store < first_mma and "bar.sync" in body[last_store:first_mma]
+
+
+@needs_ptxas
+def test_epilogue_stores_share_base_registers(arch_in_module):
+    """The 128x256 epilogue's ``st.shared`` (accumulator -> store layout) use a few bases plus immediates.
+
+    Each register's place is the thread's XOR constant; constant bits no thread sets are
+    added, so LLVM folds them into the address instead of keeping one address per store.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    ptx = ck.asm["ptx"]
+    epilogue = ptx[ptx.rindex("wgmma.wait_group.sync.aligned 0") :]
+    stores = [line for line in epilogue.splitlines() if "st.shared" in line]
+    bases = {re.search(r"\[(%r\w+)", line).group(1) for line in stores}
+    assert len(stores) >= 32 and len(bases) <= len(stores) // 4
+
+
+@tilelab.jit
+def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The block-pointer matmul: ``tl.advance`` moves both operands along K."""
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, tl.program_id(1) * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_block, boundary_check=(0, 1)), tl.load(b_block, boundary_check=(0, 1)))
+        a_block = tl.advance(a_block, (0, BK))
+        b_block = tl.advance(b_block, (BK, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, tl.program_id(1) * BN), (BM, BN), (1, 0))
+    tl.store(c_block, acc.to(tl.float16), boundary_check=(0, 1))
+
+
+@needs_ptxas
+def test_block_pointer_loop_moves_only_the_corner(arch_in_module):
+    """The K loop adds ``off * stride`` to one scalar; the rows' i64 products were made before the loop."""
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    aligned = {name: 16 for name in F16}  # pointers and sizes multiples of 16: 16-byte copies
+    ck = tilelab.compile(
+        block_ptr_matmul_kernel, F16, consts, target="cuda:sm_90a", num_warps=8, num_stages=3,
+        divisibility=aligned, cache=False,
+    )  # fmt: skip
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("cp.async.cg") == 8  # (128x64 + 64x128) f16 over 256 threads, 16 bytes each
+    assert body.count("mul.lo.s64") + body.count("mul.wide") <= 2  # a scalar corner per operand, no row products
+
+
+@needs_disassembler
+def test_sass_descriptors_stay_in_uniform_registers(arch_in_module):
+    """The warp index comes from a ``shfl.sync.idx`` broadcast: ptxas keeps the descriptors on the uniform datapath.
+
+    With ``tid >> 5`` ptxas cannot tell the warpgroup's descriptor offset is one value per
+    warp: it builds each descriptor in ordinary registers and moves it (``R2UR``) before
+    every ``HGMMA``.
+    """
+    consts = {"BM": 128, "BN": 256, "BK": 64}
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
+    assert "shfl.sync.idx" in ck.asm["ptx"]
+    opcodes = [m.group(2) for m in SASS_INSTR.finditer(ck.asm["sass"])]
+    start = opcodes.index("WARPGROUP.ARRIVE")
+    end = max(i for i, op in enumerate(opcodes) if op.startswith("HGMMA"))
+    assert sum(op.startswith("HGMMA") for op in opcodes[start : end + 1]) == 4
+    assert "R2UR" not in opcodes[start:end]
+
+
 # --------------------------------------------------------------------------- transposed operands
 
 TWO_WAYS = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp32", "z_ptr": "*fp32"}
@@ -500,8 +637,8 @@ def test_transposed_operand_is_stored_from_its_source_in_wide_stores(arch_in_mod
     assert stores and not [s for s in stores if s in ("b16", "u16")], sorted(set(stores))
     allocs = [str(op.result.type) for op in ck.module.walk() if op.name == "ttg.local_alloc"]
     operands = [a for a in allocs if "nvmma_shared" in a]
-    assert len(operands) == 4  # the four wgmma operands
-    assert len(allocs) == 6  # and the two output tiles' conversions for the stores: nothing else on the way
+    assert len(operands) == 3  # x, w.T and w (the second dot reads its A, y, from registers)
+    assert len(allocs) == 5  # and the two output tiles' conversions for the stores: nothing else on the way
 
 
 @pytest.mark.gpu

@@ -104,6 +104,18 @@ def test_block_pointer_copy(backend, dev, rng):
     np.testing.assert_array_equal(dev.get(out), x[row0:, col0:] * 2)
 
 
+def test_block_pointer_window_starting_before_the_array(backend, dev, rng):
+    """Negative offsets: rows and columns before the array are masked (zeros), the bound ``-off <= i`` holds."""
+    m, n, row0, col0 = 40, 36, -5, -19
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    out = dev.empty((m - row0, n - col0), np.float32)
+    grid = (cdiv(m - row0, 16), cdiv(n - col0, 16))
+    block_ptr_copy_kernel[grid](dev.put(x), out, m, n, row0, col0, BLOCK_M=16, BLOCK_N=16, target=backend)
+    want = np.zeros((m - row0, n - col0), np.float32)
+    want[-row0:, -col0:] = x * 2
+    np.testing.assert_array_equal(dev.get(out), want)
+
+
 @tilelab.jit
 def gather_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """out[i] = x[idx[i]]: a data-dependent gather (pointers from loaded indices)."""

@@ -15,6 +15,8 @@ import pytest
 from tilelab.compiler.backends.cuda.lower_shared import buffer_places
 from tilelab.compiler.backends.cuda.lower_wgmma import (
     Descriptor,
+    Operand,
+    a_fragment_registers,
     operand_address,
     operand_of,
     plan,
@@ -22,8 +24,8 @@ from tilelab.compiler.backends.cuda.lower_wgmma import (
     warpgroup_offsets,
 )
 from tilelab.compiler.ir.types import f16, tensor
-from tilelab.compiler.layouts import WARP, blocked, nvmma_shared
-from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.layouts import WARP, blocked, needed_indices, nvmma_shared, registers_holding
+from tilelab.compiler.layouts.distributed import wgmma_a_fragment, wgmma_accumulator
 from tilelab.compiler.passes.accelerate_dot import operand_shared
 
 BASE = 3 * 1024  # a buffer start aligned to every swizzle repeat
@@ -143,3 +145,62 @@ def test_misaligned_instruction_would_read_other_bytes():
     d = a.descriptor(BASE + 16)
     assert operand_address(d, False, 2, 1, 0) != BASE + 2 * places[1 * 64]
     assert len(acc.in_bases(WARP)) == 2
+
+
+# --------------------------------------------------------------------------- A from registers
+
+
+def isa_a_fragment(warp: int, lane: int, i: int) -> tuple[int, int]:
+    """``(row, col)`` of A element ``a_i`` (i < 8) of a 64 x 16 slice, for one thread of a warpgroup.
+
+    PTX ISA, "Register Fragments for wgmma .m64nNk16, A": ``row = 16 * (warp % 4) + lane / 4``,
+    plus 8 for ``a2, a3, a6, a7``; ``col = 2 * (lane % 4) + (i % 2)``, plus 8 for ``a4..a7``.
+    """
+    row = 16 * (warp % 4) + lane // 4 + 8 * (i >> 1 & 1)
+    col = 2 * (lane % 4) + (i & 1) + 8 * (i >> 2)
+    return row, col
+
+
+@pytest.mark.parametrize(
+    "m, n, k, num_warps, groups_m",
+    [(64, 64, 16, 4, 1), (64, 128, 64, 4, 1), (128, 128, 64, 8, 2), (128, 64, 32, 4, 1), (64, 256, 32, 8, 1)],
+)
+def test_register_a_holds_the_isa_fragment_of_every_instruction(m, n, k, num_warps, groups_m):
+    """For every thread and instruction, the registers packed as ``{a0..a3}`` hold the elements the ISA names.
+
+    The instruction at accumulator rows ``r0`` and K step ``k0`` of a warpgroup ``g`` (rows
+    ``64 g ..``) must find A element ``(64 g + r0 + row, k0 + col)`` in its ``a_i``.
+    """
+    acc = wgmma_accumulator(
+        [m, n], [4 * groups_m, num_warps // 4 // groups_m], min(256, n // (num_warps // 4 // groups_m))
+    )
+    frag = wgmma_a_fragment(acc, k=k)
+    a_stub = Operand(m, k, 2, 128)
+    b_stub = Operand(k, n, 2, 128, k_major=False)
+    for ins in plan(acc, a_stub, b_stub):
+        regs = a_fragment_registers(frag, ins.origin[0], ins.k0)
+        for warp in range(num_warps):
+            for lane in range(32):
+                got = frag.apply(register=regs, lane=lane, warp=warp).tolist()
+                group_row = 64 * ((warp // 4) % groups_m)
+                want = [isa_a_fragment(warp, lane, i) for i in range(8)]
+                want = [[group_row + ins.origin[0] + r, ins.k0 + c] for r, c in want]
+                assert got == want, (warp, lane, ins.origin, ins.k0)
+
+
+def test_the_accumulator_converts_to_the_a_fragment_in_registers():
+    """Attention's ``p`` (the first dot's accumulator, its columns the second dot's K) needs no data movement.
+
+    Negative: warpgroups side by side split its columns, which the A fragment gives to each whole.
+    """
+    for acc, wanted in (
+        (wgmma_accumulator([128, 64], [8, 1], 64), True),
+        (wgmma_accumulator([64, 64], [4, 2], 32), False),
+    ):
+        nw = 1 << len(acc.in_bases(WARP))
+        frag = wgmma_a_fragment(
+            wgmma_accumulator([acc.shape[0], 128], acc.params["warps_per_cta"], 128 // acc.params["warps_per_cta"][1]),
+            k=64,
+        )
+        held = registers_holding(acc, needed_indices(frag, nw, lambda i: i), nw)
+        assert (held is not None) == wanted

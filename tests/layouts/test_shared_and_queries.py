@@ -228,3 +228,18 @@ def test_all_wavefronts_match_the_instruction_by_instruction_count():
         for w in range(warps):
             for i in range(regs // v):
                 assert got[w, i] == _reference_wavefronts(addr[w, :, i * v : (i + 1) * v], v * elem_bytes)
+
+
+def test_every_warp_takes_warp_zeros_wavefronts():
+    """``bank_conflicts`` counts warp 0 only: another warp's offsets are warp 0's XOR one constant."""
+    from tilelab.compiler.layouts.queries import _all_wavefronts
+
+    rng = np.random.default_rng()
+    for _ in range(8):
+        elem_bytes = int(rng.choice([1, 2, 4]))
+        reg = blocked([64, 64], [1, int(rng.choice([1, 2, 4]))], [8, 4], [int(rng.choice([1, 2, 4])), 2], [1, 0])
+        shared = swizzled_shared([64, 64], int(rng.choice([1, 4, 8])), int(rng.choice([1, 2])), 8, [1, 0])
+        result = bank_conflicts(shared, reg, elem_bytes)
+        every_warp = reg.invert_and_compose(shared).coords()[..., 0] * elem_bytes
+        full = _all_wavefronts(every_warp, result.vector_elems, result.vector_elems * elem_bytes)
+        assert np.array_equal(result.per_instruction, full)

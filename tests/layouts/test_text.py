@@ -3,6 +3,7 @@
 import pytest
 
 from tilelab.compiler.ir import types as T
+from tilelab.compiler.ir.ops.gpu import SHARED_IN_DIM
 from tilelab.compiler.layouts import (
     LinearLayout,
     blocked,
@@ -14,6 +15,7 @@ from tilelab.compiler.layouts import (
     swizzled_shared,
 )
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
+from tilelab.compiler.layouts.linear import OFFSET
 
 ACC = mma_m16n8k16_accumulator([64, 32], [2, 2])
 WGMMA = wgmma_accumulator([128, 128], [8, 1], 128)
@@ -30,6 +32,8 @@ CASES = [
     WGMMA,
     slice_layout(WGMMA, 1),
     slice_layout(WGMMA, 0),
+    dot_operand(WGMMA, 0, 2, k=64),  # wgmma's A in registers
+    dot_operand(wgmma_accumulator([64, 256], [4, 2], 128), 0, 2, k=32),  # A shared by side-by-side warpgroups
     swizzled_shared([64, 64], 8, 1, 8, [1, 0]),
     nvmma_shared([32, 64], 2),
     LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 1]]}, [4, 2]),
@@ -54,3 +58,7 @@ def test_parse_errors():
         parse_layout("blocked", [4])
     with pytest.raises(ValueError, match="unknown layout #mfma"):
         parse_layout("#mfma<>", [4])
+
+
+def test_the_ir_names_the_shared_in_dim_as_the_layouts_do():
+    assert SHARED_IN_DIM == OFFSET

@@ -140,3 +140,76 @@ def test_ir_round_trips_through_the_parser():
     again = parse_module(text, layout_parser=layouts)
     verify(again)
     assert print_module(again, locs=False) == text
+
+
+CHAIN = """tt.func @k(%pa: !ptr<f16>, %pb: !ptr<f16>, %pc: !ptr<f16>, %po: !ptr<f32>) {{
+  %0 = tt.make_range {{start = 0, end = {mk}}} : tensor<{mk}xi32>
+  %1 = tt.reshape %0 : tensor<{m}x{k}xi32>
+  %2 = tt.make_range {{start = 0, end = {kn}}} : tensor<{kn}xi32>
+  %3 = tt.reshape %2 : tensor<{k}x{n}xi32>
+  %4 = tt.make_range {{start = 0, end = {nd}}} : tensor<{nd}xi32>
+  %5 = tt.reshape %4 : tensor<{n}x{d}xi32>
+  %6 = tt.make_range {{start = 0, end = {md}}} : tensor<{md}xi32>
+  %7 = tt.reshape %6 : tensor<{m}x{d}xi32>
+  %8 = tt.splat %pa : tensor<{m}x{k}x!ptr<f16>>
+  %9 = tt.addptr %8, %1 : tensor<{m}x{k}x!ptr<f16>>
+  %10 = tt.splat %pb : tensor<{k}x{n}x!ptr<f16>>
+  %11 = tt.addptr %10, %3 : tensor<{k}x{n}x!ptr<f16>>
+  %12 = tt.splat %pc : tensor<{n}x{d}x!ptr<f16>>
+  %13 = tt.addptr %12, %5 : tensor<{n}x{d}x!ptr<f16>>
+  %14 = tt.load %9 : tensor<{m}x{k}xf16>
+  %15 = tt.load %11 : tensor<{k}x{n}xf16>
+  %16 = tt.load %13 : tensor<{n}x{d}xf16>
+  %17 = arith.constant {{value = 0.0}} : tensor<{m}x{n}xf32>
+  %18 = tt.dot %14, %15, %17 : tensor<{m}x{n}xf32>
+  %19 = tt.cast %18 {{rounding = "rtne"}} : tensor<{m}x{n}xf16>
+  %20 = arith.constant {{value = 0.0}} : tensor<{m}x{d}xf32>
+  %21 = tt.dot %19, %16, %20 : tensor<{m}x{d}xf32>
+  %22 = tt.splat %po : tensor<{m}x{d}x!ptr<f32>>
+  %23 = tt.addptr %22, %7 : tensor<{m}x{d}x!ptr<f32>>
+  tt.store %23, %21 : tensor<{m}x{d}xf32>
+  tt.return
+}}
+"""
+
+
+def chained(m=64, k=32, n=64, d=64, num_warps=4):
+    """``(a @ b).to(f16) @ c`` (attention's shape of two dots) with GPU layouts assigned, on sm_90a."""
+    text = CHAIN.format(m=m, k=k, n=n, d=d, mk=m * k, kn=k * n, nd=n * d, md=m * d)
+    module = parse_module(text)
+    module.options = CompileOptions(target="cuda", arch="sm_90a", num_warps=num_warps)
+    assign_layouts.run(module)
+    remove_layout_conversions.run(module)
+    return module
+
+
+@pytest.mark.parametrize("m, num_warps", [(64, 4), (128, 8)])
+def test_a_computed_from_an_accumulator_stays_in_registers(m, num_warps):
+    """The second dot reads its A (the first's accumulator, cast) as the A fragment: no buffer, no store."""
+    module = chained(m=m, num_warps=num_warps)
+    assert accelerate_dot.run(module)
+    verify(module)
+    first, second = of(module, WarpGroupDotOp)
+    assert not first.a_in_registers and second.a_in_registers
+    text = print_module(module, locs=False)
+    parent = re.escape(f"#wgmma<warpsPerCTA=[{num_warps}, 1], instrShape=[64, 64, 16]>")
+    body = text[text.index("ttng.warp_group_dot") :]  # from the first dot on; other ops may sit between these
+    expected = [
+        rf"(%\d+) = tt.cast %\d+ {{rounding = \"rtne\"}} : tensor<{m}x64xf16, {parent}>",
+        rf"(%\d+) = ttg.convert_layout \1 : tensor<{m}x64xf16, #dot_op<opIdx=0, parent={parent}, kWidth=2>>",
+        r"(%\d+) = ttg.local_alloc : tensor<64x64xf16, #nvmma_shared<[^>]*>>",
+        r"ttg.local_store \3, %\d+",
+        r"ttng.fence_async_shared",
+        rf"%\d+ = ttng.warp_group_dot \2, \3, %\d+ : tensor<{m}x64xf32, {parent}>",
+    ]
+    assert re.search(r"[\s\S]*?".join(expected), body), body
+    assert len(of(module, LocalStoreOp)) == 3  # the first dot's A and B, the second's B
+
+
+def test_negative_a_split_over_warpgroups_goes_through_shared_memory():
+    """Warpgroups side by side split the accumulator's columns, which every warpgroup's A needs whole."""
+    module = chained(m=64, num_warps=8)
+    assert accelerate_dot.run(module)
+    verify(module)
+    assert not any(d.a_in_registers for d in of(module, WarpGroupDotOp))
+    assert len(of(module, LocalStoreOp)) == 4

@@ -84,3 +84,50 @@ def test_negative_row_major_access_stays():
         }
         """,
     )
+
+
+#: one shape, an i8 load and an f32 store: the shape's vector is the i8 one (16 elements)
+MIXED = """
+#v16 = #blocked<sizePerThread=[16], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>
+#v4 = #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>
+tt.func @k(%x: !ptr<i8>, %y: !ptr<f32>) {
+  %0 = tt.make_range {start = 0, end = 2048} : tensor<2048xi32, #v16>
+  %1 = tt.splat %x : tensor<2048x!ptr<i8>, #v16>
+  %2 = tt.addptr %1, %0 : tensor<2048x!ptr<i8>, #v16>
+  %3 = tt.load %2 : tensor<2048xi8, #v16>
+  %4 = tt.cast %3 : tensor<2048xf32, #v16>
+  %5 = tt.splat %y : tensor<2048x!ptr<f32>, #v16>
+  %6 = tt.addptr %5, %0 : tensor<2048x!ptr<f32>, #v16>
+"""
+
+
+def test_wide_store_of_a_narrow_shape_gets_its_own_16_byte_vector():
+    check_pass(
+        coalesce,
+        MIXED
+        + """
+          tt.store %6, %4 : tensor<2048x!ptr<f32>, #v16>
+          tt.return
+        }
+        // CHECK:      %[[L:.*]] = tt.load %{{.*}} : tensor<2048xi8, #v16>
+        // CHECK:      %[[PC:.*]] = ttg.convert_layout %{{.*}} : tensor<2048x!ptr<f32>, #v4>
+        // CHECK-NEXT: %[[VC:.*]] = ttg.convert_layout %{{.*}} : tensor<2048xf32, #v4>
+        // CHECK-NEXT: tt.store %[[PC]], %[[VC]] : tensor<2048x!ptr<f32>, #v4>
+        """,
+        attrs={"num_warps": 4},
+    )
+
+
+def test_negative_narrow_access_keeps_the_shape_vector():
+    check_unchanged(
+        coalesce,
+        MIXED
+        + """
+          %7 = tt.splat %x : tensor<2048x!ptr<i8>, #v16>
+          %8 = tt.addptr %7, %0 : tensor<2048x!ptr<i8>, #v16>
+          tt.store %8, %3 : tensor<2048x!ptr<i8>, #v16>
+          tt.return
+        }
+        """,
+        attrs={"num_warps": 4},
+    )

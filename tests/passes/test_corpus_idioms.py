@@ -3,7 +3,7 @@
 Each test runs the frontend and the sm_90a passes on a corpus kernel, specialized as a Triton launch
 would specialize it (pointers and multiples of 16 divisible by 16), and checks what the pipeline
 made: the shared-memory budget, wgmma for fp8, no per-iteration trip through shared memory in
-attention, a matmul loop that overlaps its wgmma with the next copies.
+attention, matmul and attention loops that overlap their wgmma with the next copies.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import pytest
 from benchmarks.corpus import kernels
 from tilelab.compiler.ir.ops import (
     AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
     BarrierOp,
     ConvertLayoutOp,
+    FenceAsyncSharedOp,
     ForOp,
     LocalAllocOp,
     LocalStoreOp,
@@ -82,17 +84,48 @@ def test_attention_loop_has_no_layout_round_trip_and_q_is_stored_once():
     module = attention()
     loop = loop_of(module)
     stores = [op for op in loop.walk() if isinstance(op, LocalStoreOp)]
-    assert len(stores) == 1  # p, the A operand of the second wgmma; q is stored before the loop
+    assert not stores  # p, the A operand of the second wgmma, stays in registers; q is stored before the loop
+    first, second = [op for op in loop.body.ops if isinstance(op, WarpGroupDotOp)]
+    assert not first.a_in_registers and second.a_in_registers
     assert not any(isinstance(op, ConvertLayoutOp) for op in loop.walk())
     assert module.attrs["shared_bytes"] <= shared_memory_limit("sm_90a")
 
 
-def test_a_config_too_big_for_three_stages_gets_two():
-    # 128x128 tiles of k and v at d 128: three stages would need 256 KiB of shared memory
-    module = attention(bm=128, bn=128)
-    rings = [op for op in module.walk() if isinstance(op, LocalAllocOp) and op.attrs.get("stages")]
-    assert rings and {op.attrs["stages"] for op in rings} == {2}
+def ring_stages(module) -> set[int]:
+    return {op.attrs["stages"] for op in module.walk() if isinstance(op, LocalAllocOp) and op.attrs.get("stages")}
+
+
+def test_a_config_too_big_for_four_stages_gets_three():
+    # 128x128 tiles of k and v at d 128, q 32 KiB: four stages would need 288 KiB of shared memory,
+    # three 224 KiB (p, in registers, needs none)
+    module = attention(bm=128, bn=128, num_stages=4)
+    assert ring_stages(module) == {3}
     assert module.attrs["shared_bytes"] <= shared_memory_limit("sm_90a")
+    assert ring_stages(attention(bm=128, bn=128)) == {3}
+
+
+def test_attention_second_wgmma_runs_into_the_next_iteration():
+    """``p @ v`` is left in flight (``pendings = 1``); the next iteration's first dot waits for it.
+
+    The carried accumulator is read through a wait right after ``q @ k``; the copies into the slot
+    the previous iteration read come after ``p @ v``, behind a barrier; a wait after the loop.
+    """
+    module = attention()
+    loop = loop_of(module)
+    body = loop.body.ops
+    first, second = [op for op in body if isinstance(op, WarpGroupDotOp)]
+    assert first.attrs.get("pendings", 0) == 0 and second.attrs["pendings"] == 1
+    wait = body[body.index(first) + 1]
+    assert isinstance(wait, WarpGroupDotWaitOp) and wait.operands[0] is loop.body.args[2]  # acc
+    assert loop.body.args[2].users == [wait]
+    after = body[body.index(second) + 1 :]
+    assert isinstance(after[0], BarrierOp)
+    assert not any(isinstance(op, AsyncCopyGlobalToLocalOp) for op in body[: body.index(second)])
+    waits = [op for op in module.walk() if isinstance(op, WarpGroupDotWaitOp)]
+    assert len(waits) == 2 and waits[1].operands[0] is loop.results[1]
+    # the copies landed, fenced, then the one barrier: q @ k needs no barrier of its own
+    assert [type(op) for op in body[:3]] == [AsyncWaitOp, FenceAsyncSharedOp, BarrierOp]
+    assert not any(isinstance(op, BarrierOp | FenceAsyncSharedOp) for op in body[3 : body.index(first)])
 
 
 def test_a_config_that_cannot_fit_raises_out_of_resources():
@@ -115,3 +148,14 @@ def test_fp8_dot_takes_wgmma_with_k_major_b_and_carried_pointers_in_the_load_lay
 def test_shared_memory_limits_by_architecture():
     assert shared_memory_limit("sm_90a") == 232448 and shared_memory_limit("sm_80") == 166912
     assert shared_memory_limit("sm_86") == 101376 and shared_memory_limit(None) is None
+
+
+def test_negative_attention_with_p_in_shared_memory_waits_for_each_dot():
+    """Warpgroups side by side split p's columns: p goes through a buffer the next iteration stores
+    again, so ``p @ v`` must be done before the loop moves on (no dot left in flight)."""
+    module = attention(bm=64, bn=64, d=64, num_warps=8)
+    loop = loop_of(module)
+    first, second = [op for op in loop.body.ops if isinstance(op, WarpGroupDotOp)]
+    assert not second.a_in_registers
+    assert second.attrs.get("pendings", 0) == 0
+    assert not any(isinstance(op, WarpGroupDotWaitOp) for op in module.walk())

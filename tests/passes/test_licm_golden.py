@@ -94,3 +94,43 @@ def test_negative_loads_divisions_and_variant_ops_stay():
         }
         """,
     )
+
+
+def test_value_carried_unchanged_is_invariant():
+    """A carried value yielded back as is (a block pointer's stride): what uses it moves out."""
+    check_pass(
+        licm,
+        """
+        tt.func @k(%x: !ptr<i32>, %n: i32) {
+          %0, %1 = scf.for %i = %n to %n step %n iter_args(%s = %n, %o = %n) -> (i32, i32) {
+            %2 = arith.mul %s, %s : i32
+            %3 = arith.add %o, %2 : i32
+            tt.store %x, %3 : !ptr<i32>
+            scf.yield %s, %3 : i32, i32
+          }
+          tt.store %x, %0 : !ptr<i32>
+          tt.return
+        }
+        // CHECK:      %[[M:.*]] = arith.mul %n, %n
+        // CHECK-NEXT: scf.for %i = %n to %n step %n iter_args(%s = %n, %o = %n)
+        // CHECK-NEXT:   %[[A:.*]] = arith.add %o, %[[M]]
+        // CHECK:        scf.yield %n, %[[A]]
+        // CHECK:      tt.store %x, %n
+        """,
+    )
+
+
+def test_negative_value_carried_and_changed_stays_carried():
+    check_unchanged(
+        licm,
+        """
+        tt.func @k(%x: !ptr<i32>, %n: i32) {
+          %0 = scf.for %i = %n to %n step %n iter_args(%s = %n) -> (i32) {
+            %1 = arith.add %s, %i : i32
+            scf.yield %1 : i32
+          }
+          tt.store %x, %0 : !ptr<i32>
+          tt.return
+        }
+        """,
+    )

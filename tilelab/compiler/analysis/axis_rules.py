@@ -273,6 +273,17 @@ def _or_xor(a: AxisInfo, b: AxisInfo, fn) -> AxisInfo:
     return AxisInfo((1,) * a.rank, d, k, _both_const(a, b, fn))
 
 
+def _one_of(a: AxisInfo, b: AxisInfo, fn) -> AxisInfo:
+    """``min``/``max``: each element is ``a``'s or ``b``'s, so it has the divisibility both share.
+
+    A clamped bound (``min(max(n - off, 0), 64)``) stays a multiple of 16 when ``n`` and
+    ``off`` are: the masks compared against it stay constant over 16-element runs.
+    """
+    d = tuple(math.gcd(_elem_div(a, i), _elem_div(b, i)) for i in _dims(a))
+    k = tuple(math.gcd(x, y) for x, y in zip(a.constancy, b.constancy))
+    return AxisInfo((1,) * a.rank, d, k, _both_const(a, b, fn))
+
+
 def _unknown_keep_constancy(a: AxisInfo, b: AxisInfo) -> AxisInfo:
     k = tuple(math.gcd(x, y) for x, y in zip(a.constancy, b.constancy))
     return AxisInfo((1,) * a.rank, (1,) * a.rank, k)
@@ -289,6 +300,8 @@ _BINARY = {
     "and": _and,
     "or": lambda a, b: _or_xor(a, b, lambda x, y: x | y),
     "xor": lambda a, b: _or_xor(a, b, lambda x, y: x ^ y),
+    "min": lambda a, b: _one_of(a, b, min),
+    "max": lambda a, b: _one_of(a, b, max),
 }
 
 

@@ -5,9 +5,12 @@ A load takes a tile of pointers (``x_ptr + offs``), an optional i1 ``mask`` and 
 and ``other`` is converted to the pointee type.
 
 Block pointers (``tl.make_block_ptr``) are lowered here, in the frontend: a load
-through one becomes an ordinary pointer tile ``base + sum_d (off_d + arange(B_d)) *
-stride_d`` with a mask ``0 <= off_d + i < shape_d`` for each dimension listed in
-``boundary_check``.
+through one becomes an ordinary pointer tile ``base + sum_d off_d * stride_d + sum_d
+arange(B_d) * stride_d`` (in i64, as Triton: the corner is a scalar, the tile inside the
+block is the same at every offset, so a loop that advances the block pointer moves only
+the corner and keeps the tile from before the loop) with a mask ``0 <= off_d + i < shape_d``
+for each dimension listed in ``boundary_check`` (compared as ``low_d <= i < high_d``, two
+scalar bounds per access: ``_inside``).
 """
 
 from __future__ import annotations
@@ -170,16 +173,19 @@ class MemoryMixin:
         checks = unwrap(boundary_check) or ()
         checks = {self.constexpr_int(c, "boundary_check entries") for c in checks}
         rank = len(bp.block_shape)
-        ptr, mask = self.broadcast_to_shape(bp.base, bp.block_shape), None
+        base = bp.base
+        for off, stride in zip(bp.offsets, bp.strides):  # the block's corner: scalars, once per access
+            base = self.binary("+", base, self.binary("*", self.cast_scalar_to(off, irt.i64), stride))
+        ptr, mask = self.broadcast_to_shape(base, bp.block_shape), None
         for d, size in enumerate(bp.block_shape):
-            idx = self.binary("+", self.arange(0, size), bp.offsets[d])
+            idx = self.arange(0, size)  # inside the block: the same tile at every offset
             for _ in range(d):
                 idx = self.expand_dims(idx, 0)
             for _ in range(d + 1, rank):
                 idx = self.expand_dims(idx, -1)
             ptr = self.binary("+", ptr, self.binary("*", self.cast(idx, irt.i64), bp.strides[d]))
             if d in checks:
-                inside = self.logical("and", self.compare(">=", idx, 0), self.compare("<", idx, bp.shape[d]))
+                inside = self._inside(idx, bp.offsets[d], bp.shape[d], size)
                 inside = self.broadcast_to_shape(inside, bp.block_shape)
                 mask = inside if mask is None else self.logical("and", mask, inside)
         padding = unwrap(padding) or ""
@@ -189,6 +195,22 @@ class MemoryMixin:
         if mask is not None and padding:
             other = 0 if padding == "zero" else float("nan")
         return ptr, mask, other
+
+    def _inside(self, idx, off, shape, size: int):
+        """``0 <= off + idx < shape`` for ``idx`` in ``[0, size)``, compared in i32.
+
+        As ``low <= idx < high`` with the bounds ``-off`` and ``shape - off`` worked out once,
+        in i64 (no wrap-around, as Triton's i64 offsets), and clamped to ``[0, size]``: a
+        scalar pair per access, then one i32 compare per element and bound.
+        """
+        off = self.cast_scalar_to(off, irt.i64)
+
+        def bound(v):
+            v = self.minmax("min", self.minmax("max", v, 0), size)
+            return self.cast_scalar_to(v, irt.i32)
+
+        low, high = bound(self.binary("-", 0, off)), bound(self.binary("-", shape, off))
+        return self.logical("and", self.compare(">=", idx, low), self.compare("<", idx, high))
 
     # ------------------------------------------------------------------ debugging and hints
     def device_print(self, prefix, args, hex=False) -> None:

@@ -166,6 +166,10 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
     """
     if parent.params.get("kind") != "mma":
         raise ValueError("dot_operand needs an mma accumulator layout as its parent")
+    if parent.params.get("version") == 3:
+        if op_idx != 0:
+            raise ValueError("wgmma reads only its A operand from registers (B comes from shared memory)")
+        return wgmma_a_fragment(parent, k_width, k)
     (m, n), (wm, wn) = parent.params["shape"], parent.params["warps_per_cta"]
     k = int(k or 8 * k_width)
     kw = log2_exact(k_width, "k_width")
@@ -187,6 +191,39 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
     bases = _fit_to_shape({REGISTER: reg, LANE: lane, WARP: warp}, shape, order)
     name = f"#dot_op<opIdx={op_idx}, parent={parent}, kWidth={k_width}>"
     return LinearLayout(bases, shape).named(name, kind="dot_operand", op_idx=op_idx, parent=parent, k_width=k_width)
+
+
+def wgmma_a_fragment(parent: LinearLayout, k_width: int = 2, k: int | None = None) -> LinearLayout:
+    """The A operand of ``wgmma.mma_async.m64nNk16`` read from registers, for the ``#wgmma`` ``parent``.
+
+    Per warpgroup a 64 x 16 slice of A sits in four 32-bit registers per thread (PTX ISA,
+    "Register Fragments for wgmma ... A"): warp ``w % 4`` holds rows ``16 * (w % 4)`` to
+    ``16 * (w % 4) + 15``, inside a warp the ``mma.sync m16n8k16`` A pattern (lane ``t``: rows
+    ``t//4`` and ``t//4 + 8``, columns ``2*(t%4) + {0, 1}`` and those plus 8). That is the
+    accumulator's own pattern on a 64 x 16 tile, so an accumulator whose columns are the next
+    dot's K (attention's ``p``) becomes this operand without moving between threads. Warpgroups
+    stacked along M take their own rows; warpgroups side by side along N share A. Only 16-bit
+    types (``k_width`` 2): larger K repeats in registers, then M.
+
+        >>> acc = wgmma_accumulator([64, 64], [4, 1], 64)
+        >>> a = wgmma_a_fragment(acc, k=32)
+        >>> a.apply(register=[0, 1, 2, 4], lane=5, warp=2).tolist()
+        [[33, 2], [33, 3], [41, 2], [33, 10]]
+    """
+    if k_width != 2:
+        raise ValueError(f"wgmma reads A from registers for 16-bit types only (kWidth=2), got kWidth={k_width}")
+    (m, _), (wm, wn) = parent.params["shape"], parent.params["warps_per_cta"]
+    k = int(k or 16)
+    bases = {
+        REGISTER: [[0, 1], [8, 0], [0, 8]],
+        LANE: [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
+        WARP: [[16, 0], [32, 0]]
+        + [[64 << b, 0] for b in range(log2_exact(wm // 4, "warpgroups"))]
+        + [[0, 0]] * log2_exact(wn, "warpgroups"),
+    }
+    bases = _fit_to_shape(bases, [m, k], order=[1, 0])
+    name = f"#dot_op<opIdx=0, parent={parent}, kWidth={k_width}>"
+    return LinearLayout(bases, [m, k]).named(name, kind="dot_operand", op_idx=0, parent=parent, k_width=k_width)
 
 
 def _ls(values) -> str:

@@ -109,12 +109,15 @@ class LinearLayout:
     # ------------------------------------------------------------------ flat bit vectors
 
     def _shifts(self) -> list[int]:
-        """Bit position of each output dim in the flat (row-major) element index."""
-        shifts, acc = [], 0
-        for _, size in reversed(self.out_dims):
-            shifts.append(acc)
-            acc += log2_exact(size)
-        return shifts[::-1]
+        """Bit position of each output dim in the flat (row-major) element index (kept: layouts never change)."""
+        shifts = self.__dict__.get("_shift_list")
+        if shifts is None:
+            shifts, acc = [], 0
+            for _, size in reversed(self.out_dims):
+                shifts.append(acc)
+                acc += log2_exact(size)
+            shifts = self.__dict__["_shift_list"] = shifts[::-1]
+        return shifts
 
     def flatten(self, vector: Sequence[int]) -> int:
         """The row-major linear index of a coordinate vector (a bit vector over GF(2))."""

@@ -152,10 +152,16 @@ def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> 
         raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
     to_offset = reg.invert_and_compose(shared)
     v = _vector_width(to_offset, elem_bytes)
-    offsets = to_offset.coords()[..., 0]  # [warp, lane, register]
+    # Warp w's offsets are warp 0's XOR one constant (the map is linear); XOR with a constant permutes
+    # 4-byte words and banks alike, so every warp takes warp 0's wavefronts: count warp 0 only.
+    lane, register = np.meshgrid(
+        np.arange(to_offset.in_size(LANE)), np.arange(to_offset.in_size(REGISTER)), indexing="ij"
+    )
+    offsets = to_offset.apply(lane=lane, register=register)[None, ..., 0]  # [1, lane, register]
     lanes = offsets.shape[1]
     access = v * elem_bytes
-    per = _all_wavefronts(offsets * elem_bytes, v, access)
+    warps = to_offset.in_size(WARP) if WARP in to_offset.in_dims else 1
+    per = np.broadcast_to(_all_wavefronts(offsets * elem_bytes, v, access), (warps, offsets.shape[2] // v))
     ideal = max(1, -(-lanes * access // (BANKS * BANK_BYTES)))
     return BankConflicts(int(per.max()), ideal, v, access, per)
 

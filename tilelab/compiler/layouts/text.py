@@ -73,8 +73,11 @@ def parse_layout(text: str, shape) -> LinearLayout:
         return wgmma_accumulator(shape, _ints(f["warpsPerCTA"]), _ints(f["instrShape"])[1])
     if name == "dot_op":
         op_idx, k_width = int(f["opIdx"]), int(f["kWidth"])
-        wm, wn = _ints(_fields(f["parent"])[2]["warpsPerCTA"])
+        parent_fields = _fields(f["parent"])[2]
+        wm, wn = _ints(parent_fields["warpsPerCTA"])
         acc_shape = [shape[0], 8 * wn] if op_idx == 0 else [16 * wm, shape[1]]
+        if "instrShape" in parent_fields:  # a #wgmma parent: its columns are whole instructions
+            acc_shape = [shape[0], _ints(parent_fields["instrShape"])[1] * wn]
         parent = parse_layout(f["parent"], acc_shape)
         return dot_operand(parent, op_idx, k_width, k=shape[1] if op_idx == 0 else shape[0])
     if name == "swizzled_shared":

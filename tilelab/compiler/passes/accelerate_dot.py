@@ -44,8 +44,9 @@ accumulator's layout (and every value that shares it: the loop-carried accumulat
 N-major (K-major where it was loaded K-contiguous) into ``#nvmma_shared`` buffers (the
 swizzled layouts the descriptors can address); a ``ttng.fence_async_shared`` makes those
 ordinary stores visible to the tensor cores' async proxy, and the dot becomes
-``ttng.warp_group_dot``. On other architectures (sm_80, sm_86, sm_89, plain sm_90) or
-shapes, the mma.sync path above stays.
+``ttng.warp_group_dot``. A 16-bit A computed in registers from an accumulator (attention's
+``p``) skips the buffer where it can: ``register_a_layout``. On other architectures (sm_80,
+sm_86, sm_89, plain sm_90) or shapes, the mma.sync path above stays.
 
 before (arch=sm_90a, num_warps=4):
     tt.func @k() {
@@ -84,7 +85,15 @@ from tilelab.compiler.ir.ops import (
 )
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.ir.rewriter import Rewriter
-from tilelab.compiler.layouts import WARP, LinearLayout, dot_operand, nvmma_shared, slice_layout
+from tilelab.compiler.layouts import (
+    WARP,
+    LinearLayout,
+    dot_operand,
+    needed_indices,
+    nvmma_shared,
+    registers_holding,
+    slice_layout,
+)
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.assign_layouts import FP8, collapse
@@ -254,6 +263,32 @@ def stored_value(v: Value, is_a: bool = False) -> Value:
     return Rewriter.insert_before(trans, new).result
 
 
+def register_a_layout(dot: DotOp) -> LinearLayout | None:
+    """The A fragment layout when wgmma can read ``dot``'s A from registers, else None.
+
+    wgmma takes a 16-bit A either through a shared-memory descriptor or as four 32-bit
+    registers per thread. Registers pay where A is computed in registers from an mma
+    accumulator (attention's ``p = exp2(qk - m)``, a chained ``(x @ w1) @ w2``): its
+    ``#wgmma`` pattern is the A fragment's (``layouts.wgmma_a_fragment``), so the conversion
+    moves nothing between threads, where shared memory costs a store, a fence and a barrier
+    per iteration. It applies only when that conversion stays in every thread's registers
+    (the source's warpgroups do not split its columns); a loaded A keeps its shared buffer
+    (and its asynchronous copies).
+    """
+    a = dot.operands[0]
+    if isinstance(a.defining_op, ConvertLayoutOp):
+        a = a.defining_op.src
+    src, acc = a.type.layout, dot.operands[2].type.layout
+    if src is None or src.params.get("kind") != "mma" or a.type.element.itemsize != 2:
+        return None
+    fragment = dot_operand(acc, 0, k=a.type.shape[-1])
+    num_warps = 1 << len(acc.in_bases(WARP))
+    if (1 << len(src.in_bases(WARP))) != num_warps:
+        return None
+    needed = needed_indices(fragment, num_warps, lambda i: i)
+    return fragment if registers_holding(src, needed, num_warps) is not None else None
+
+
 def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``.
 
@@ -261,12 +296,16 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     memory converts anyway, and the source's layout (a load's, made for its addresses) picks
     the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
     A transposed operand is stored from a free transpose of its source (``stored_value``).
+    An A that ``register_a_layout`` accepts is converted to the A fragment instead, no buffer.
     """
     loc = dot.loc
     instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
     buffers: list[Value] = []
     new_ops = []
-    for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n)):
+    a_fragment = register_a_layout(dot)
+    if a_fragment is not None:  # attention's p: straight from the registers it was computed in
+        buffers.append(insert_conversion(dot, dot.operands[0], a_fragment))
+    for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n))[len(buffers) :]:
         v = stored_value(v, is_a=n is None)
         alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
         store = LocalStoreOp(alloc.result, v, loc=loc)

@@ -10,6 +10,9 @@ the op's layout, the op gets a blocked layout with that dim first, its operands 
 converted to it (and a load's result converted back), so that the conversion -- a trip
 through shared memory -- happens once in registers instead of in every memory access.
 ``remove-layout-conversions`` then folds conversions that cancel.
+Tiles of one shape share the vector of their narrowest type; an access of a wider type
+whose thread run passes 16 bytes (the f32 store of an fp8 matmul's 128x256 tile, 16
+elements per thread) gets its own 16-byte layout the same way (``_own_vector``).
 
 A 32x32 tile written transposed, ``out[i + 32 * j] = i + 32 * j`` (the addresses run along dim 0;
 4 warps):
@@ -79,6 +82,25 @@ def wanted_order(contiguity) -> list[int] | None:
     return [best] + [d for d in reversed(range(rank)) if d != best]
 
 
+def _own_vector(t, vec: int) -> int | None:
+    """A narrower vector for a wide-typed access of a blocked tile whose run passes 16 bytes, or None.
+
+    Tiles of one shape share the vector of their narrowest type (``access_vectors``): with
+    an fp8 ``128x256`` load, the f32 ``128x256`` store gets 16 elements (64 bytes) per
+    thread, moved as four 16-byte accesses whose lanes sit 64 bytes apart (a quarter of
+    each sector group per instruction, and 4-way bank conflicts reading the epilogue's
+    shared buffer). Such an access gets its own 16-byte layout, its operands converted.
+    """
+    spt = t.layout.params.get("size_per_thread")
+    if t.layout.params.get("kind") != "blocked" or spt is None:
+        return None
+    size = max(1, t.element.pointee.itemsize)
+    own = max(1, 16 // size)
+    if spt[fastest_dim(t.layout)] <= own or vec <= own:
+        return None
+    return own
+
+
 def _retarget(block: Block, op, layout, num_warps: int) -> None:
     for i, v in enumerate(op.operands):
         if v.type.is_tensor and v.type.layout != layout:
@@ -100,9 +122,12 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
             continue
         t = op.ptr.type
         order = wanted_order(info[op.ptr].contiguity)
+        vec = vectors.get(tuple(t.shape), 4)
         if order is None or fastest_dim(t.layout) == order[0]:
-            continue
-        layout = tile_layout(t.shape, num_warps, vectors.get(tuple(t.shape), 4), order, warp_size)
+            vec = _own_vector(t, vec)
+            if vec is None:
+                continue
+        layout = tile_layout(t.shape, num_warps, vec, order, warp_size)
         back = _retarget(block, op, layout, num_warps)
         if back is not None:  # the load's readers now read it converted back
             op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)

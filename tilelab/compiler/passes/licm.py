@@ -7,6 +7,10 @@ just before the ``scf.for`` / ``scf.while``. Inner loops are handled first, so a
 can climb out of several loops. Never moved: loads, stores, atomics, ops with regions,
 and integer division or remainder (the loop may run zero times, and a hoisted division
 by zero would then run when the program never asked for it).
+A value an ``scf.for`` carries but yields back unchanged (a block pointer's base, shape
+and strides, carried because ``tl.advance`` moves only its offsets) is the same in every
+iteration too: its uses become the initial value first, so what is built from it can
+move out (``dce`` then drops the carried slot).
 
 before:
     tt.func @k(%x: !ptr<f32>, %n: i32) {
@@ -41,7 +45,7 @@ after:
 from __future__ import annotations
 
 from ..ir.core import Module, Op, Value
-from ..ir.ops import BinaryOp
+from ..ir.ops import BinaryOp, ForOp, YieldOp
 from ..ir.rewriter import Rewriter
 from ..ir.traits import Loop
 from . import tracing
@@ -76,9 +80,30 @@ def invariant_op(op: Op, loop: Op) -> None:
     Rewriter.move_before(op, loop)
 
 
-def _hoist_from(loop: Op) -> bool:
-    inside = _defined_inside(loop)
+def unchanged_carried_value(loop: ForOp, i: int) -> None:
+    """A carried value yielded back unchanged is its initial value, inside the loop and after it."""
+    init = loop.init_args[i]
+    loop.body.args[i + 1].replace_all_uses_with(init)
+    loop.results[i].replace_all_uses_with(init)
+
+
+def _fold_unchanged_carried(loop: Op) -> bool:
+    if not isinstance(loop, ForOp) or not isinstance(loop.body.terminator, YieldOp):
+        return False
     changed = False
+    yielded = loop.body.terminator.operands
+    for i, arg in enumerate(loop.body.args[1:]):
+        if yielded[i] is not arg:
+            continue
+        tracing.fired(unchanged_carried_value, loop)
+        unchanged_carried_value(loop, i)
+        changed = True
+    return changed
+
+
+def _hoist_from(loop: Op) -> bool:
+    changed = _fold_unchanged_carried(loop)
+    inside = _defined_inside(loop)
     for region in loop.regions:
         for op in list(region.block.ops):
             if not _hoistable(op) or any(v in inside for v in op.operands):

@@ -109,7 +109,7 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
-from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
+from tilelab.compiler.ir.ops.gpu import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
@@ -408,6 +408,8 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
     if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
         return False
+    if dots[0].a_in_registers:  # its A registers would have to outlive the iteration
+        return False
     dot, index = dots[0], body.args.index(dots[0].acc) - 1
     if dot.acc.users != [dot] or dot.result.users != [body.terminator]:
         return False
@@ -426,11 +428,106 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     for i, op in enumerate([BarrierOp(loc=loop.loc), *moved]):
         body.insert(at + i, op)
     dot.attrs["pendings"] = 1
+    _wait_after_loop(loop, index)
+    return True
+
+
+def _wait_after_loop(loop: ForOp, index: int) -> None:
+    """A ``warp_group_dot_wait {pendings = 0}`` after ``loop`` that its result ``index``'s readers read through."""
     result = loop.results[index]
     wait = WarpGroupDotWaitOp(result, 0, loc=loop.loc)
     Rewriter.insert_after(loop, wait)
     result.replace_uses_if(wait.result, lambda user: user is not wait)
+
+
+def overlap_last_wgmma(func, loop: ForOp) -> bool:
+    """Keep a loop's last wgmma running into the next iteration, until its first wgmma's wait.
+
+    Applies to a pipelined loop with several ``warp_group_dot``s (attention: ``qk = q @ k``,
+    then ``acc = p @ v + acc * alpha``) whose last one accumulates into a carried value that the
+    next iteration reads only after its first dot, and which reads shared memory only from ring
+    slots (its A in registers, B pipelined). That first dot waits with ``pendings = 0``
+    anyway (its result feeds the softmax), which also completes the previous iteration's last
+    dot; so the last dot waits with ``pendings = 1`` (not at all: the group before it is done),
+    and the carried value's readers read it through a ``ttng.warp_group_dot_wait {pendings = 0}``
+    placed right after the first dot (the same wait for the hardware, and the point after which
+    the compiler may read its registers). The copies into the ring slot that the previous
+    iteration's dots read move after the last dot, behind a barrier: every warpgroup has passed
+    its wait by then. After the loop a wait completes the result before its readers.
+    """
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
+    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
+    if len(dots) < 2 or not copies or len(commits) != 1:
+        return False
+    first, last = dots[0], dots[-1]
+    if last.result.users != [body.terminator] or body.terminator.operands.count(last.result) != 1:
+        return False
+    if not all(isinstance(v.defining_op, MemDescIndexOp) for v in shared_reads(last)):
+        return False  # a buffer stored in the loop (p before it came from registers) could be overwritten in flight
+    index = body.terminator.operands.index(last.result)
+    carried = body.args[index + 1]
+    order = {op: i for i, op in enumerate(body.ops)}
+    readers = [_top_level(user, body) for user in carried.users]
+    if any(r is None or order[r] <= order[first] for r in readers):
+        return False
+    if any(order[op] > order[first] for op in copies + commits):
+        return False  # the pipeliner put the copies first; anything else is not this shape
+    _move_copies_after(body, last, copies, commits[0], loop.loc)
+    _fence_before_the_barrier(body, first)
+    wait = WarpGroupDotWaitOp(carried, 0, loc=loop.loc)
+    Rewriter.insert_after(first, wait)
+    carried.replace_uses_if(wait.result, lambda user: user is not wait)
+    last.attrs["pendings"] = 1
+    _wait_after_loop(loop, index)
     return True
+
+
+def _fence_before_the_barrier(body: Block, first: Op) -> None:
+    """Move the first dot's proxy fence up between the loop's ``async_wait`` and its barrier.
+
+    With the copies gone to the end of the body, nothing between that barrier and the dot
+    writes shared memory: fenced before the barrier, the operands are ready for every
+    warpgroup and the dot's lowering needs no second barrier (``lower_wgmma._after_barrier``).
+    """
+    at = body.ops.index(first)
+    fence = body.ops[at - 1] if at > 0 else None
+    if not isinstance(fence, FenceAsyncSharedOp) or len(body.ops) < 2:
+        return
+    wait, barrier = body.ops[0], body.ops[1]
+    if not isinstance(wait, AsyncWaitOp) or not isinstance(barrier, BarrierOp):
+        return
+    between = body.ops[2 : at - 1]
+    writes = (LocalStoreOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, FenceAsyncSharedOp, BarrierOp)
+    if any(isinstance(o, writes) for op in between for o in op.walk()):
+        return
+    body.remove(fence)
+    body.insert(1, fence)
+
+
+def _top_level(op: Op, body: Block) -> Op | None:
+    """The op of ``body`` that is ``op`` or holds it in a region (None: outside ``body``)."""
+    while op is not None and op.parent is not body:
+        region = op.parent.parent if op.parent is not None else None
+        op = region.parent if region is not None else None
+    return op
+
+
+def _move_copies_after(body: Block, anchor: Op, copies: list, commit: Op, loc: Loc) -> None:
+    """Move ``copies`` (with their slot views) and ``commit`` right after ``anchor``, behind a barrier."""
+    moved = []
+    for copy in copies:
+        view = copy.operands[0].defining_op
+        if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
+            moved.append(view)
+        moved.append(copy)
+    moved.append(commit)
+    for op in moved:
+        body.remove(op)
+    at = body.ops.index(anchor) + 1
+    for i, op in enumerate([BarrierOp(loc=loc), *moved]):
+        body.insert(at + i, op)
 
 
 def run(module: Module) -> bool:
@@ -446,5 +543,5 @@ def run(module: Module) -> bool:
                 stages = fitting_stages(func, loop, int(stages), limit)
             if stages >= 2 and pipeline_loop(loop, int(stages)):
                 changed = True
-                overlap_wgmma(func, loop)
+                overlap_wgmma(func, loop) or overlap_last_wgmma(func, loop)
     return changed

@@ -83,7 +83,22 @@ def _host() -> tuple[llvm.Target, str, str]:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    for option in llvm_workarounds(cpu, features):
+        llvm.set_option("", option)
+    return target, cpu, features
+
+
+def llvm_workarounds(cpu: str, features: str) -> list[str]:
+    """LLVM options that keep this host's code generator clear of its known bugs.
+
+    On Intel AVX-512 hosts, the loop vectorizer's interleaved groups (a 16x8 row sum's strided
+    ``shufflevector``s of a ``<64 x float>``) make the x86 code generator abort the process
+    ("Unexpected illegal type!" in ``LegalizeDAG``, LLVM 22): those loops use gathers instead.
+    ``tests/cpu/test_llvm_workarounds.py`` compiles that kernel for such a CPU in a subprocess.
+    """
+    intel_avx512 = "+avx512f" in features.split(",") and not cpu.startswith("znver")
+    return ["-enable-interleaved-mem-accesses=0"] if intel_avx512 else []
 
 
 def needs_unrolling(module) -> bool:

@@ -112,9 +112,21 @@ class CudaLowering:
         self.scratch_barriers: set = set()  # barriers that order the scratch buffer only (``barrier``)
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
+        self._uniform_warp: ir.Value | None = None
         self.tid = hooks.thread_id(self)
         self.lane = self.entry.and_(self.tid, ir.Constant(I32, self.warp_size - 1), name="lane")
         self.warp = self.entry.lshr(self.tid, ir.Constant(I32, self.warp_size.bit_length() - 1), name="warp")
+
+    @property
+    def uniform_warp(self) -> ir.Value:
+        """The warp index as ptxas sees it uniform (``hooks.warp_id``: a lane-0 broadcast), made once.
+
+        ``warp`` (``tid >> 5``) lets LLVM fold lane and warp bits back into ``tid`` arithmetic;
+        this one is for values ptxas should keep in uniform registers (wgmma descriptors).
+        """
+        if self._uniform_warp is None:
+            self._uniform_warp = self.hooks.warp_id(self)
+        return self._uniform_warp
 
     #: the GPU's compute capability as a number (90 for sm_90a); set by the kernel builder
     sm = 90

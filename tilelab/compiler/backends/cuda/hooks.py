@@ -70,6 +70,19 @@ class NvvmHooks:
         """The thread's index in its program (``%tid.x``), emitted in the entry block."""
         return lw.entry.call(lw.function("llvm.nvvm.read.ptx.sreg.tid.x", I32, []), [], name="tid")
 
+    def warp_id(self, lw) -> ir.Value:
+        """The thread's warp (``tid / 32``), broadcast from lane 0 with ``shfl.sync.idx`` in the entry block.
+
+        The value is the same for the whole warp either way; the shuffle tells ptxas so. What
+        depends only on the warp (a warpgroup's wgmma descriptors, a warp's shared offsets)
+        then lives in uniform registers and is computed on the uniform datapath, instead of
+        being moved into them (``R2UR``) before every wgmma (as Triton's warp id does).
+        """
+        warp = lw.entry.lshr(lw.tid, ir.Constant(I32, self.warp_size.bit_length() - 1))
+        shfl = lw.function("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+        args = [ir.Constant(I32, -1), warp, ir.Constant(I32, 0), ir.Constant(I32, 31)]
+        return lw.entry.call(shfl, args, name="warp")
+
     def program_id(self, lw, axis: int) -> ir.Value:
         return lw.b.call(lw.function(f"llvm.nvvm.read.ptx.sreg.ctaid.{'xyz'[axis]}", I32, []), [])
 

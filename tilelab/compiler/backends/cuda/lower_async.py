@@ -29,7 +29,7 @@ from tilelab.compiler.layouts import contiguous_elements, vector_run
 from ..common.types import I32
 from .context import const_i32, lower
 from .lower_memory import _load_group, from_bits, memory_bits, to_bits
-from .lower_shape import _affine_split
+from .lower_shape import _affine_split, xor_const
 from .lower_shared import SharedBuffer, first_index
 
 
@@ -85,7 +85,7 @@ def lower_async_copy(lw, op):
     first = first_index(lw, buf)
     smem = lw.shared(it, 0, private=False)
     for r in range(0, len(consts), v):
-        index = lw.b.add(lw.b.xor(per_thread, const_i32(consts[r])), first)
+        index = lw.b.add(xor_const(lw.b, per_thread, flats, consts[r]), first)
         ptr = lw.smem_elem(smem, index, it, private=False)
         pred = mask.regs[r] if mask is not None else None
         if v * bits >= 32:

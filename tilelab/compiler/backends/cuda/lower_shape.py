@@ -80,14 +80,14 @@ def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
         v = vector_run(consts, flats, bits)
         for r in range(0, len(consts), v):
             values = [to_bits(b, x, elem) for x in src.regs[r : r + v]]
-            _store_run(lw, smem, b.add(b.xor(base, const_i32(consts[r])), const_i32(offset)), it, values)
+            _store_run(lw, smem, b.add(xor_const(b, base, flats[:-1], consts[r]), const_i32(offset)), it, values)
         offset += src.layout.num_elements
     lw.barrier()
     const_part, per_thread, flats = _affine_split(lw, dst, source_index)
     v = vector_run(const_part, flats, bits)
     regs = []
     for r in range(0, len(const_part), v):
-        run = _load_run(lw, smem, b.xor(per_thread, const_i32(const_part[r])), it, v)
+        run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
         regs += [from_bits(b, x, elem) for x in run]
     lw.barrier()
     return regs
@@ -117,6 +117,23 @@ def _load_run(lw, smem, index, it, v) -> list:
         return [b.load(lw.smem_elem(smem, index, it))]
     vec = b.load(_vector_pointer(lw, smem, index, it, v), align=v * it.width // 8)
     return [b.extract_element(vec, const_i32(j)) for j in range(v)]
+
+
+def xor_const(b, per_thread: ir.Value, thread_flats, const: int) -> ir.Value:
+    """``per_thread ^ const``, ``per_thread`` an XOR of ``thread_flats``: constant bits no thread sets are added.
+
+    A bit of ``const`` outside every per-thread basis is never set in ``per_thread``, so XOR
+    and ADD agree on it: ``(per_thread ^ overlap) + rest``. The addresses of a thread's
+    registers then differ by an added constant (``[r + 4096]`` in PTX, an immediate in SASS)
+    instead of each being its own XOR, held in its own register (through a loop, when LLVM
+    hoists the epilogue's addresses out of a persistent kernel's tile loop).
+    """
+    thread_bits = 0
+    for flat in thread_flats:
+        thread_bits |= int(flat)
+    overlap, rest = const & thread_bits, const & ~thread_bits
+    base = b.xor(per_thread, const_i32(overlap)) if overlap else per_thread
+    return b.add(base, const_i32(rest)) if rest else base
 
 
 def _affine_split(lw, dst: LinearLayout, source_index):

@@ -24,7 +24,7 @@ from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
 from .context import GTile, LoweringBug, const_i32, lower
 from .lower_ldmatrix import emit_ldmatrix, ldmatrix_enabled, plan_ldmatrix
 from .lower_memory import from_bits, memory_bits, to_bits
-from .lower_shape import _affine_split
+from .lower_shape import _affine_split, xor_const
 
 
 @dataclass
@@ -82,7 +82,7 @@ def lower_local_store(lw, op):
     v = vector_run(consts, flats, buf.bits)
     first = first_index(lw, buf)
     for r in range(0, len(consts), v):
-        index = b.add(b.xor(per_thread, const_i32(consts[r])), first)
+        index = b.add(xor_const(b, per_thread, flats, consts[r]), first)
         values = [to_bits(b, x, tile.elem) for x in tile.regs[r : r + v]]
         if v == 1:
             b.store(values[0], _pointer(lw, index, it, 1))
@@ -106,7 +106,7 @@ def lower_local_load(lw, op):
     first = first_index(lw, buf)
     regs = []
     for r in range(0, len(consts), v):
-        index = b.add(b.xor(per_thread, const_i32(consts[r])), first)
+        index = b.add(xor_const(b, per_thread, flats, consts[r]), first)
         if v == 1:
             regs.append(from_bits(b, b.load(_pointer(lw, index, it, 1)), t.element))
             continue

@@ -33,10 +33,16 @@ through the wait, so nothing reads them before the tensor cores are done)::
     wgmma.commit_group.sync.aligned;
     wgmma.wait_group.sync.aligned 0;
 
+A 16-bit A can also come from registers (``WarpGroupDotOp.a_in_registers``: attention's
+``p``, converted from the first dot's accumulator without moving): each instruction then
+takes four 32-bit registers, pairs of A elements in the ``fragment(16)`` pattern, in place of
+A's descriptor (``{a0, a1, a2, a3}, descB, p, 1, 1, transB``: no A transpose operand).
+
 ``ttng.fence_async_shared`` becomes ``fence.proxy.async.shared::cta``: the operands were
 written by ordinary stores (or ``cp.async``), which the tensor cores' async proxy sees only
-after that fence; a barrier follows (the one ``insert-barriers`` placed right before the dot,
-else one emitted here) so that every thread's bytes are there.
+after that fence. A barrier orders every thread's bytes before the dot: one found walking back
+from it past ops that write no operand buffer (the proxy fence included: Triton emits the same
+``bar.sync; fence.proxy.async`` pair), else one emitted here.
 """
 
 from __future__ import annotations
@@ -45,11 +51,21 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import BarrierOp, FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from tilelab.compiler.ir.ops import (
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    BarrierOp,
+    FenceAsyncSharedOp,
+    LocalStoreOp,
+    WarpGroupDotOp,
+    WarpGroupDotWaitOp,
+)
 from tilelab.compiler.layouts import REGISTER, WARP, LinearLayout
+from tilelab.compiler.layouts.distributed import wgmma_a_fragment
 
 from ..common.types import F32, I32, I64
 from .context import GTile, LoweringBug, const_i32, lower, xor_flat
+from .lower_memory import to_bits
 from .lower_shared import first_index
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
@@ -261,60 +277,115 @@ def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
 WGMMA_TYPES = {"f16": ("f16", 16), "bf16": ("bf16", 16), "fp8e4nv": ("e4m3", 32), "fp8e5": ("e5m2", 32)}
 
 
-def _wgmma(lw, kind: str, instr_n: int, acc_regs, desc_a, desc_b, trans_b: int) -> list:
+def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int) -> list:
     """One ``wgmma.mma_async``; ``trans_b`` is 1 for an N-major B, 0 for a K-major one (A is K-major).
 
-    8-bit types have no transpose operands (both operands are K-major).
+    ``a`` is A's descriptor (an i64), or its four packed registers (a list: ``{a0, a1, a2, a3}``,
+    which has no A transpose operand). 8-bit types have no transpose operands (both operands
+    are K-major).
     """
     n_out = len(acc_regs)
     outs = ", ".join(f"${i}" for i in range(n_out))
-    da, db, scale = 2 * n_out, 2 * n_out + 1, 2 * n_out + 2
+    a_regs = a if isinstance(a, list) else [a]
+    first = 2 * n_out
+    db, scale = first + len(a_regs), first + len(a_regs) + 1
+    a_text = "{" + ", ".join(f"${first + i}" for i in range(len(a_regs))) + "}" if len(a_regs) > 1 else f"${first}"
     name, k = WGMMA_TYPES[kind]
-    transposes = f", 0, {trans_b}" if k == 16 else ""
+    transposes = (f", {trans_b}" if len(a_regs) > 1 else f", 0, {trans_b}") if k == 16 else ""
     text = (
         f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
-        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{k}.f32.{name}.{name} {{{outs}}}, ${da}, ${db}, "
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{k}.f32.{name}.{name} {{{outs}}}, {a_text}, ${db}, "
         f"p, 1, 1{transposes}; }}"
     )
-    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + ["l", "l", "r"])
-    args = [*acc_regs, desc_a, desc_b, const_i32(1)]
+    a_cons = ["r"] * len(a_regs) if len(a_regs) > 1 else ["l"]
+    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "r"])
+    args = [*acc_regs, *a_regs, desc_b, const_i32(1)]
     ftype = ir.FunctionType(ir.LiteralStructType([F32] * n_out), [a.type for a in args])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), args)
     return [lw.b.extract_value(res, i) for i in range(n_out)]
 
 
 def _fence(lw, regs: list) -> list:
-    """``wgmma.fence``, the accumulator registers tied through it.
+    """``wgmma.fence``, the accumulator registers (and A's, when in registers) tied through it.
 
-    PTX requires the fence *after* every write of the accumulator registers by other
+    PTX requires the fence *after* every write of the accumulator and A registers by other
     instructions; passing them through it keeps the compiler from materializing them
-    (the moves of a zero accumulator, say) between the fence and the first wgmma.
+    (the moves of a zero accumulator, the packing of A, say) between the fence and the
+    first wgmma.
     """
     return _tied(lw, "wgmma.fence.sync.aligned;", regs)
 
 
 def _wait(lw, regs: list, pendings: int = 0) -> list:
-    """``wgmma.commit_group`` + ``wait_group pendings``, the accumulator registers tied through it."""
+    """``wgmma.commit_group`` + ``wait_group pendings``, the registers tied through it.
+
+    With A in registers they are tied too: the tensor cores read them until the wait, so
+    nothing may reuse them before it.
+    """
     return _tied(lw, f"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned {pendings};", regs)
 
 
 def _tied(lw, text: str, regs: list) -> list:
-    """Run ``text`` with ``regs`` as in-out f32 operands (each output in its input's register)."""
+    """Run ``text`` with ``regs`` as in-out operands (f32 or i32; each output in its input's register)."""
     n = len(regs)
-    cons = ",".join(["=f"] * n + [str(i) for i in range(n)]) + ",~{memory}"
-    ftype = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n)
+    letters = ["r" if r.type == I32 else "f" for r in regs]
+    cons = ",".join([f"={c}" for c in letters] + [str(i) for i in range(n)]) + ",~{memory}"
+    ftype = ir.FunctionType(ir.LiteralStructType([r.type for r in regs]), [r.type for r in regs])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), regs)
     return [lw.b.extract_value(res, i) for i in range(n)]
+
+
+def a_fragment_registers(layout: LinearLayout, origin_row: int, k0: int) -> list[int]:
+    """The A tile's registers ``a0..a7`` (lane 0 of the first warp) of the instruction at row ``origin_row``, K ``k0``.
+
+    The same ``(row, col)`` pattern as the accumulator's first eight registers (``fragment(16)``):
+    pairs ``(a0, a1)``, ``(a2, a3)``, ... pack into the instruction's four 32-bit registers.
+
+        >>> from tilelab.compiler.layouts.distributed import wgmma_accumulator, wgmma_a_fragment
+        >>> a_fragment_registers(wgmma_a_fragment(wgmma_accumulator([64, 64], [4, 1], 64), k=32), 0, 16)
+        [8, 9, 10, 11, 12, 13, 14, 15]
+    """
+    coords = layout.apply(register=list(range(layout.in_size(REGISTER))), lane=0, warp=0)
+    by_coords = {(int(r), int(c)): i for i, (r, c) in enumerate(coords)}
+    return [by_coords[(origin_row + dr, k0 + dc)] for dr, dc in fragment(16)]
+
+
+def _pack_a(lw, values: list, elem) -> list:
+    """Eight 16-bit A elements as the instruction's four 32-bit registers (low half first)."""
+    b = lw.b
+    out = []
+    for lo, hi in zip(values[0::2], values[1::2]):
+        pair = ir.Constant(ir.VectorType(ir.IntType(16), 2), None)
+        pair = b.insert_element(pair, to_bits(b, lo, elem), const_i32(0))
+        pair = b.insert_element(pair, to_bits(b, hi, elem), const_i32(1))
+        out.append(b.bitcast(pair, I32))
+    return out
 
 
 def _asm(lw, text: str) -> None:
     lw.b.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", True), [])
 
 
+#: ops that write operand buffers (or make copies land, or fence them): a barrier must come after them
+_SHARED_WRITES = (LocalStoreOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp)  # a proxy fence writes nothing
+
+
 def _after_barrier(op) -> bool:
+    """Whether a barrier precedes ``op`` in its block with no operand-buffer write since.
+
+    Then every thread's operand bytes are written and fenced and the wgmma needs no barrier of
+    its own. Ops that hold such writes in their regions count as writes; other ops touch only
+    registers or the lowering's scratch bytes, apart from the operand buffers. The proxy fence
+    may follow the barrier: each thread's fence then orders what the barrier made visible to it
+    before its own async-proxy reads (Triton emits the same ``bar.sync; fence.proxy.async`` pair).
+    """
     ops = op.parent.ops
-    i = ops.index(op)
-    return i > 0 and isinstance(ops[i - 1], BarrierOp)
+    for prev in reversed(ops[: ops.index(op)]):
+        if isinstance(prev, BarrierOp):
+            return True
+        if isinstance(prev, _SHARED_WRITES) or any(isinstance(o, _SHARED_WRITES) for o in prev.walk()):
+            return False
+    return False
 
 
 @lower(FenceAsyncSharedOp)
@@ -324,6 +395,9 @@ def lower_fence_async_shared(lw, op):
 
 @lower(WarpGroupDotOp)
 def lower_warp_group_dot(lw, op):
+    if op.a_in_registers:
+        lower_warp_group_dot_registers(lw, op)
+        return
     b = lw.b
     a_type, b_type, c_type = (v.type for v in op.operands)
     acc = lw.get(op.acc)
@@ -334,8 +408,8 @@ def lower_warp_group_dot(lw, op):
     if not _after_barrier(op):
         lw.barrier()  # every thread's operand bytes written (and fenced) before any warpgroup reads them
     a_bits, b_bits = warpgroup_offsets(acc.layout, a_op, b_op)
-    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.warp, [x >> 4 for x in a_bits])]))
-    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
+    start_a = b.add(_start_field(lw, lw.get(op.a), a_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in a_bits])]))
+    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in b_bits])]))
     fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
     trans_b = 0 if b_op.k_major else 1
     out = _fence(lw, list(acc.regs))
@@ -348,11 +422,74 @@ def lower_warp_group_dot(lw, op):
             ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
         ):
             out[i] = v
-    lw.set(op.result, GTile(acc.layout, c_type.element, _wait(lw, out, int(op.attrs.get("pendings", 0)))))
+    _finish(lw, op, acc.layout, c_type.element, out)
+
+
+def _finish(lw, op, layout, elem, out: list, held: list = ()) -> None:
+    """Commit and wait (``pendings``); sets ``op``'s result, and that of a wait right after it.
+
+    A ``ttng.warp_group_dot_wait`` with the same ``pendings`` that directly follows the dot (the
+    previous iteration's in-flight accumulator, ``software-pipeline``'s ``overlap_last_wgmma``)
+    is done by the same ``wait_group``: its registers are tied through it too.
+    """
+    pendings = int(op.attrs.get("pendings", 0))
+    ops = op.parent.ops
+    after = ops[ops.index(op) + 1] if ops.index(op) + 1 < len(ops) else None
+    joined = isinstance(after, WarpGroupDotWaitOp) and int(after.attrs["pendings"]) == pendings
+    other = lw.get(after.operands[0]) if joined else None
+    extra = list(other.regs) if joined else []
+    regs = _wait(lw, out + extra + list(held), pendings)
+    lw.set(op.result, GTile(layout, elem, regs[: len(out)]))
+    if joined:
+        lw.set(after.result, GTile(other.layout, after.result.type.element, regs[len(out) : len(out) + len(extra)]))
 
 
 @lower(WarpGroupDotWaitOp)
 def lower_warp_group_dot_wait(lw, op):
+    if op.result in lw.values:
+        return  # waited for with the dot right before it (``_finish``)
     acc = lw.get(op.operands[0])
     regs = _tied(lw, f"wgmma.wait_group.sync.aligned {int(op.attrs['pendings'])};", list(acc.regs))
     lw.set(op.result, GTile(acc.layout, op.result.type.element, regs))
+
+
+def lower_warp_group_dot_registers(lw, op):
+    """``ttng.warp_group_dot`` with A in registers: per instruction four packed A registers and B's descriptor.
+
+    ``fence``, the wgmmas, ``commit``/``wait``: as with A in shared memory, but no barrier
+    (this thread's registers are its own) and A's registers go through the fence and the
+    wait along with the accumulator's.
+    """
+    b = lw.b
+    a_tile, acc = lw.get(op.a), lw.get(op.acc)
+    b_type, c_type = op.b.type, op.acc.type
+    elem = op.a.type.element
+    b_op = operand_of(b_type.layout, b_type.shape, elem.itemsize, 1)
+    instr_n = acc.layout.params["instr_shape"][1]
+    a_shape = Operand(int(op.a.type.shape[0]), int(op.a.type.shape[1]), elem.itemsize, 128)
+    _, b_bits = warpgroup_offsets(acc.layout, a_shape, b_op)
+    start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.warp, [x >> 4 for x in b_bits])]))
+    fields_b = b_op.descriptor(0)
+    if a_tile.layout != wgmma_a_fragment(acc.layout, k=a_shape.cols):
+        raise LoweringBug(f"a wgmma A operand in registers needs the A fragment layout, not {a_tile.layout}")
+    instructions = plan(acc.layout, a_shape, b_op)
+    packed = {}
+    for ins in instructions:
+        key = (ins.origin[0], ins.k0)
+        if key not in packed:
+            regs = a_fragment_registers(a_tile.layout, *key)
+            packed[key] = _pack_a(lw, [a_tile.regs[r] for r in regs], elem)
+    keys = list(packed)
+    a_flat = [r for key in keys for r in packed[key]]
+    n_acc = len(acc.regs)
+    fenced = _fence(lw, list(acc.regs) + a_flat)
+    out, a_flat = fenced[:n_acc], fenced[n_acc:]
+    packed = {key: a_flat[4 * i : 4 * i + 4] for i, key in enumerate(keys)}
+    trans_b = 0 if b_op.k_major else 1
+    for ins in instructions:
+        desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
+        a_regs = packed[(ins.origin[0], ins.k0)]
+        results = _wgmma(lw, elem.name, instr_n, [out[i] for i in ins.regs], a_regs, desc_b, trans_b)
+        for i, v in zip(ins.regs, results):
+            out[i] = v
+    _finish(lw, op, acc.layout, c_type.element, out, a_flat)

@@ -6,6 +6,10 @@ from ..core import UNKNOWN_LOC, Loc, Op, Value
 from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
 from ..types import Type, i32
 
+#: ``layouts.linear.OFFSET``, the input dim of a shared buffer's layout (a name, not an import:
+#: the CPU pipeline loads these ops but never the layout package, for its cold compile)
+SHARED_IN_DIM = "offset"
+
 # --------------------------------------------------------------------------- GPU layouts
 
 
@@ -252,10 +256,11 @@ STAGE_INDEX = i32
 class WarpGroupDotOp(Op):
     """``acc + a @ b`` on Hopper tensor cores, reading A and B straight from shared buffers.
 
-    Operands: ``a`` (an M x K shared buffer), ``b`` (K x N), ``acc`` (M x N in registers, a
-    ``#wgmma`` layout); the result has the accumulator's type; attrs are those of the
-    ``tt.dot`` it replaces. Placed by ``accelerate-dot`` on sm_90a and lowered to
-    ``wgmma.mma_async`` (the interpreter never sees it). Not pure: it reads shared memory.
+    Operands: ``a`` (an M x K shared buffer, or a tile in registers laid out as the
+    instruction's A fragment, ``#dot_op<opIdx=0, parent=#wgmma<...>>``), ``b`` (K x N, a shared
+    buffer), ``acc`` (M x N in registers, a ``#wgmma`` layout); the result has the accumulator's
+    type; attrs are those of the ``tt.dot`` it replaces. Placed by ``accelerate-dot`` on sm_90a
+    and lowered to ``wgmma.mma_async``. Not pure: it reads shared memory.
 
         %d = ttng.warp_group_dot %a_smem, %b_smem, %acc : tensor<128x128xf32, #wgmma<...>>
     """
@@ -277,6 +282,16 @@ class WarpGroupDotOp(Op):
     @property
     def acc(self) -> Value:
         return self.operands[2]
+
+    @property
+    def a_in_registers(self) -> bool:
+        """Whether A is a register tile (the ``{a0, a1, a2, a3}`` form of wgmma), not a shared buffer.
+
+        A shared buffer's layout maps offsets; a register tile's maps registers, lanes and warps
+        (its ``#dot_op`` conversion may be gone: the accumulator layout it came from is the same map).
+        """
+        layout = self.a.type.layout
+        return layout is not None and SHARED_IN_DIM not in layout.in_dims
 
     def _verify(self) -> None:
         self.expect_counts(3, 1)
@@ -331,7 +346,8 @@ class FenceAsyncSharedOp(Op):
 def shared_reads(op: Op) -> list[Value]:
     """The shared buffers (or ring stages) ``op`` reads: what a barrier pass must order it after.
 
-    ``ttg.local_load`` reads its buffer; ``ttng.warp_group_dot`` reads both operand buffers.
+    ``ttg.local_load`` reads its buffer; ``ttng.warp_group_dot`` reads its operand buffers
+    (B, and A unless A is in registers).
 
         >>> shared_reads(FenceAsyncSharedOp())
         []
@@ -339,7 +355,7 @@ def shared_reads(op: Op) -> list[Value]:
     if isinstance(op, LocalLoadOp):
         return [op.buf]
     if isinstance(op, WarpGroupDotOp):
-        return [op.a, op.b]
+        return [op.b] if op.a_in_registers else [op.a, op.b]
     return []
 
 
