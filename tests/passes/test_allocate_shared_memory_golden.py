@@ -91,3 +91,25 @@ def test_negative_allocated_ir_stays():
         """,
         attrs={"shared_bytes": 512},
     )
+
+
+def test_a_wgmma_buffer_after_a_small_one_starts_on_its_swizzle_repeat():
+    # the 128-byte swizzle XORs address bits 4-6 with bits 7-9: the buffer starts on 1024 bytes
+    text = """
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<64xf32>
+      %1 = arith.constant {value = 1.0} : tensor<64x64xf16>
+      %2 = ttg.local_alloc : tensor<64xf32>
+      %3 = ttg.local_alloc : tensor<64x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+      ttg.local_store %2, %0 : tensor<64xf32>
+      ttg.local_store %3, %1 : tensor<64x64xf16, #nvmma_shared<swizzle=128B, elemBytes=2, order=[1, 0]>>
+      %4 = ttg.local_load %2 : tensor<64xf32>
+      %5 = ttg.local_load %3 : tensor<64x64xf16>
+      tt.return
+    }
+    // CHECK: ttg.local_alloc {offset = 0} : tensor<64xf32>
+    // CHECK: ttg.local_alloc {offset = 1024} : tensor<64x64xf16
+    """
+    module = parse(text)
+    check_module(allocate_shared_memory, module, text)
+    assert module.attrs["shared_bytes"] == 1024 + 64 * 64 * 2

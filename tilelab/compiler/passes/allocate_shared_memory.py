@@ -5,7 +5,8 @@ SM. Each ``ttg.local_alloc`` is live from its definition to its last use (a use 
 loop or branch keeps it live to the end of that op, so a loop never sees its buffer
 reused mid-iteration; a software-pipelined ring, allocated before its loop and used in it,
 lives across the whole loop and takes ``stages`` times its tile's bytes). Buffers are placed
-first-fit, in program order, at offsets aligned to 16 bytes (the widest ``ld.shared``);
+first-fit, in program order, at offsets aligned to 16 bytes (the widest ``ld.shared``; a wgmma
+``#nvmma_shared`` buffer to its swizzle repeat, 1024 bytes for 128B: see ``alignment``);
 ``module.attrs["shared_bytes"]`` gets the total, which the backend reports as the kernel's
 ``shared`` bytes. A total over the architecture's limit (the options' ``arch``: 232448 bytes
 on sm_90) raises ``OutOfResources(total, limit, "shared memory")``, as Triton does, rather than
@@ -102,17 +103,30 @@ def live_range(alloc: LocalAllocOp, order: dict, uses: list[Op]) -> tuple[int, i
     return order[alloc][0], end
 
 
-def first_fit(ranges: list[tuple[int, int, int]]) -> tuple[list[int], int]:
-    """Offsets for ``(start, end, nbytes)`` ranges, in order; the total bytes."""
+def alignment(alloc: LocalAllocOp) -> int:
+    """The byte alignment of ``alloc``'s offset: a wgmma buffer's swizzle repeat (8 rows of its swizzle), else 16.
+
+    The hardware swizzle XORs absolute address bits, so an ``#nvmma_shared`` buffer starts on a
+    multiple of ``8 * swizzle_bytes`` (1024 for 128B) even after smaller buffers (a converted row).
+    """
+    layout = alloc.result.type.layout
+    if layout is not None and layout.params.get("kind") == "nvmma_shared":
+        return max(ALIGN, 8 * layout.params["swizzle_bytes"])
+    return ALIGN
+
+
+def first_fit(ranges: list[tuple[int, ...]]) -> tuple[list[int], int]:
+    """Offsets for ``(start, end, nbytes[, align])`` ranges (align 16 when absent), in order; the total bytes."""
     placed: list[tuple[int, int, int, int]] = []  # start, end, offset, nbytes
     offsets = []
-    for start, end, nbytes in ranges:
+    for start, end, nbytes, *rest in ranges:
+        align = rest[0] if rest else ALIGN
         busy = sorted((o, o + n) for s, e, o, n in placed if s <= end and start <= e)
         offset = 0
         for lo, hi in busy:
             if offset + nbytes <= lo:
                 break
-            offset = max(offset, -(-hi // ALIGN) * ALIGN)
+            offset = max(offset, -(-hi // align) * align)
         placed.append((start, end, offset, nbytes))
         offsets.append(offset)
     total = max((o + n for _, _, o, n in placed), default=0)
@@ -128,7 +142,8 @@ def alloc_ranges(func, resize=None) -> tuple[list[LocalAllocOp], list[tuple[int,
     order = number_ops(func.body)
     allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
     resize = resize(order) if resize else {}
-    return allocs, [resize.get(a) or (*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
+    ranges = [resize.get(a) or (*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
+    return allocs, [(*r[:3], alignment(a)) for r, a in zip(ranges, allocs)]
 
 
 def run(module: Module) -> bool:
