@@ -603,3 +603,57 @@ def test_sass_descriptors_stay_in_uniform_registers(arch_in_module):
     end = max(i for i, op in enumerate(opcodes) if op.startswith("HGMMA"))
     assert sum(op.startswith("HGMMA") for op in opcodes[start : end + 1]) == 4
     assert "R2UR" not in opcodes[start:end]
+
+
+# --------------------------------------------------------------------------- transposed operands
+
+TWO_WAYS = {"x_ptr": "*fp16", "w_ptr": "*fp16", "y_ptr": "*fp32", "z_ptr": "*fp32"}
+
+
+@tilelab.jit
+def plain_and_transposed_kernel(x_ptr, w_ptr, y_ptr, z_ptr, M: tl.constexpr, N: tl.constexpr):
+    """``y = x @ w.T``, ``z = y @ w``: one loaded tile as a transposed and as a plain B operand."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])  # [M, N]
+    w = tl.load(w_ptr + rm[:, None] * N + rn[None, :])  # [M, N]
+    y = tl.dot(x, tl.trans(w))  # [M, M]: B is w transposed
+    z = tl.dot(y.to(tl.float16), w)  # [M, N]: B is w itself
+    tl.store(y_ptr + rm[:, None] * M + rm[None, :], y)
+    tl.store(z_ptr + rm[:, None] * N + rn[None, :], z)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("num_warps", [4, 8])
+def test_transposed_operand_is_stored_from_its_source_in_wide_stores(arch_in_module, num_warps):
+    """A ``tl.trans`` operand is stored from a free transpose of the loaded tile: no detour, no 2-byte stores.
+
+    Before, the transposed tile went through a swizzled buffer back into registers, then into the
+    operand buffer one 16-bit element at a time (``st.shared.b16``, attention backward's STS.U16).
+    """
+    ck = compile_for(arch_in_module, "sm_90a", plain_and_transposed_kernel, TWO_WAYS, {"M": 128, "N": 64}, num_warps)
+    assert len(ops_of(ck, WarpGroupDotOp)) == 2
+    stores = re.findall(r"st\.shared\.(\S+)", ck.asm["ptx"])
+    assert stores and not [s for s in stores if s in ("b16", "u16")], sorted(set(stores))
+    allocs = [str(op.result.type) for op in ck.module.walk() if op.name == "ttg.local_alloc"]
+    operands = [a for a in allocs if "nvmma_shared" in a]
+    assert len(operands) == 3  # x, w.T and w (the second dot reads its A, y, from registers)
+    assert len(allocs) == 5  # and the two output tiles' conversions for the stores: nothing else on the way
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("num_warps", [4, 8])
+def test_transposed_operand_values(arch_in_module, rng, num_warps):
+    torch = pytest.importorskip("torch")
+    m, n = 128, 64
+    x, w = (rng.standard_normal((m, n)).astype(np.float16) for _ in range(2))
+    ck = compile_for(arch_in_module, "sm_90a", plain_and_transposed_kernel, TWO_WAYS, {"M": m, "N": n}, num_warps)
+    x_d, w_d = _device_arrays(x, w)
+    y_d = torch.full((m, m), float("nan"), dtype=torch.float32, device="cuda")
+    z_d = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+    ck[(1,)](x_d, w_d, y_d, z_d)
+    xf, wf = x.astype(np.float32), w.astype(np.float32)
+    y = xf @ wf.T
+    np.testing.assert_allclose(y_d.cpu().numpy(), y, rtol=1e-2, atol=1e-2)
+    z = y.astype(np.float16).astype(np.float32) @ wf
+    np.testing.assert_allclose(z_d.cpu().numpy(), z, rtol=2e-2, atol=5e-2 * np.abs(z).max())

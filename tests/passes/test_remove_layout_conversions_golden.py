@@ -99,3 +99,33 @@ def test_negative_a_needed_conversion_stays():
         }
         """,
     )
+
+
+ROWS = """
+#wide = #blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[1, 1], order=[1, 0]>
+#tall = #blocked<sizePerThread=[4, 1], threadsPerWarp=[2, 16], warpsPerCTA=[1, 1], order=[0, 1]>
+"""
+
+
+def test_conversion_of_a_broadcast_converts_the_row_then_broadcasts():
+    # 16 elements cross threads, not 8 x 16; the wide broadcast is dropped
+    check_pass(
+        remove_layout_conversions,
+        ROWS
+        + """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.splat %x : tensor<1x16x!ptr<f32>, #wide>
+          %1 = tt.load %0 : tensor<1x16xf32, #wide>
+          %2 = tt.broadcast %1 : tensor<8x16xf32, #wide>
+          %3 = ttg.convert_layout %2 : tensor<8x16xf32, #tall>
+          %4 = tt.splat %x : tensor<8x16x!ptr<f32>, #tall>
+          tt.store %4, %3 : tensor<8x16x!ptr<f32>, #tall>
+          tt.return
+        }
+        // CHECK:      %[[V:.*]] = tt.load
+        // CHECK-NEXT: %[[C:.*]] = ttg.convert_layout %[[V]] : tensor<1x16xf32,
+        // CHECK-NEXT: %[[B:.*]] = tt.broadcast %[[C]] : tensor<8x16xf32, #tall>
+        // CHECK-NOT:  ttg.convert_layout
+        // CHECK:      tt.store %{{.*}}, %[[B]]
+        """,
+    )

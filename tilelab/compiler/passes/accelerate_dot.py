@@ -74,7 +74,15 @@ after:
 from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, FuncOp, Module, Op, Value
-from tilelab.compiler.ir.ops import ConvertLayoutOp, DotOp, FenceAsyncSharedOp, ForOp, LocalAllocOp, LocalStoreOp
+from tilelab.compiler.ir.ops import (
+    ConvertLayoutOp,
+    DotOp,
+    FenceAsyncSharedOp,
+    ForOp,
+    LocalAllocOp,
+    LocalStoreOp,
+    TransOp,
+)
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.layouts import (
@@ -89,7 +97,7 @@ from tilelab.compiler.layouts import (
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.assign_layouts import FP8, collapse
-from tilelab.compiler.passes.convert_through_shared import stored_order
+from tilelab.compiler.passes.convert_through_shared import permuted, stored_order
 
 NAME = "accelerate-dot"
 
@@ -116,8 +124,8 @@ def insert_conversion(dot: DotOp, v, layout: LinearLayout):
 
 
 def drop_unused_conversions(module: Module) -> None:
-    """Remove the ``convert_layout`` ops nothing reads any more."""
-    for op in [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]:
+    """Remove the ``convert_layout`` (and ``tt.trans``) ops nothing reads any more, last ones first."""
+    for op in reversed([op for op in module.walk() if isinstance(op, (ConvertLayoutOp, TransOp))]):
         if not op.result.has_uses():
             Rewriter.erase(op)
 
@@ -222,6 +230,39 @@ def _defined_inside(v: Value, loop: ForOp) -> bool:
     return False
 
 
+def _unconverted(v: Value) -> Value:
+    """``v`` with the ``convert_layout`` ops that produce it skipped (they move elements, not values)."""
+    while isinstance(v.defining_op, ConvertLayoutOp):
+        v = v.defining_op.src
+    return v
+
+
+def stored_value(v: Value, is_a: bool = False) -> Value:
+    """The registers to store for the wgmma operand ``v``: its source before conversions and transposes.
+
+    A conversion is skipped (the store into shared memory converts anyway). A ``tt.trans``
+    (``dq += ds @ tl.trans(k)``) whose source sits in another layout becomes a *free* one: a
+    new ``tt.trans`` of the unconverted source, laid out as that source's layout with the dims
+    permuted (every thread keeps its elements). Stored as is, the transposed tile took a trip
+    through a shared buffer and then 2-byte stores into the operand buffer (its registers ran
+    along the wrong dim); the free transpose keeps the loaded tile's 16-byte runs, and
+    ``operand_shared`` picks the buffer order they write whole. A is always stored K-major, so
+    an A whose free transpose runs along M keeps the conversion.
+    """
+    v = _unconverted(v)
+    trans = v.defining_op
+    if not isinstance(trans, TransOp):
+        return v
+    src = _unconverted(trans.src)
+    if src.type.layout is None:
+        return v
+    free = permuted(src.type.layout, trans.attrs["order"])
+    if (src is trans.src and free == v.type.layout) or (is_a and stored_order(free) != (1, 0)):
+        return v  # already free, or A that would be written element by element
+    new = TransOp(src, v.type.with_layout(free), loc=trans.loc, **trans.attrs)
+    return Rewriter.insert_before(trans, new).result
+
+
 def register_a_layout(dot: DotOp) -> LinearLayout | None:
     """The A fragment layout when wgmma can read ``dot``'s A from registers, else None.
 
@@ -254,6 +295,7 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     An operand that is a ``convert_layout`` is stored from its source: the store into shared
     memory converts anyway, and the source's layout (a load's, made for its addresses) picks
     the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
+    A transposed operand is stored from a free transpose of its source (``stored_value``).
     An A that ``register_a_layout`` accepts is converted to the A fragment instead, no buffer.
     """
     loc = dot.loc
@@ -264,8 +306,7 @@ def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
     if a_fragment is not None:  # attention's p: straight from the registers it was computed in
         buffers.append(insert_conversion(dot, dot.operands[0], a_fragment))
     for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n))[len(buffers) :]:
-        if isinstance(v.defining_op, ConvertLayoutOp):
-            v = v.defining_op.operands[0]
+        v = stored_value(v, is_a=n is None)
         alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
         store = LocalStoreOp(alloc.result, v, loc=loc)
         outside = outermost_invariant_loop(dot, v)

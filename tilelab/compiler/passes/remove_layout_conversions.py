@@ -8,7 +8,8 @@ Two rewrites, repeated until nothing changes:
 * ``convert(x : L) : L -> x`` (the same layout);
 * ``convert(convert(x : A) : B) : C -> convert(x : A) : C`` (only the last one matters).
 
-Unused conversions left behind are dropped.
+Unused conversions left behind are dropped. A conversion of a broadcast converts the
+broadcast's source instead and broadcasts that (``_before_broadcasts``): one row, not the tile.
 
 A third one moves a loop-carried value to the layout its loop computes it in (or, when the
 loop only steps it by constants and splats, to the one layout the loop reads it in: a
@@ -51,11 +52,13 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import (
+    BroadcastOp,
     ConvertLayoutOp,
     ForOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import Elementwise, Uniform
+from tilelab.compiler.passes.assign_layouts import collapse
 
 NAME = "remove-layout-conversions"
 
@@ -75,6 +78,38 @@ def _fold(block: Block) -> bool:
         if op.src.type == op.result.type and op.result.has_uses():  # convert to the same layout -> x
             op.result.replace_all_uses_with(op.src)
             changed = True
+    return changed
+
+
+def _before_broadcasts(block: Block) -> bool:
+    """``convert(broadcast(x)) : L -> broadcast(convert(x) : collapse(L))``: move the small tile, not the big one.
+
+    A row statistic broadcast against an mma result (``s - lse[None, :]``) is broadcast in a
+    blocked layout when layouts are assigned; converting the whole broadcast tile to the
+    accumulator's layout moved every element of it through shared memory in every iteration.
+    Converting the statistic first and broadcasting it in ``L`` (a broadcast moves no data)
+    moves one row or column.
+    """
+    changed = False
+    for op in list(block.ops):
+        for region in op.regions:
+            for b in region.blocks:
+                changed |= _before_broadcasts(b)
+        if not isinstance(op, ConvertLayoutOp) or not isinstance(op.src.defining_op, BroadcastOp):
+            continue
+        bc, layout = op.src.defining_op, op.result.type.layout
+        src = bc.src
+        if layout is None or src.type.layout is None:
+            continue
+        dims = [d for d, (a, b) in enumerate(zip(src.type.shape, op.result.type.shape)) if a == 1 and b != 1]
+        small = src.type.with_layout(collapse(layout, dims))
+        moved = src if src.type == small else Rewriter.insert_before(op, ConvertLayoutOp(src, small, loc=op.loc)).result
+        new = Rewriter.insert_before(op, BroadcastOp(moved, op.result.type, loc=bc.loc, **bc.attrs))
+        op.result.replace_all_uses_with(new.result)
+        Rewriter.erase(op)
+        if not bc.result.has_uses():
+            Rewriter.erase(bc)
+        changed = True
     return changed
 
 
@@ -182,6 +217,7 @@ def run(module: Module) -> bool:
     changed = False
     for func in module.funcs:
         changed |= _carried(func)
+        changed |= _before_broadcasts(func.body)
         changed |= _fold(func.body)
         changed |= _drop_unused(func.body)
     return changed
