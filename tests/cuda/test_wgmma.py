@@ -625,11 +625,13 @@ def plain_and_transposed_kernel(x_ptr, w_ptr, y_ptr, z_ptr, M: tl.constexpr, N: 
 
 @needs_ptxas
 @pytest.mark.parametrize("num_warps", [4, 8])
-def test_transposed_operand_is_stored_from_its_source_in_wide_stores(arch_in_module, num_warps):
-    """A ``tl.trans`` operand is stored from a free transpose of the loaded tile: no detour, no 2-byte stores.
+def test_plain_and_transposed_reads_share_one_buffer(arch_in_module, num_warps):
+    """``w`` and ``tl.trans(w)`` are one buffer, the second read through ``ttg.memdesc_trans``; stores stay wide.
 
-    Before, the transposed tile went through a swizzled buffer back into registers, then into the
-    operand buffer one 16-bit element at a time (``st.shared.b16``, attention backward's STS.U16).
+    Before, the transposed tile went through a swizzled buffer back into registers, then into its
+    own operand buffer one 16-bit element at a time (``st.shared.b16``, attention backward's
+    STS.U16); then it had its own buffer, stored from a free transpose, and a load read both ways
+    could not be copied asynchronously (its user was the transpose, not one store).
     """
     ck = compile_for(arch_in_module, "sm_90a", plain_and_transposed_kernel, TWO_WAYS, {"M": 128, "N": 64}, num_warps)
     assert len(ops_of(ck, WarpGroupDotOp)) == 2
@@ -637,8 +639,10 @@ def test_transposed_operand_is_stored_from_its_source_in_wide_stores(arch_in_mod
     assert stores and not [s for s in stores if s in ("b16", "u16")], sorted(set(stores))
     allocs = [str(op.result.type) for op in ck.module.walk() if op.name == "ttg.local_alloc"]
     operands = [a for a in allocs if "nvmma_shared" in a]
-    assert len(operands) == 3  # x, w.T and w (the second dot reads its A, y, from registers)
-    assert len(allocs) == 5  # and the two output tiles' conversions for the stores: nothing else on the way
+    assert len(operands) == 2  # x and w (the second dot reads its A, y, from registers)
+    assert len(allocs) == 4  # and the two output tiles' conversions for the stores: nothing else on the way
+    (view,) = [op for op in ck.module.walk() if op.name == "ttg.memdesc_trans"]
+    assert view.src.defining_op.name == "ttg.local_alloc" and view.src.type.shape == (128, 64)
 
 
 @pytest.mark.gpu

@@ -41,6 +41,7 @@ from tilelab.compiler.ir.ops import (
     LocalStoreOp,
     MakeRangeOp,
     MemDescIndexOp,
+    MemDescTransOp,
     NumProgramsOp,
     PrintOp,
     ProgramIdOp,
@@ -125,7 +126,8 @@ def _shapes(b: Builder, v):
     acc = b.insert(ConstantOp(0.0, T((128, 128), f32))).result
     d = b.insert(DotOp(m, t, acc, input_precision="tf32")).result
     sa = b.insert(LocalAllocOp(T((128, 64), f32).with_layout(row_major_shared([128, 64])))).result
-    sb = b.insert(LocalAllocOp(T((64, 128), f32).with_layout(row_major_shared([64, 128])))).result
+    sb = b.insert(LocalAllocOp(T((128, 64), f32).with_layout(row_major_shared([128, 64])))).result
+    sb = b.insert(MemDescTransOp(sb, T((64, 128), f32).with_layout(row_major_shared([64, 128])))).result
     b.insert(FenceAsyncSharedOp())
     d = b.insert(WarpGroupDotOp(sa, sb, d)).result
     d = b.insert(WarpGroupDotWaitOp(d, 0)).result

@@ -113,3 +113,25 @@ def test_a_wgmma_buffer_after_a_small_one_starts_on_its_swizzle_repeat():
     module = parse(text)
     check_module(allocate_shared_memory, module, text)
     assert module.attrs["shared_bytes"] == 1024 + 64 * 64 * 2
+
+
+def test_a_buffer_read_through_a_transposed_view_lives_until_the_view_is_read():
+    text = """
+    tt.func @k(%x: !ptr<f32>) {
+      %0 = arith.constant {value = 1.0} : tensor<8x4xf32>
+      %1 = ttg.local_alloc : tensor<8x4xf32>
+      ttg.local_store %1, %0 : tensor<8x4xf32>
+      %2 = ttg.local_load %1 : tensor<8x4xf32>
+      %3 = ttg.local_alloc : tensor<8x4xf32>
+      ttg.local_store %3, %2 : tensor<8x4xf32>
+      %4 = ttg.memdesc_trans %1 {order = [1, 0]} : tensor<4x8xf32>
+      %5 = ttg.local_load %4 : tensor<4x8xf32>
+      tt.return
+    }
+    // CHECK: %[[A:.*]] = ttg.local_alloc {offset = 0}
+    // CHECK: ttg.local_alloc {offset = 128}
+    // CHECK: ttg.memdesc_trans %[[A]]
+    """
+    module = parse(text)
+    check_module(allocate_shared_memory, module, text)
+    assert module.attrs["shared_bytes"] == 256  # without the view's read, the second buffer reused offset 0

@@ -8,9 +8,11 @@ attention, matmul and attention loops that overlap their wgmma with the next cop
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from benchmarks.corpus import kernels
+from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir.ops import (
     AsyncCopyGlobalToLocalOp,
     AsyncWaitOp,
@@ -18,8 +20,10 @@ from tilelab.compiler.ir.ops import (
     ConvertLayoutOp,
     FenceAsyncSharedOp,
     ForOp,
+    LoadOp,
     LocalAllocOp,
     LocalStoreOp,
+    MemDescTransOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
@@ -55,6 +59,13 @@ def attention(bm=128, bn=64, d=128, **kw):
     sig |= {"stride_oz": "i32", "stride_om": "i32", "N_CTX": "i32"}
     meta = {"HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": False}
     return compile_passes(kernels.attention_fwd_kernel, sig, meta, **kw)
+
+
+def attention_bwd(d=128, m1=64, n1=128, m2=128, n2=64, causal=False, **kw):
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "DO", "DQ", "DK", "DV")} | {"LSE": "*fp32", "Delta": "*fp32"}
+    sig |= {"sm_scale": "fp32", "stride_z": "i32", "stride_tok": "i32", "N_CTX": "i32"}
+    meta = {"HEAD_DIM": d, "BLOCK_M1": m1, "BLOCK_N1": n1, "BLOCK_M2": m2, "BLOCK_N2": n2, "CAUSAL": causal}
+    return compile_passes(kernels.attention_bwd_kernel, sig, meta, **kw)
 
 
 def loop_of(module) -> ForOp:
@@ -159,3 +170,54 @@ def test_negative_attention_with_p_in_shared_memory_waits_for_each_dot():
     assert not second.a_in_registers
     assert second.attrs.get("pendings", 0) == 0
     assert not any(isinstance(op, WarpGroupDotWaitOp) for op in module.walk())
+
+
+def test_attention_bwd_tiles_read_plain_and_transposed_are_stored_once_and_copied_asynchronously():
+    """``qT`` and ``tl.trans(qT)`` (``do`` and ``tl.trans(do)``; ``kT``, ``tl.trans(kT)``) share one ring slot.
+
+    The transposed reads go through ``ttg.memdesc_trans`` views of the buffer the plain read uses, so
+    every f16 tile the loops load is copied with ``cp.async`` (its only user is one store), and no
+    f16 tile is stored from registers in either loop (before: four stores, four barriers a loop).
+    """
+    module = attention_bwd()
+    loops = [op for op in module.walk() if isinstance(op, ForOp)]
+    assert len(loops) == 2
+    for loop, transposed in zip(loops, (2, 1)):
+        assert not [op for op in loop.walk() if isinstance(op, LoadOp) and op.result.type.element.name == "f16"]
+        assert len([op for op in loop.walk() if isinstance(op, AsyncCopyGlobalToLocalOp)]) == 2
+        views = [op for op in loop.walk() if isinstance(op, MemDescTransOp)]
+        assert len(views) == transposed
+        stores = [op for op in loop.walk() if isinstance(op, LocalStoreOp) and op.value.type.element.name == "f16"]
+        assert not stores
+    assert module.attrs["shared_bytes"] <= shared_memory_limit("sm_90a")
+
+
+def attention_bwd_reference(q, k, v, do, scale, causal):
+    """lse, delta and the gradients dq, dk, dv of softmax(q k^T * scale) v, in float64."""
+    q, k, v, do = (x.astype(np.float64) for x in (q, k, v, do))
+    s = q @ k.transpose(0, 2, 1) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    lse = np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1)) + s.max(-1)
+    p = np.exp(s - lse[..., None])
+    o = p @ v
+    delta = (o * do).sum(-1)
+    ds = p * (do @ v.transpose(0, 2, 1) - delta[..., None])
+    return lse, delta, ds @ k * scale, ds.transpose(0, 2, 1) @ q * scale, p.transpose(0, 2, 1) @ do
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_bwd_after_the_cuda_passes_computes_the_gradients(rng, causal):
+    """The sm_90a pipeline's IR (rings, ``memdesc_trans`` views, wgmma) run on the interpreter, against numpy."""
+    bh, s, d = 2, 128, 64
+    module = attention_bwd(d=d, m1=32, n1=64, m2=64, n2=32, causal=causal, num_warps=4)
+    assert any(isinstance(op, MemDescTransOp) for op in module.walk())
+    q, k, v, do = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(4))
+    scale = 1 / np.sqrt(d)
+    lse, delta, *want = attention_bwd_reference(q, k, v, do, scale, causal)
+    grads = [np.full((bh, s, d), np.nan, np.float16) for _ in range(3)]
+    f32 = [lse.astype(np.float32), delta.astype(np.float32)]
+    run_kernel(module, (s // 64, bh), [q, k, v, do, *grads, *f32, np.float32(scale), s * d, d, s])
+    for name, got, ref in zip(("dq", "dk", "dv"), grads, want):
+        err = np.abs(got.astype(np.float64) - ref).max() / np.abs(ref).max()
+        assert err < 1e-2, (name, err)

@@ -3,9 +3,9 @@
 A layout conversion passes its tile through. A shared buffer is a plain numpy array of the
 tile's shape: ``local_store`` copies a tile into it, ``local_load`` copies it out (layouts and
 offsets do not matter here). A ring of ``stages`` buffers is one array more, indexed by
-``memdesc_index``; an async copy is a masked load (zeros where masked off) written into its
-buffer at once (one program runs alone: the copy can land at once); a ``warp_group_dot``
-multiplies the two buffers it reads, as ``tt.dot`` does.
+``memdesc_index``; ``memdesc_trans`` is a transposed numpy view; an async copy is a masked
+load (zeros where masked off) written into its buffer at once (one program runs alone: the
+copy can land at once); a ``warp_group_dot`` multiplies the two buffers it reads, as ``tt.dot`` does.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..ir.ops import (
     LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
+    MemDescTransOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
@@ -56,6 +57,11 @@ def local_load(it, op, buf):
 @handles(MemDescIndexOp)
 def memdesc_index(it, op, ring, index):
     return ring[int(index)]  # a view: writes land in the ring
+
+
+@handles(MemDescTransOp)
+def memdesc_trans(it, op, buf):
+    return buf.transpose(op.attrs["order"])  # a view of the same array
 
 
 @handles(AsyncCopyGlobalToLocalOp)

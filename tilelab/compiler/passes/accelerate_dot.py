@@ -45,7 +45,9 @@ N-major (K-major where it was loaded K-contiguous) into ``#nvmma_shared`` buffer
 swizzled layouts the descriptors can address); a ``ttng.fence_async_shared`` makes those
 ordinary stores visible to the tensor cores' async proxy, and the dot becomes
 ``ttng.warp_group_dot``. A 16-bit A computed in registers from an accumulator (attention's
-``p``) skips the buffer where it can: ``register_a_layout``. On other architectures (sm_80,
+``p``) skips the buffer where it can: ``register_a_layout``. A tile that dots read both as is
+and transposed (attention's backward: ``q`` and ``tl.trans(q)``) is stored once, the transposed
+reads going through a ``ttg.memdesc_trans`` view (``operand_view``). On other architectures (sm_80,
 sm_86, sm_89, plain sm_90) or shapes, the mma.sync path above stays.
 
 before (arch=sm_90a, num_warps=4):
@@ -81,6 +83,7 @@ from tilelab.compiler.ir.ops import (
     ForOp,
     LocalAllocOp,
     LocalStoreOp,
+    MemDescTransOp,
     TransOp,
 )
 from tilelab.compiler.ir.ops.gpu import WarpGroupDotOp
@@ -289,35 +292,95 @@ def register_a_layout(dot: DotOp) -> LinearLayout | None:
     return fragment if registers_holding(src, needed, num_warps) is not None else None
 
 
-def to_warp_group_dot(func: FuncOp, dot: DotOp) -> WarpGroupDotOp:
+def untransposed_shared(view: LinearLayout, order, shape, elem_bytes: int) -> LinearLayout | None:
+    """The ``#nvmma_shared`` buffer of shape ``shape`` whose ``memdesc_trans`` by ``order`` is ``view``, or None.
+
+    The view's bytes are the buffer's: its fastest dim is the buffer's dim ``order[...]`` of the same
+    extent, with the same swizzle. None when no such buffer maps the bytes alike (checked as maps).
+    """
+    p = view.params
+    if p.get("kind") != "nvmma_shared":
+        return None
+    back = [int(order[d]) for d in p["order"]]
+    try:
+        layout = nvmma_shared(list(shape), elem_bytes, int(p["swizzle_bytes"]), back)
+    except ValueError:
+        return None
+    return layout if permuted(layout, order) == view else None
+
+
+class OperandBuffers:
+    """The operand buffers ``accelerate-dot`` made in one function: a tile two dots read is stored once.
+
+    Keyed by the stored value and its buffer layout; a buffer is shared when the new user's store
+    would go in the same block (a dot later in that block, or a dot of the same loop hoisting it).
+    """
+
+    def __init__(self):
+        self.made: list[tuple[Value, LinearLayout, Block, Value]] = []
+
+    def get(self, dot: DotOp, value: Value, layout: LinearLayout) -> tuple[Value, list[Op]]:
+        """The buffer holding ``value`` laid out as ``layout``, and the ops to insert before ``dot`` (if new)."""
+        outside = outermost_invariant_loop(dot, value)
+        block = dot.parent if outside is None else outside.parent
+        for v, lay, blk, buf in self.made:
+            if v is value and blk is block and lay == layout:
+                return buf, []
+        alloc = LocalAllocOp(value.type.with_layout(layout), loc=dot.loc)
+        store = LocalStoreOp(alloc.result, value, loc=dot.loc)
+        self.made.append((value, layout, block, alloc.result))
+        if outside is None:
+            return alloc.result, [alloc, store]
+        at = outside.parent.ops.index(outside)  # attention's q: stored once before the loop, not in every iteration
+        outside.parent.insert(at, alloc)
+        outside.parent.insert(at + 1, store)
+        return alloc.result, []
+
+
+def operand_view(dot: DotOp, v: Value, layout: LinearLayout, buffers: OperandBuffers) -> tuple[Value, list[Op]]:
+    """The shared operand holding ``v`` laid out as ``layout``, and the ops to insert before ``dot``.
+
+    A free transpose (``tl.trans(q)`` of a tile another dot reads as ``q``) is not stored on its
+    own: its source is stored (in the buffer whose transpose is ``layout``) and read through a
+    ``ttg.memdesc_trans`` view. The two dots then share one buffer, and a loaded source whose only
+    user is that store can be copied asynchronously by ``software-pipeline``.
+    """
+    trans = v.defining_op
+    if isinstance(trans, TransOp) and trans.src.type.layout is not None:
+        order = trans.attrs["order"]
+        if permuted(trans.src.type.layout, order) == v.type.layout:
+            back = untransposed_shared(layout, order, trans.src.type.shape, v.type.element.itemsize)
+            if back is not None:
+                buf, new = buffers.get(dot, trans.src, back)
+                view = MemDescTransOp(buf, v.type.with_layout(layout), order, loc=dot.loc)
+                return view.result, [*new, view]
+    return buffers.get(dot, v, layout)
+
+
+def to_warp_group_dot(func: FuncOp, dot: DotOp, buffers: OperandBuffers | None = None) -> WarpGroupDotOp:
     """Replace ``dot`` by operand buffers, a proxy fence and a ``ttng.warp_group_dot``.
 
     An operand that is a ``convert_layout`` is stored from its source: the store into shared
     memory converts anyway, and the source's layout (a load's, made for its addresses) picks
     the buffer's order (``operand_shared``). The conversion, unused, is dropped by ``run``.
-    A transposed operand is stored from a free transpose of its source (``stored_value``).
+    A transposed operand is stored from a free transpose of its source (``stored_value``), or
+    read through a transposed view of its source's buffer (``operand_view``).
     An A that ``register_a_layout`` accepts is converted to the A fragment instead, no buffer.
     """
+    buffers = OperandBuffers() if buffers is None else buffers
     loc = dot.loc
     instr_n = dot.operands[2].type.layout.params["instr_shape"][1]
-    buffers: list[Value] = []
+    operands: list[Value] = []
     new_ops = []
     a_fragment = register_a_layout(dot)
     if a_fragment is not None:  # attention's p: straight from the registers it was computed in
-        buffers.append(insert_conversion(dot, dot.operands[0], a_fragment))
-    for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n))[len(buffers) :]:
+        operands.append(insert_conversion(dot, dot.operands[0], a_fragment))
+    for v, n in ((dot.operands[0], None), (dot.operands[1], instr_n))[len(operands) :]:
         v = stored_value(v, is_a=n is None)
-        alloc = LocalAllocOp(v.type.with_layout(operand_shared(v.type, n)), loc=loc)
-        store = LocalStoreOp(alloc.result, v, loc=loc)
-        outside = outermost_invariant_loop(dot, v)
-        if outside is None:
-            new_ops += [alloc, store]
-        else:  # attention's q: stored once before the loop, not in every iteration
-            at = outside.parent.ops.index(outside)
-            outside.parent.insert(at, alloc)
-            outside.parent.insert(at + 1, store)
-        buffers.append(alloc.result)
-    wgd = WarpGroupDotOp(*buffers, dot.operands[2], dot.clone_attrs(), loc=loc)
+        buf, ops = operand_view(dot, v, operand_shared(v.type, n), buffers)
+        new_ops += ops
+        operands.append(buf)
+    wgd = WarpGroupDotOp(*operands, dot.operands[2], dot.clone_attrs(), loc=loc)
     new_ops += [FenceAsyncSharedOp(loc=loc), wgd]
     for new in new_ops:
         Rewriter.insert_before(dot, new)
@@ -336,13 +399,14 @@ def use_wgmma(module: Module) -> bool:
     options = options_of(module)
     arch = options.arch if options.wgmma else None
     for func in module.funcs:
+        buffers = OperandBuffers()
         for op in [op for op in func.walk() if isinstance(op, DotOp)]:
             layout = wgmma_layout(op, arch)
             if layout is None:
                 continue
             if op.operands[2].type.layout.params.get("version") != 3:
                 retype(func, op.operands[2].type.layout, layout)
-            to_warp_group_dot(func, op)
+            to_warp_group_dot(func, op, buffers)
             changed = True
     return changed
 

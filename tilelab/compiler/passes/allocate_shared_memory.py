@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Block, Module, Op
 from tilelab.compiler.ir.ops import LocalAllocOp
+from tilelab.compiler.ir.ops.gpu import shared_users
 from tilelab.compiler.options import options_of
 from tilelab.errors import OutOfResources
 
@@ -142,7 +143,7 @@ def alloc_ranges(func, resize=None) -> tuple[list[LocalAllocOp], list[tuple[int,
     order = number_ops(func.body)
     allocs = [op for op in func.walk() if isinstance(op, LocalAllocOp)]
     resize = resize(order) if resize else {}
-    ranges = [resize.get(a) or (*live_range(a, order, a.result.users), a.nbytes) for a in allocs]
+    ranges = [resize.get(a) or (*live_range(a, order, shared_users(a.result)), a.nbytes) for a in allocs]
     return allocs, [(*r[:3], alignment(a)) for r, a in zip(ranges, allocs)]
 
 

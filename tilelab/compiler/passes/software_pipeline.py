@@ -17,7 +17,8 @@ the most stages that do fit (none below 2: it is left unpipelined), as Triton's 
 
 A load is pipelined when it is a tile load directly in an ``scf.for`` body whose only
 user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read only by
-``ttg.local_load``s after the store (convert-through-shared made these for dot
+``ttg.local_load``s or ``ttng.warp_group_dot``s after the store, directly or through
+``ttg.memdesc_trans`` views (convert-through-shared and accelerate-dot made these for dot
 operands), with ``other`` absent or zero (the copy zero-fills), and when its pointers and
 mask depend, inside the loop, only on the induction variable and on values from outside
 (the slice is cloned for other iterations). The step must be a positive constant. Loads
@@ -109,7 +110,13 @@ from tilelab.compiler.ir.ops import (
     i1,
     i32,
 )
-from tilelab.compiler.ir.ops.gpu import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp, shared_reads
+from tilelab.compiler.ir.ops.gpu import (
+    FenceAsyncSharedOp,
+    WarpGroupDotOp,
+    WarpGroupDotWaitOp,
+    shared_reads,
+    shared_users,
+)
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
@@ -216,11 +223,11 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
     if alloc.stage_bytes % 16 or (load.mask is not None and load.mask.type != load.ptr.type.with_element(i1)):
         return None
     order = {op: i for i, op in enumerate(loop.body.ops)}
-    for user in alloc.result.users:
+    for user in shared_users(alloc.result):
         if user is store:
             continue
         if alloc.result not in shared_reads(user) or order.get(_top(user, loop.body), -1) <= order[store]:
-            return None  # every other user reads the buffer (local_load, warp_group_dot) after the store
+            return None  # every other user reads the buffer (local_load, warp_group_dot; or through a view) after the store
     roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
     slice_ = _address_slice(loop, roots)
     return None if slice_ is None else Candidate(load, store, alloc, slice_)

@@ -1,4 +1,4 @@
-"""GPU lowering of the explicit shared-memory ops: ``local_alloc``, ``local_store``, ``local_load``.
+"""GPU lowering of the explicit shared-memory ops: ``local_alloc``, ``local_store``, ``local_load``, ``memdesc_trans``.
 
 A buffer is ``offset`` bytes into the program's dynamic shared memory (the offset the
 ``allocate-shared-memory`` pass chose). Its shared layout maps each element's row-major
@@ -8,7 +8,8 @@ index ``i`` to its place in the buffer, ``P(i)``; as the layout is linear over G
 buffer move as one vector (up to 16 bytes). Barriers are not placed here: the
 ``insert-barriers`` pass put ``gpu.barrier`` ops exactly where the accesses race.
 A stage of a ring (``ttg.memdesc_index``, lowered in ``lower_async.py``) is the same
-buffer plus a run-time element offset (``dynamic``), a multiple of the stage size.
+buffer plus a run-time element offset (``dynamic``), a multiple of the stage size. A
+transposed view (``ttg.memdesc_trans``) is the same bytes with the view's index map.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp
+from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp, MemDescTransOp
 from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
 
 from .context import GTile, LoweringBug, const_i32, lower
@@ -66,6 +67,13 @@ def lower_local_alloc(lw, op):
     lw.shared(ir.IntType(8), offset + op.nbytes, private=False)
     stage_elems = op.stage_bytes * 8 // bits
     lw.set(op.result, SharedBuffer(offset * 8 // bits, bits, buffer_places(t.layout), stage_elems))
+
+
+@lower(MemDescTransOp)
+def lower_memdesc_trans(lw, op):
+    buf = lw.get(op.src)
+    places = buffer_places(op.result.type.layout)
+    lw.set(op.result, SharedBuffer(buf.first, buf.bits, places, buf.stage_elems, buf.dynamic))
 
 
 def _pointer(lw, index, it, v):

@@ -23,7 +23,7 @@ between families never breaks a caller::
 | control flow | ``control_flow`` | ForOp, IfOp, WhileOp, YieldOp, ConditionOp, CallOp, ReturnOp |
 | debugging | ``debugging`` | PrintOp, AssertOp, BarrierOp |
 | GPU layouts | ``gpu`` | ConvertLayoutOp |
-| shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp |
+| shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp, MemDescTransOp |
 | async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
 | Hopper tensor cores | ``gpu`` | WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp |
 
@@ -60,6 +60,7 @@ from .gpu import (
     LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
+    MemDescTransOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
@@ -116,6 +117,7 @@ __all__ = [
     "LocalStoreOp",
     "LocalLoadOp",
     "MemDescIndexOp",
+    "MemDescTransOp",
     "AsyncCopyGlobalToLocalOp",
     "AsyncCommitGroupOp",
     "AsyncWaitOp",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core import UNKNOWN_LOC, Loc, Op, Value
 from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
 from ..types import Type, i32
+from .shape import check_permuted
 
 #: ``layouts.linear.OFFSET``, the input dim of a shared buffer's layout (a name, not an import:
 #: the CPU pipeline loads these ops but never the layout package, for its cold compile)
@@ -159,6 +160,50 @@ class MemDescIndexOp(Op):
             self.index.type == i32 and self.result.type == self.ring.type,
             "needs an i32 index and gives the ring's type",
         )
+
+
+class MemDescTransOp(Op):
+    """A shared buffer read with its dims permuted (result dim ``i`` is source dim ``order[i]``).
+
+    No bytes move: the result names the source's bytes, and its shared layout is the
+    source's with the dims permuted (element ``(j, i)`` of the view sits where ``(i, j)`` of
+    the source does). A tile stored once serves the dots that read it as is and those that
+    read its transpose (attention's backward reads ``q`` as ``q`` and ``tl.trans(q)``); wgmma
+    reads either through its descriptor. Pure, like ``memdesc_index``.
+
+        %t = ttg.memdesc_trans %buf {order = [1, 0]} : tensor<64x128xf16, #nvmma_shared<...>>
+    """
+
+    name = "ttg.memdesc_trans"
+    traits = frozenset({Pure, SharedMemory})
+
+    def __init__(self, src: Value, type: Type, order=(1, 0), loc: Loc = UNKNOWN_LOC):
+        super().__init__([src], [type], {"order": list(order)}, loc=loc)
+
+    @property
+    def src(self) -> Value:
+        return self.operands[0]
+
+    def _verify(self) -> None:
+        check_permuted(self)
+
+
+def shared_root(v: Value) -> Value:
+    """The buffer (``local_alloc``) or ring stage (``memdesc_index``) whose bytes the shared value ``v`` names."""
+    while isinstance(v.defining_op, MemDescTransOp):
+        v = v.defining_op.src
+    return v
+
+
+def shared_users(v: Value) -> list[Op]:
+    """The ops using the shared buffer ``v``, directly or through ``memdesc_trans`` views of it."""
+    found = []
+    for user in v.users:
+        if isinstance(user, MemDescTransOp):
+            found += shared_users(user.result)
+        else:
+            found.append(user)
+    return found
 
 
 # --------------------------------------------------------------------------- asynchronous copies
@@ -347,15 +392,15 @@ def shared_reads(op: Op) -> list[Value]:
     """The shared buffers (or ring stages) ``op`` reads: what a barrier pass must order it after.
 
     ``ttg.local_load`` reads its buffer; ``ttng.warp_group_dot`` reads its operand buffers
-    (B, and A unless A is in registers).
+    (B, and A unless A is in registers). A ``memdesc_trans`` view counts as the buffer it views.
 
         >>> shared_reads(FenceAsyncSharedOp())
         []
     """
     if isinstance(op, LocalLoadOp):
-        return [op.buf]
+        return [shared_root(op.buf)]
     if isinstance(op, WarpGroupDotOp):
-        return [op.b] if op.a_in_registers else [op.a, op.b]
+        return [shared_root(v) for v in ([op.b] if op.a_in_registers else [op.a, op.b])]
     return []
 
 

@@ -86,13 +86,17 @@ class TransOp(_ShapeOp):
     traits = frozenset({Pure, ShapeOnly})
 
     def _verify(self) -> None:
-        self.expect_counts(1, 1)
-        src, res, order = self.src.type, self.result.type, tuple(self.attrs.get("order", ()))
-        if sorted(order) != list(range(len(src.shape))):
-            self.fail(f"order {list(order)} is not a permutation")
-        ok = res.shape == tuple(src.shape[d] for d in order) and src.element == res.element
-        if not ok:
-            self.fail(f"{src} permuted by {list(order)} is not {res}")
+        check_permuted(self)
+
+
+def check_permuted(op: Op) -> None:
+    """``op`` (one source, one result) permutes the source's dims by its ``order`` attr, elements unchanged."""
+    op.expect_counts(1, 1)
+    src, res, order = op.operands[0].type, op.results[0].type, tuple(op.attrs.get("order", ()))
+    if sorted(order) != list(range(len(src.shape))):
+        op.fail(f"order {list(order)} is not a permutation")
+    if res.shape != tuple(src.shape[d] for d in order) or src.element != res.element:
+        op.fail(f"{src} permuted by {list(order)} is not {res}")
 
 
 class FlipOp(_ShapeOp):
