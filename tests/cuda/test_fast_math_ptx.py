@@ -5,6 +5,8 @@ Triton: f32/f16 ``exp`` on ``ex2.approx`` after one multiply by log2(e), f32 ``/
 ``div.full.f32``, 128-bit global accesses and few registers (full occupancy).
 """
 
+import re
+
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
@@ -152,3 +154,49 @@ def test_a_launch_turns_fp_fusion_off_with_tritons_option():
     for given, fused in ((None, 4), (True, 4), (False, 0)):
         k = axpy_kernel.warmup(x, x, x, 2.0, BLOCK=512, grid=(1,), target=ARCH, enable_fp_fusion=given)
         assert k.options.fp_fusion == bool(fused) and k.asm["ptx"].count("fma.rn.f32") == fused
+
+
+@tilelab.jit
+def exp2_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.math.exp2(tl.load(x_ptr + offs)))
+
+
+@pytest.mark.skipif(libdevice_path() is None, reason="libdevice not found")
+@pytest.mark.parametrize(
+    "variable, launch, ftz",
+    [(None, None, True), ("0", None, False), ("1", None, True), (None, False, False), ("0", True, True)],
+)
+def test_reflect_ftz_takes_libdevices_flush_to_zero_path_only_when_on(monkeypatch, variable, launch, ftz):
+    """On by default (Triton's ``enable_reflect_ftz``): f32 ``exp2`` is one ``ex2.approx.ftz.f32``.
+
+    Off, libdevice's ``__CUDA_FTZ`` query folds to 0 and ``exp2`` keeps subnormal results: ``ex2.approx.f32``,
+    which ptxas wraps in a range test and two multiplies (attention's loop: 192 more instructions).
+    """
+    if variable is None:
+        monkeypatch.delenv("TILELAB_CUDA_REFLECT_FTZ", raising=False)
+    else:
+        monkeypatch.setenv("TILELAB_CUDA_REFLECT_FTZ", variable)
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    ck = tilelab.compile(exp2_kernel, sig, {"BLOCK": 128}, target=ARCH, cache=False, enable_reflect_ftz=launch)
+    found = set(re.findall(r"ex2\.approx\.[a-z0-9.]+", ck.asm["ptx"]))
+    assert ck.options.reflect_ftz is ftz
+    assert found == ({"ex2.approx.ftz.f32"} if ftz else {"ex2.approx.f32"})
+
+
+def test_a_launch_turns_reflect_ftz_off_with_tritons_option():
+    x = np.zeros(128, np.float32)
+    for given, ftz in ((None, True), (True, True), (False, False)):
+        k = exp2_kernel.warmup(x, x, BLOCK=128, grid=(1,), target=ARCH, enable_reflect_ftz=given)
+        assert k.options.reflect_ftz is ftz
+
+
+@pytest.mark.gpu
+def test_exp2_flushes_subnormal_results_unless_told_not_to():
+    """Triton's default on the GPU: ``exp2(-130)`` is 0 (flushed); ``enable_reflect_ftz=False`` gives ``2**-130``."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([-130.0, -1.0, 3.0] + [0.0] * 125, device="cuda")
+    for ftz, want in ((None, 0.0), (False, 2.0**-130)):
+        out = torch.empty_like(x)
+        exp2_kernel[(1,)](x, out, BLOCK=128, enable_reflect_ftz=ftz)
+        assert out[0].item() == want and out[1].item() == 0.5 and out[2].item() == 8.0

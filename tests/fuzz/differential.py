@@ -67,8 +67,11 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     moved = {name: device.put(a) for name, a in args.items()}
     size = int(np.prod(program.shape))
     try:
-        # every operation rounded as the interpreter rounds it: no multiply-add fused on CUDA (docs/semantics.md)
-        kernel[(program.grid,)](*moved.values(), program.n, BLOCK=size, target=target, enable_fp_fusion=False)
+        # every operation rounded as the interpreter rounds it: no multiply-add fused on CUDA, libdevice keeping
+        # subnormals (docs/semantics.md)
+        kernel[(program.grid,)](
+            *moved.values(), program.n, BLOCK=size, target=target, enable_fp_fusion=False, enable_reflect_ftz=False
+        )
     except Exception as e:  # noqa: BLE001 - every error is a result to compare
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return {name: device.get(moved[name]) for name in program.outputs}

@@ -46,6 +46,10 @@ class CompileOptions:
     and the add or subtract that reads it into one ``fma`` (one rounding instead of two: what
     Triton's ``enable_fp_fusion`` does; on by default, as there); off (a launch's
     ``enable_fp_fusion=False``), results round as the interpreter's do, bit for bit.
+    ``reflect_ftz`` links libdevice's flush-to-zero variants (LLVM's ``nvvm-reflect-ftz``
+    module flag, what Triton's ``enable_reflect_ftz`` does, on by default as there): f32
+    ``exp2`` is one ``ex2.approx.ftz.f32`` instead of four instructions around a non-ftz one,
+    and libdevice's f32 functions read and write subnormals as zero.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
     (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
     with the kernel and in its key; no pass reads it yet.
@@ -60,6 +64,7 @@ class CompileOptions:
     wgmma: bool = True
     ldmatrix: bool = True
     fp_fusion: bool = True
+    reflect_ftz: bool = True
     libdevice: str | None = None
     tools: tuple[tuple[str, str], ...] = ()
 

@@ -58,11 +58,12 @@ def compile(
     debug=False,
     cache=True,
     enable_fp_fusion=None,
+    enable_reflect_ftz=None,
 ):
     """Compile ``kernel`` (a ``@jit`` function) for ``signature``; returns a ``CompiledKernel``.
 
     ``num_warps`` / ``num_stages`` of ``None`` take the defaults (``tilelab.compiler.options``);
-    ``enable_fp_fusion`` as a launch's (``None``: on for CUDA, as Triton).
+    ``enable_fp_fusion`` and ``enable_reflect_ftz`` as a launch's (``None``: on for CUDA, as Triton).
     Pointers are assumed 16-byte aligned (as numpy's allocations are) unless
     ``divisibility`` says otherwise; other arguments get divisibility 1.
     """
@@ -80,5 +81,7 @@ def compile(
     div = {n: (16 if t.startswith("*") else 1) for n, t in sig.items()}
     div.update(divisibility or {})
     debug = bool(debug or jf.debug)
-    options = options_for(choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion)
+    options = options_for(
+        choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion, enable_reflect_ftz
+    )
     return compile_kernel(jf.fn, sig, constants, div, options, snapshots=snapshots, cache=cache)

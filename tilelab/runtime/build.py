@@ -29,11 +29,13 @@ from .texts import merged, ready_texts, with_makers
 SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
 
-def options_for(target: str, num_warps=None, num_stages=None, debug: bool = False, fp_fusion=None) -> CompileOptions:
+def options_for(
+    target: str, num_warps=None, num_stages=None, debug: bool = False, fp_fusion=None, reflect_ftz=None
+) -> CompileOptions:
     """The ``CompileOptions`` of a compile for the target named ``target`` (its ``arch`` and warp size included)."""
     found = get_target(target)
     arch, warp_size = getattr(found, "arch", None), getattr(found, "warp_size", None)
-    return compile_options(target, num_warps, num_stages, debug, arch, warp_size, fp_fusion)
+    return compile_options(target, num_warps, num_stages, debug, arch, warp_size, fp_fusion, reflect_ftz)
 
 
 def compile_kernel(fn, signature, constants, divisibility, options: CompileOptions, snapshots=False, cache=True):

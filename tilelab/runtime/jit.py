@@ -36,7 +36,7 @@ from .specialize import check_constexpr, specialize_arg
 from .targets import choose_target
 from .warm import WarmLaunch
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize", "enable_fp_fusion")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize", "enable_fp_fusion", "enable_reflect_ftz")
 #: Triton launch options accepted for source compatibility; they do not change what tilelab generates.
 TRITON_ONLY_OPTIONS = frozenset(("num_ctas", "maxnreg", "launch_cooperative_grid", "debug"))
 
@@ -146,8 +146,9 @@ class JITFunction:
             "num_stages": _count_option(self.__name__, "num_stages", options.get("num_stages", NUM_STAGES)),
         }
         target, sanitize = options.get("target"), options.get("sanitize")
-        if options.get("enable_fp_fusion") is not None:  # Triton's option; None: the target's default (on)
-            geometry["fp_fusion"] = bool(options["enable_fp_fusion"])
+        for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
+            if options.get(f"enable_{name}") is not None:
+                geometry[name] = bool(options[f"enable_{name}"])
         bound = self.bind(args, given)
         dims = None
         if not warmup:  # a bad grid is reported before anything compiles
@@ -215,7 +216,7 @@ class JITFunction:
     def compiled_for(self, bound: dict, target, geometry: dict):
         """The ``CompiledKernel`` for these arguments: memory (``kernels``), then disk, then compile.
 
-        ``geometry`` holds the launch's ``num_warps`` and ``num_stages`` (and ``fp_fusion`` when given).
+        ``geometry`` holds the launch's ``num_warps``, ``num_stages`` (and ``fp_fusion``, ``reflect_ftz`` if given).
         """
         signature, constants, divisibility, devices = self.specialize(bound)
         options = options_for(choose_target(target, devices), debug=self.debug, **geometry)

@@ -19,6 +19,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_CUDA_WGMMA`` | each compile | ``0``: Hopper dots on mma.sync (``CompileOptions.wgmma``) |
 | ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: mma operands loaded element-wise (``CompileOptions.ldmatrix``) |
 | ``TILELAB_CUDA_FP_FUSION`` | each compile | ``0``: no ``fma`` contraction unless a launch says ``enable_fp_fusion`` |
+| ``TILELAB_CUDA_REFLECT_FTZ`` | each compile | ``0``: libdevice keeps subnormals (``enable_reflect_ftz`` wins) |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |
 | ``TILELAB_PTXAS``, ``..._NVDISASM``, ``..._CUOBJDUMP`` | each compile | CUDA tools' paths (``CompileOptions.tools``) |
 | ``CUDA_HOME``, ``CUDA_PATH`` | each compile | CUDA toolkits searched for tools and libdevice (``tools``) |
@@ -68,13 +69,14 @@ def compile_options(
     arch: str | None = None,
     warp_size: int | None = None,
     fp_fusion: bool | None = None,
+    reflect_ftz: bool | None = None,
 ) -> CompileOptions:
     """The ``CompileOptions`` of one compile for ``target`` (``cpu``, ``cuda``, ``cuda:sm_80``, ``amd:gfx942``...).
 
     ``num_warps`` / ``num_stages`` of ``None`` take the defaults; ``arch`` is the target's
     (``CudaTarget.arch``: the device's, or the one the name gives), ``warp_size`` too (64 on AMD).
     ``fp_fusion`` is the launch's ``enable_fp_fusion``; ``None`` takes ``TILELAB_CUDA_FP_FUSION``, else on
-    (Triton's default).
+    (Triton's default); ``reflect_ftz`` likewise, the launch's ``enable_reflect_ftz`` or ``TILELAB_CUDA_REFLECT_FTZ``.
     """
     target = canonical_target(target)
     named_arch = target.partition(":")[2]
@@ -89,10 +91,16 @@ def compile_options(
         debug=bool(debug),
         wgmma=_on("TILELAB_CUDA_WGMMA"),
         ldmatrix=_on("TILELAB_CUDA_LDMATRIX"),
-        fp_fusion=_get("TILELAB_CUDA_FP_FUSION", "1") not in ("", "0") if fp_fusion is None else bool(fp_fusion),
+        fp_fusion=_flag("TILELAB_CUDA_FP_FUSION", fp_fusion),
+        reflect_ftz=_flag("TILELAB_CUDA_REFLECT_FTZ", reflect_ftz),
         libdevice=_get("TILELAB_LIBDEVICE") or None,
         tools=tools,
     )
+
+
+def _flag(variable: str, given: bool | None) -> bool:
+    """A launch's boolean option when given, else the environment ``variable`` (on unless ``0`` or empty)."""
+    return _on(variable) if given is None else bool(given)
 
 
 def target_override() -> str | None:

@@ -110,9 +110,16 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
 
 
 def optimize(
-    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None
+    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None, ftz: bool = False
 ) -> llvm.ModuleRef:
-    """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3."""
+    """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3.
+
+    ``ftz`` sets the ``nvvm-reflect-ftz`` module flag: libdevice's ``__nvvm_reflect("__CUDA_FTZ")``
+    queries then fold to 1 and its flush-to-zero code is kept (Triton's ``enable_reflect_ftz``).
+    """
+    if link_libdevice and ftz:
+        flag = llmod.add_metadata([ir.Constant(ir.IntType(32), 4), "nvvm-reflect-ftz", ir.Constant(ir.IntType(32), 1)])
+        llmod.add_named_metadata("llvm.module.flags", flag)
     try:
         mod = llvm.parse_assembly(str(llmod))
         mod.verify()
@@ -177,7 +184,7 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
     t0 = time.perf_counter()
     llmod, lw = build_llvm_module(module, options)
     t1 = time.perf_counter()
-    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools))
+    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz)
     t2 = time.perf_counter()
     ptx = target_machine(arch).emit_assembly(mod)
     if seconds is not None:
