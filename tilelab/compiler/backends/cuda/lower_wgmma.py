@@ -379,9 +379,14 @@ def _after_barrier(op) -> bool:
     may follow the barrier: each thread's fence then orders what the barrier made visible to it
     before its own async-proxy reads (Triton emits the same ``bar.sync; fence.proxy.async`` pair).
     """
+    return _since_last(op, BarrierOp)
+
+
+def _since_last(op, kind) -> bool:
+    """Whether an op of ``kind`` precedes ``op`` in its block with no operand-buffer write in between."""
     ops = op.parent.ops
     for prev in reversed(ops[: ops.index(op)]):
-        if isinstance(prev, BarrierOp):
+        if isinstance(prev, kind):
             return True
         if isinstance(prev, _SHARED_WRITES) or any(isinstance(o, _SHARED_WRITES) for o in prev.walk()):
             return False
@@ -390,7 +395,14 @@ def _after_barrier(op) -> bool:
 
 @lower(FenceAsyncSharedOp)
 def lower_fence_async_shared(lw, op):
-    _asm(lw, "fence.proxy.async.shared::cta;")
+    """``fence.proxy.async``, unless an earlier fence of the block already covers every operand-buffer write.
+
+    The fence orders this thread's generic-proxy writes (stores, landed ``cp.async`` copies) before
+    the tensor cores' async-proxy reads; a second one with no operand write since orders nothing
+    more (attention's loop fenced before each of its dots: ``FENCE.VIEW.ASYNC.S`` and a ``MEMBAR``).
+    """
+    if not _since_last(op, FenceAsyncSharedOp):
+        _asm(lw, "fence.proxy.async.shared::cta;")
 
 
 @lower(WarpGroupDotOp)
