@@ -8,7 +8,7 @@ import tilelab.language as tl
 from benchmarks.gpu_kernels import transpose_kernel  # the benchmark's source
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module
-from tilelab.compiler.ir.ops import ForOp, MakeRangeOp
+from tilelab.compiler.ir.ops import ConvertLayoutOp, ForOp, LoadOp, MakeRangeOp
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.layouts import blocked, conversion_kind, slice_layout
 from tilelab.compiler.options import CompileOptions
@@ -111,23 +111,60 @@ def test_loop_copy_stays_with_its_original():
     assert f"tt.splat %k : tensor<32xi32, {COLS}>" in body
 
 
-def test_negative_a_loaded_source_stays():
-    text = func(
+def row_of_loaded_values(volatile: bool = False) -> str:
+    """``out[i, j] = (x[j] if j < n else -1) + j``: a masked [32] load along ROWS, broadcast along COLS."""
+    hint = " {volatile = true}" if volatile else ""
+    return func(
         f"""
         %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, {ROWS}>
         %1 = tt.splat %x : tensor<32x!ptr<i32>, {ROWS}>
         %2 = tt.addptr %1, %0 : tensor<32x!ptr<i32>, {ROWS}>
-        %3 = tt.load %2 : tensor<32xi32, {ROWS}>
-        %4 = arith.add %3, %0 : tensor<32xi32, {ROWS}>
-        %5 = tt.expand_dims %4 {{axis = 0}} : tensor<1x32xi32, {LINE}>
-        %6 = tt.broadcast %5 : tensor<32x32xi32, {ROW}>
-        %7 = tt.splat %x : tensor<32x32x!ptr<i32>, {ROW}>
-        tt.store %7, %6 : tensor<32x32x!ptr<i32>, {ROW}>
+        %3 = tt.splat %n : tensor<32xi32, {ROWS}>
+        %4 = arith.cmp lt %0, %3 : tensor<32xi1, {ROWS}>
+        %5 = arith.constant {{value = -1}} : tensor<32xi32, {ROWS}>
+        %6 = tt.load %2, %4, %5{hint} : tensor<32xi32, {ROWS}>
+        %7 = arith.add %6, %0 : tensor<32xi32, {ROWS}>
+        %8 = tt.expand_dims %7 {{axis = 0}} : tensor<1x32xi32, {LINE}>
+        %9 = tt.broadcast %8 : tensor<32x32xi32, {ROW}>
+        %10 = tt.expand_dims %0 {{axis = 1}} : tensor<32x1xi32, {ROW}>
+        %11 = arith.constant {{value = 32}} : tensor<32x1xi32, {ROW}>
+        %12 = arith.mul %10, %11 : tensor<32x1xi32, {ROW}>
+        %13 = tt.broadcast %12 : tensor<32x32xi32, {ROW}>
+        %14 = tt.expand_dims %0 {{axis = 0}} : tensor<1x32xi32, {LINE}>
+        %15 = tt.broadcast %14 : tensor<32x32xi32, {ROW}>
+        %16 = arith.add %13, %15 : tensor<32x32xi32, {ROW}>
+        %17 = tt.splat %out : tensor<32x32x!ptr<i32>, {ROW}>
+        %18 = tt.addptr %17, %16 : tensor<32x32x!ptr<i32>, {ROW}>
+        tt.store %18, %9 : tensor<32x32x!ptr<i32>, {ROW}>
         """,
-        "%x: !ptr<i32>",
+        "%x: !ptr<i32>, %out: !ptr<i32>, %n: i32",
     )
+
+
+def test_a_cheap_load_is_loaded_again_in_the_wanted_layout(rng):
+    # 32 elements, 128 threads: each thread loads the row it needs instead of receiving it
+    out, changed = run_pass(rematerialize, row_of_loaded_values())
+    assert changed and not crossing_index_ops(parse_module(out))
+    module = parse_module(out)
+    loads = [op for op in module.walk() if isinstance(op, LoadOp)]
+    assert len(loads) == 1 and loads[0].result.type.layout == COLS  # the original, now unused, is gone
+    assert all(v.type.layout == COLS for v in loads[0].operands)  # pointer, mask and other too
+    assert not any(isinstance(op, ConvertLayoutOp) for op in module.walk())
+    x = rng.integers(-1000, 1000, 32, dtype=np.int32)
+    res = np.full(32 * 32, 12345, np.int32)
+    run_kernel(module, grid=(1,), args=[x, res, 20])
+    j = np.arange(32)
+    row = np.where(j < 20, x, -1) + j
+    np.testing.assert_array_equal(res.reshape(32, 32), np.broadcast_to(row, (32, 32)))
+
+
+def test_negative_a_volatile_load_stays():
+    text = row_of_loaded_values(volatile=True)
     out, changed = run_pass(rematerialize, text)
-    assert not changed and out == canonical(text)
+    module = parse_module(out)
+    loads = [op for op in module.walk() if isinstance(op, LoadOp)]
+    assert len(loads) == 1 and loads[0].result.type.layout == ROWS  # read once, where the program reads it
+    assert changed  # the column index %14 is still rebuilt
 
 
 def test_negative_a_loop_carried_tile_stays():

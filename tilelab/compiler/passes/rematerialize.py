@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the docstring example spells whole layouts)
-"""Compute index tiles again in the layout their user wants instead of moving them between threads.
+"""Compute index tiles and small loads again in the layout their user wants instead of moving them between threads.
 
 Why: ``expand_dims``, ``broadcast`` and ``convert_layout`` move elements between threads
 (through shared memory: a store, a barrier, a load, a barrier) when their source's layout
@@ -12,33 +12,42 @@ chain in the layout it wants (Triton calls this rematerialization).
 Layouts travel backwards through the chain: elementwise ops (``arith``, ``tt.addptr``,
 casts, selects) ask the same layout of their operands, ``expand_dims`` asks the slice of
 it, ``broadcast`` asks it with the broadcast dims collapsed, a ``convert_layout`` is
-skipped; ``make_range``, ``splat`` and constants take any layout. A chain that reaches
-anything else (a load, a reduction, a dot, a loop-carried tile) stays where it is, and so
+skipped; ``make_range``, ``splat`` and constants take any layout. A *cheap* ``tt.load``
+is loaded again in the wanted layout, its pointer, mask and ``other`` built in that
+layout like any operand: cheap as in Triton, a load that only reads (not volatile) of a
+tile with no more elements than the CTA has threads (a row of per-row statistics, such
+as attention's log-sum-exp), where the threads reading the same addresses hit in cache.
+Stores, atomics and bigger loads are never copied. A chain that reaches anything else
+(an expensive load, a reduction, a dot, a loop-carried tile) stays where it is, and so
 does one that would take more than ``MAX_OPS`` new ops.
 
 Each copy goes right after the op it copies, so it is defined wherever the original is:
 the loop-invariant part of a chain used in a loop stays outside the loop. Copies made
 for one layout are shared by every user that wants that layout; originals left unused
-are dropped.
+are dropped (a load the copy replaces too). A copied load then moves down its block to
+just before its first user when only ops that write no memory come between, and so do
+the copies feeding it: its values (replicated, often several per thread) would otherwise
+live across a dot or a loop, and spill.
 
 before:
     tt.func @k(%x: !ptr<f32>) {
-      %0 = tt.make_range {start = 0, end = 128} : tensor<128xi32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %1 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %2 = tt.addptr %1, %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %3 = ttg.convert_layout %2 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %4 = tt.load %3 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      tt.store %3, %4 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %0 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.splat %x : tensor<32x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = tt.addptr %1, %0 : tensor<32x!ptr<f32>, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = tt.load %2 : tensor<32xf32, #blocked<sizePerThread=[4], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %4 = ttg.convert_layout %3 : tensor<32xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %5 = ttg.convert_layout %2 : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %5, %4 : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
       tt.return
     }
 
 after:
     tt.func @k(%x: !ptr<f32>) {
-      %0 = tt.make_range {start = 0, end = 128} : tensor<128xi32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %1 = tt.splat %x : tensor<128x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %2 = tt.addptr %1, %0 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      %3 = tt.load %2 : tensor<128xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
-      tt.store %2, %3 : tensor<128x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %0 = tt.make_range {start = 0, end = 32} : tensor<32xi32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %1 = tt.splat %x : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %2 = tt.addptr %1, %0 : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      %3 = tt.load %2 : tensor<32xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
+      tt.store %2, %3 : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>
       tt.return
     }
 """
@@ -50,10 +59,11 @@ from tilelab.compiler.ir.ops import (
     BroadcastOp,
     ConvertLayoutOp,
     ExpandDimsOp,
+    LoadOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
-from tilelab.compiler.ir.traits import Elementwise, LayoutFree
-from tilelab.compiler.layouts import LinearLayout, conversion_kind, slice_layout
+from tilelab.compiler.ir.traits import Elementwise, LayoutFree, MemoryRead, MemoryWrite
+from tilelab.compiler.layouts import LANE, WARP, LinearLayout, conversion_kind, slice_layout
 
 from .assign_layouts import collapse
 
@@ -80,6 +90,19 @@ def wanted_source_layout(op: Op) -> LinearLayout | None:
         dims = [d for d, (a, b) in enumerate(zip(op.operands[0].type.shape, result.shape)) if a != b]
         return collapse(result.layout, dims)
     return None
+
+
+def cheap_load(op: Op, layout: LinearLayout) -> bool:
+    """Whether loading ``op``'s tile again in ``layout`` costs less than moving it: Triton's test.
+
+    A load that only reads (not volatile) of a tile with no more elements than the CTA has
+    threads: each thread reads a few elements, and the threads that read the same addresses
+    hit in cache. A bigger tile read again would multiply its memory traffic.
+    """
+    if not isinstance(op, LoadOp) or op.attrs.get("volatile") or op.has_trait(MemoryWrite):
+        return False
+    threads = layout.in_size(LANE) * layout.in_size(WARP)  # warp_size * num_warps
+    return op.result.type.numel <= threads
 
 
 def crossing_target(op: Op) -> LinearLayout | None:
@@ -140,6 +163,8 @@ class Chain:
             wants = [slice_layout(layout, op.attrs["axis"])]
         elif isinstance(op, BroadcastOp):
             wants = [collapse(layout, [d for d, (a, b) in enumerate(zip(op.src.type.shape, shape)) if a != b])]
+        elif cheap_load(op, layout):  # pointer, mask and other: one shape and layout with the result
+            wants = [layout if v.type.is_tensor else None for v in op.operands]
         else:
             return None
         built = [v if want is None else self.build(v, want) for v, want in zip(op.operands, wants)]
@@ -157,12 +182,19 @@ class Chain:
             copy.drop_references()
 
 
+def removable(op: Op | None) -> bool:
+    """Whether ``op`` may go once nothing uses it: pure ops, and loads that only read (as DCE)."""
+    if op is None or op.parent is None or op.regions:
+        return False
+    return op.pure or (isinstance(op, LoadOp) and not op.attrs.get("volatile"))
+
+
 def drop_unused(func: FuncOp, values: list[Value]) -> None:
-    """Remove the pure ops defining ``values`` that nothing uses any more, and their chains in turn."""
+    """Remove the ops defining ``values`` that nothing uses any more, and their chains in turn."""
     work = [v.defining_op for v in values]
     while work:
         op = work.pop()
-        if op is None or op.parent is None or not op.pure or op.regions:
+        if not removable(op):
             continue
         if any(r.has_uses() for r in op.results):
             continue
@@ -171,10 +203,53 @@ def drop_unused(func: FuncOp, values: list[Value]) -> None:
         work.extend(v.defining_op for v in operands)
 
 
+def moves_past(op: Op) -> bool:
+    """Whether a load may move from before ``op`` to after it: ``op`` and all it holds only compute or read."""
+    return all(
+        o.pure or o.is_terminator or (o.has_trait(MemoryRead) and not o.has_trait(MemoryWrite)) for o in op.walk()
+    )
+
+
+def first_user(op: Op) -> int | None:
+    """The index in ``op``'s block of the first op there that uses ``op`` (or holds a user); None if unused."""
+    block = op.parent
+    first = None
+    for user in op.result.users:
+        while user.parent is not block:
+            user = user.parent_op
+        at = block.ops.index(user)
+        first = at if first is None else min(first, at)
+    return first
+
+
+def sink(load: Op) -> None:
+    """Move a copied load, and the copies feeding it, down to just before their first users.
+
+    The copies start where their originals were, often before a dot or a loop: their values
+    (as many per thread as the wanted layout gives, replicated) would live across it.
+    Computed where first used, they do not; the load moves only past ops that write no memory.
+    """
+    block = load.parent
+    first, start = first_user(load), block.ops.index(load)
+    if first is not None and first > start + 1 and all(moves_past(op) for op in block.ops[start + 1 : first]):
+        Rewriter.move_before(load, block.ops[first])
+    work = [load]
+    while work:
+        for v in work.pop().operands:
+            d = v.defining_op
+            if d is None or d.parent is not block or not d.pure or d.regions or len(d.results) != 1:
+                continue
+            first = first_user(d)
+            if first > block.ops.index(d) + 1:
+                Rewriter.move_before(d, block.ops[first])
+                work.append(d)
+
+
 def rematerialize(func: FuncOp) -> bool:
     """Give every data-moving op whose source is an index tile a copy of it in the wanted layout."""
     memo: dict = {}
     replaced: list[Value] = []
+    loads: list[Op] = []
     for op in list(func.walk()):
         want = crossing_target(op)
         if want is None:
@@ -185,12 +260,16 @@ def rematerialize(func: FuncOp) -> bool:
             chain.discard()
             continue
         chain.insert()
+        loads.extend(copy for _, copy in chain.copies if isinstance(copy, LoadOp))
         replaced.append(op.operands[0])
         op.operands[0] = new
         if isinstance(op, ConvertLayoutOp):  # now converts to its own layout: the copy replaces it
             op.result.replace_all_uses_with(new)
             replaced.append(op.result)
     drop_unused(func, replaced)
+    for load in loads:
+        if load.parent is not None:  # a later rewrite may have replaced the copy itself
+            sink(load)
     return bool(replaced)
 
 
