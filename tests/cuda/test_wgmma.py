@@ -661,3 +661,20 @@ def test_transposed_operand_values(arch_in_module, rng, num_warps):
     np.testing.assert_allclose(y_d.cpu().numpy(), y, rtol=1e-2, atol=1e-2)
     z = y.astype(np.float16).astype(np.float32) @ wf
     np.testing.assert_allclose(z_d.cpu().numpy(), z, rtol=2e-2, atol=5e-2 * np.abs(z).max())
+
+
+@needs_ptxas
+def test_a_loop_of_two_dots_fences_once_per_iteration(arch_in_module):
+    """One ``fence.proxy.async`` after the copies land; the second dot (``p @ v``, A in registers) adds none.
+
+    Nothing writes an operand buffer between the two dots, so a fence before the second orders nothing
+    more (it cost a ``FENCE.VIEW.ASYNC.S`` and a ``MEMBAR`` per iteration). A store between them keeps it:
+    ``test_negative_operands_stored_from_registers_keep_their_barrier``'s kernel stores and fences per dot.
+    """
+    constants = {"D": 64, "BM": 128, "BN": 64}
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, constants, 8, num_stages=3)
+    body = _wgmma_loop(ck.asm["ptx"])
+    assert body.count("wgmma.commit_group") >= 2 and body.count("fence.proxy.async") == 1
+    one_stage = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, {"BM": 64, "BN": 64, "BK": 32}, 4)
+    stored = _wgmma_loop(one_stage.asm["ptx"])
+    assert stored.index("st.shared") < stored.index("fence.proxy.async") < stored.index("wgmma.mma_async")
