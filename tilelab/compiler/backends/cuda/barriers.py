@@ -65,14 +65,23 @@ def _successors(block: ir.Block) -> list[ir.Block]:
     return [v for v in (term.operands if term is not None else []) if isinstance(v, ir.Block)]
 
 
-def _clean_at_end(block: ir.Block, clean: bool) -> bool:
-    """Whether no shared access follows the last barrier of ``block`` (or its start, when ``clean``)."""
+def _summary(block: ir.Block) -> tuple[bool | None, bool]:
+    """``(after_last, touched)``: whether no shared access follows the block's last barrier (None: it has
+    none), and whether the block touches shared memory at all. The fixpoint below reads these, not the block."""
+    after_last, touched = None, False
     for instr in block.instructions:
         if _is_barrier(instr):
-            clean = True
+            after_last = True
         elif _may_touch_shared(instr):
-            clean = False
-    return clean
+            touched = True
+            after_last = False if after_last is not None else None
+    return after_last, touched
+
+
+def _clean_at_end(summary: tuple[bool | None, bool], clean: bool) -> bool:
+    """Whether no shared access follows the last barrier of a block (or its start, when ``clean``)."""
+    after_last, touched = summary
+    return after_last if after_last is not None else clean and not touched
 
 
 def _clean_at_start(fn: ir.Function, first: ir.Block) -> dict:
@@ -82,6 +91,7 @@ def _clean_at_start(fn: ir.Function, first: ir.Block) -> dict:
     for block in fn.blocks:
         for succ in _successors(block):
             preds[succ].append(block)
+    summaries = {block: _summary(block) for block in fn.blocks}
     entry = fn.blocks[0]
     start = {block: True for block in fn.blocks}
     end = {block: True for block in fn.blocks}
@@ -93,7 +103,7 @@ def _clean_at_start(fn: ir.Function, first: ir.Block) -> dict:
                 value = all(end[p] for p in preds[block] if p is not entry) if block is first else True
             else:
                 value = bool(preds[block]) and all(end[p] for p in preds[block])
-            out = _clean_at_end(block, value)
+            out = _clean_at_end(summaries[block], value)
             if (value, out) != (start[block], end[block]):
                 start[block], end[block], changed = value, out, True
     return start
