@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tilelab.language as tl
 from benchmarks.corpus import kernels
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir.ops import (
@@ -221,3 +222,44 @@ def test_attention_bwd_after_the_cuda_passes_computes_the_gradients(rng, causal)
     for name, got, ref in zip(("dq", "dk", "dv"), grads, want):
         err = np.abs(got.astype(np.float64) - ref).max() / np.abs(ref).max()
         assert err < 1e-2, (name, err)
+
+
+def attention_trans_k_kernel(
+    Q, K, V, Out, sm_scale, stride_m, N_CTX, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr
+):
+    """The forward loop as many users spell it: ``k`` loaded row by row like ``v``, ``tl.dot(q, tl.trans(k))``."""
+    off = tl.program_id(1).to(tl.int64) * N_CTX * stride_m
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_d = tl.arange(0, D)
+    q = tl.load(Q + off + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+    m_i = tl.full([BM], float("-inf"), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    for start_n in range(0, N_CTX, BN):
+        cols = start_n + offs_n
+        k = tl.load(K + off + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        qk = tl.where(cols[None, :] < N_CTX, tl.dot(q, tl.trans(k)) * sm_scale, -1.0e6)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + off + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_ij
+    out = Out + off + offs_m[:, None] * stride_m + offs_d[None, :]
+    tl.store(out, (acc / l_i[:, None]).to(tl.float16), mask=offs_m[:, None] < N_CTX)
+
+
+def test_attention_with_k_transposed_in_the_dot_copies_k_asynchronously_too():
+    """``tl.dot(q, tl.trans(k))``: ``k`` is stored as loaded and read through a ``memdesc_trans`` view.
+
+    Before the view, the transposed operand was stored from registers in every iteration (two
+    stores, only ``v`` copied with ``cp.async``).
+    """
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "Out")} | {"sm_scale": "fp32", "stride_m": "i32", "N_CTX": "i32"}
+    module = compile_passes(attention_trans_k_kernel, sig, {"D": 64, "BM": 128, "BN": 64})
+    loop = loop_of(module)
+    assert len([op for op in loop.walk() if isinstance(op, AsyncCopyGlobalToLocalOp)]) == 2
+    assert len([op for op in loop.walk() if isinstance(op, MemDescTransOp)]) == 1
+    assert not [op for op in loop.walk() if isinstance(op, LocalStoreOp)]

@@ -41,7 +41,7 @@ from .utils import has_side_effects
 NAME = "dce"
 
 
-def _removable(op: Op, loads: bool) -> bool:
+def removable(op: Op, loads: bool = True) -> bool:
     """Whether ``op`` may go once its results are unused."""
     if op.is_terminator:
         return False
@@ -60,7 +60,7 @@ def _erase_dead_in_block(block: Block, loads: bool) -> bool:
     """Erase dead ops of ``block`` (last first, so whole chains go in one walk), inner blocks too."""
     changed = False
     for op in reversed(list(block.ops)):
-        if not any(r.has_uses() for r in op.results) and _removable(op, loads):
+        if not any(r.has_uses() for r in op.results) and removable(op, loads):
             tracing.fired(dead_op, op)
             changed |= dead_op(op)
             continue
@@ -92,7 +92,7 @@ def _feeds_only_its_slot(loop: ForOp, i: int) -> bool:
             if user is yield_op:
                 if any(u is v and k != i for k, u in enumerate(user.operands)):
                     return False
-            elif user.parent is not loop.body or user.regions or not _removable(user, loads=False):
+            elif user.parent is not loop.body or user.regions or not removable(user, loads=False):
                 return False
             elif user not in seen:
                 seen.add(user)

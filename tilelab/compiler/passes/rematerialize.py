@@ -66,6 +66,7 @@ from tilelab.compiler.ir.traits import Elementwise, LayoutFree, MemoryRead, Memo
 from tilelab.compiler.layouts import LANE, WARP, LinearLayout, conversion_kind, slice_layout
 
 from .assign_layouts import collapse
+from .dce import removable
 
 NAME = "rematerialize"
 
@@ -99,7 +100,7 @@ def cheap_load(op: Op, layout: LinearLayout) -> bool:
     threads: each thread reads a few elements, and the threads that read the same addresses
     hit in cache. A bigger tile read again would multiply its memory traffic.
     """
-    if not isinstance(op, LoadOp) or op.attrs.get("volatile") or op.has_trait(MemoryWrite):
+    if not isinstance(op, LoadOp) or op.attrs.get("volatile"):
         return False
     threads = layout.in_size(LANE) * layout.in_size(WARP)  # warp_size * num_warps
     return op.result.type.numel <= threads
@@ -182,19 +183,12 @@ class Chain:
             copy.drop_references()
 
 
-def removable(op: Op | None) -> bool:
-    """Whether ``op`` may go once nothing uses it: pure ops, and loads that only read (as DCE)."""
-    if op is None or op.parent is None or op.regions:
-        return False
-    return op.pure or (isinstance(op, LoadOp) and not op.attrs.get("volatile"))
-
-
 def drop_unused(func: FuncOp, values: list[Value]) -> None:
     """Remove the ops defining ``values`` that nothing uses any more, and their chains in turn."""
     work = [v.defining_op for v in values]
     while work:
         op = work.pop()
-        if not removable(op):
+        if op is None or op.parent is None or op.regions or not removable(op):  # dce's test: loads go too
             continue
         if any(r.has_uses() for r in op.results):
             continue
