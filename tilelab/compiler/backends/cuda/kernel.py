@@ -78,7 +78,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
     ``hooks`` give the target's triple, kernel calling convention and leaves (``hooks.py``).
     """
     func, num_warps = module.kernel, options.num_warps
-    llmod = ir.Module(name=func.sym_name)
+    llmod = ir.Module(name=func.sym_name, context=ir.Context())  # its own named types (``lw.struct``)
     llmod.triple = hooks.triple
     llmod.data_layout = hooks.data_layout
     fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
