@@ -110,9 +110,16 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
 
 
 def optimize(
-    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None, ftz: bool = False
+    llmod: ir.Module,
+    arch: str,
+    link_libdevice: bool,
+    libdevice: str | None = None,
+    tools=None,
+    ftz: bool = False,
+    context: llvm.ContextRef | None = None,
 ) -> llvm.ModuleRef:
-    """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3.
+    """Parse (into ``context``, LLVM's global one by default), link libdevice (when used: the file
+    ``libdevice``, else the toolkit's), verify and optimize at O3.
 
     ``ftz`` sets the ``nvvm-reflect-ftz`` module flag: libdevice's ``__nvvm_reflect("__CUDA_FTZ")``
     queries then fold to 1 and its flush-to-zero code is kept (Triton's ``enable_reflect_ftz``).
@@ -121,10 +128,22 @@ def optimize(
         flag = llmod.add_metadata([ir.Constant(ir.IntType(32), 4), "nvvm-reflect-ftz", ir.Constant(ir.IntType(32), 1)])
         llmod.add_named_metadata("llvm.module.flags", flag)
     try:
-        mod = llvm.parse_assembly(str(llmod))
-        mod.verify()
+        mod = llvm.parse_assembly(str(llmod), context=context)
     except RuntimeError as e:
         raise InternalCompilerError(f"LLVM rejected the lowered kernel {llmod.name}: {e}") from None
+    try:
+        _verify_link_optimize(mod, llmod.name, arch, link_libdevice, libdevice, tools, context)
+    except BaseException:
+        mod.close()  # now, not whenever the traceback goes: its context may be closed before that
+        raise
+    return mod
+
+
+def _verify_link_optimize(mod, name: str, arch: str, link_libdevice: bool, libdevice, tools, context) -> None:
+    try:
+        mod.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError(f"LLVM rejected the lowered kernel {name}: {e}") from None
     if link_libdevice:
         path = libdevice_path(libdevice, tools)
         if path is None:
@@ -132,15 +151,14 @@ def optimize(
                 "this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME or TILELAB_LIBDEVICE"
             )
         called = frozenset(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
-        lib = llvm.parse_bitcode(_libdevice_subset(path, called, arch))
+        lib = llvm.parse_bitcode(_libdevice_subset(path, called, arch), context=context)
         lib.triple, lib.data_layout = mod.triple, mod.data_layout
-        mod.link_in(lib)
-        _internalize(mod, llmod.name)
+        mod.link_in(lib)  # takes ``lib`` in: nothing of it is left to free
+        _internalize(mod, name)
     tm = target_machine(arch)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    return mod
 
 
 _SUBSETS: dict[tuple[str, float, frozenset], bytes] = {}
@@ -184,9 +202,21 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
     t0 = time.perf_counter()
     llmod, lw = build_llvm_module(module, options)
     t1 = time.perf_counter()
-    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz)
-    t2 = time.perf_counter()
-    ptx = target_machine(arch).emit_assembly(mod)
-    if seconds is not None:
-        seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
-    return str(mod), ptx, lw.scratch_bytes
+    # An LLVM context of its own: what the module makes there (its named types, constants, debug
+    # metadata) goes with it instead of piling up in the global context, one kernel after another.
+    # The module is freed before its context, by hand (freed after it, it would crash).
+    context = llvm.create_context()
+    mod = None
+    try:
+        mod = optimize(
+            llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz, context
+        )
+        t2 = time.perf_counter()
+        ptx = target_machine(arch).emit_assembly(mod)
+        if seconds is not None:
+            seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
+        return str(mod), ptx, lw.scratch_bytes
+    finally:
+        if mod is not None:
+            mod.close()
+        context.close()
