@@ -280,3 +280,23 @@ def test_a_module_llvm_rejects_is_an_internal_error_and_freed_before_its_context
         optimize(llmod, "sm_90a", False, context=context)
     context.close()
     gc.collect()
+
+
+def test_dead_store_search_is_off_during_o3_only(monkeypatch):
+    """O3 of a CUDA kernel runs with LLVM's dead-store search at 0 and puts LLVM's default back after,
+    once the last of several concurrent compiles is done."""
+    import llvmlite.binding as llvm
+
+    from tilelab.compiler.backends.cuda import kernel
+
+    calls = []
+    monkeypatch.setattr(llvm, "set_option", lambda name, option: calls.append(option))
+    with kernel._dead_store_search_off():
+        with kernel._dead_store_search_off():
+            assert calls == ["-dse-memoryssa-scanlimit=0"]
+        assert calls == ["-dse-memoryssa-scanlimit=0"]
+    assert calls == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]
+    calls.clear()
+    tilelab.compile(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 128},
+                    target=ARCH, cache=False)  # fmt: skip
+    assert calls == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]
