@@ -24,6 +24,7 @@ from .runtime import (
     Config,
     JITFunction,
     LaunchError,
+    TensorDescriptor,
     autotune,
     cdiv,
     compile,
@@ -34,7 +35,7 @@ from .runtime import (
 from .runtime import prefetch as _prefetch
 from .tensor_wrapper import TensorWrapper, reinterpret
 
-_LAZY_SUBMODULES = ("language", "testing", "magics", "viz")
+_LAZY_SUBMODULES = ("language", "testing", "magics", "tools", "viz")
 
 
 def __getattr__(name):
@@ -56,6 +57,7 @@ __all__ = [
     "CompiledKernel",
     "InterpreterError",
     "OutOfResources",
+    "TensorDescriptor",
     "TensorWrapper",
     "TritonError",
     "Config",

@@ -64,8 +64,8 @@ LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
     ),
     (
         "runtime",
-        {"runtime": ("tilelab.runtime", "tilelab.cuda", "tilelab.tensor_wrapper")},
-        "jit, keys, caches, targets, launch, autotune, do_bench",
+        {"runtime": ("tilelab.runtime", "tilelab.cuda", "tilelab.tensor_wrapper", "tilelab.tools")},
+        "jit, keys, caches, targets, launch, autotune, do_bench, host tensor descriptors",
     ),
     (
         "results",

@@ -1,9 +1,10 @@
 """The corpus cases: inputs, launch arguments, the config list both compilers sweep, references.
 
 A case is a function of a materializer ``t`` (``t.randn(shape, dtype)``, ``t.empty(...)``,
-``t.zeros(...)``, ``t.torch``): on a GPU it makes torch tensors, for ``--compile-only`` it makes
-``Spec`` placeholders from which the driver derives a signature, so that every kernel can be
-compiled for sm_90 on a machine without a GPU. A case returns a ``Setup``.
+``t.zeros(...)``, ``t.descriptor(x, block_shape)``, ``t.torch``): on a GPU it makes torch
+tensors (and Triton's host descriptors), for ``--compile-only`` it makes ``Spec`` placeholders
+from which the driver derives a signature, so that every kernel can be compiled for sm_90 on a
+machine without a GPU. A case returns a ``Setup``.
 """
 
 from __future__ import annotations
@@ -288,6 +289,22 @@ def matmul_persistent(t, m=4096, n=4096, k=4096, sms=132):
     )  # fmt: skip
 
 
+def matmul_descriptor_persistent(t, m=4096, n=4096, k=4096, sms=132):
+    a, b_nk, c = t.randn(m, k, dtype="f16"), t.randn(n, k, dtype="f16"), t.empty(m, n, dtype="f16")
+    configs = [cfg(w, s, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, NUM_SMS=sms)
+               for bm, bn, bk, w, s in MATMUL_CONFIGS[:3]]  # fmt: skip
+
+    def args(c_):
+        bm, bn, bk = c_["BLOCK_SIZE_M"], c_["BLOCK_SIZE_N"], c_["BLOCK_SIZE_K"]
+        return (t.descriptor(a, [bm, bk]), t.descriptor(b_nk, [bn, bk]), t.descriptor(c, [bm, bn]), m, n, k)
+
+    return Setup(
+        K.matmul_descriptor_persistent_kernel, args,
+        lambda c_: (min(sms, cdiv(m, c_["BLOCK_SIZE_M"]) * cdiv(n, c_["BLOCK_SIZE_N"])),), configs,
+        [c], lambda: [(a.float() @ b_nk.float().T).to(c.dtype)], lambda: a @ b_nk.T, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
 def matmul_splitk(t, m=1024, n=1024, k=16384):
     a, b = t.randn(m, k, dtype="f16"), t.randn(k, n, dtype="f16")
     c = t.zeros(m, n)
@@ -427,6 +444,7 @@ CASES = {
     "matmul 4096^3 fp8e4 (f32 out)": lambda t: matmul(t, dtype="fp8e4"),
     "matmul block-ptr 4096^3 f16": matmul_block_ptr,
     "matmul persistent 4096^3 f16": matmul_persistent,
+    "matmul persistent descriptors 4096^3 f16": matmul_descriptor_persistent,
     "matmul split-K 1024x1024x16384 f16": matmul_splitk,
     "attention fwd bh128 s4096 d128": attention,
     "attention fwd bh128 s4096 d128 causal": lambda t: attention(t, causal=True),

@@ -72,9 +72,20 @@ def _prod(xs):
     return out
 
 
+class SpecDescriptor:
+    """A host tensor descriptor over a ``Spec`` (what ``TensorDescriptor.from_tensor`` would make)."""
+
+    def __init__(self, base, block_shape):
+        self.base, self.shape, self.strides = base, base.shape, base.strides
+        self.block_shape, self.padding = list(block_shape), "zero"
+
+
 class SpecMaker:
     torch = None
     one = None
+
+    def descriptor(self, x, block_shape):
+        return SpecDescriptor(x, block_shape)
 
     def randn(self, *shape, dtype="f32"):
         return Spec(shape, dtype)
@@ -119,17 +130,30 @@ class TorchMaker:
     def transpose(self, x):
         return x.t()
 
+    def descriptor(self, x, block_shape):
+        """Triton's host descriptor: both compilers take it (tilelab reads any object shaped like one)."""
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        return TensorDescriptor.from_tensor(x, block_shape)
+
 
 # ----------------------------------------------------------------------------- compile only (no GPU)
 
 
-def signature_of(kernel, args, cfg):
+def signature_of(kernel, args, cfg, names=None):
     """tilelab signature, constants and divisibility as a Triton launch would specialize ``args``."""
-    names = list(inspect.signature(kernel).parameters)
+    names = names or list(inspect.signature(kernel).parameters)
     runtime = [n for n in names if n not in cfg]
     sig, consts, div = {}, {k: v for k, v in cfg.items() if k not in META_KEYS}, {}
     for name, value in zip(runtime, args):
-        if isinstance(value, Spec):
+        if isinstance(value, SpecDescriptor):  # as tilelab's launch expands it: base, shapes, strides
+            from tilelab.runtime.descriptors import DescriptorArg
+
+            consts[name] = spec = DescriptorArg(tuple(value.block_shape))
+            parts = dict(zip(spec.part_names(name), (value.base, *value.shape, *value.strides)))
+            part_sig, part_consts, part_div = signature_of(None, list(parts.values()), {}, list(parts))
+            sig.update(part_sig), consts.update(part_consts), div.update(part_div)
+        elif isinstance(value, Spec):
             sig[name], div[name] = "*" + {"fp8e4": "fp8e4nv"}.get(value.dtype, value.dtype), 16
         elif isinstance(value, float):
             sig[name] = "f32"
@@ -198,13 +222,17 @@ def _triton_compile(fn, sig, consts, div, cfg):
     types = {}
     for n in names:
         t = sig.get(n)
-        if t is None:
+        if type(consts.get(n)).__name__ == "DescriptorArg":  # a host descriptor: Triton's own type for it
+            element = sig[f"{n}_base"][1:]
+            types[n] = f"tensordesc<{TRITON_TYPES.get(element, element)}{list(consts[n].block_shape)}>"
+        elif t is None:
             types[n] = "constexpr"
         else:
             types[n] = ("*" + TRITON_TYPES.get(t[1:], t[1:])) if t.startswith("*") else TRITON_TYPES.get(t, t)
     src = ASTSource(
-        fn=kernel, signature=types, constexprs={(names.index(n),): v for n, v in consts.items()},
-        attrs={(names.index(n),): [["tt.divisibility", 16]] for n, d in div.items() if d == 16},
+        fn=kernel, signature=types,
+        constexprs={(names.index(n),): v for n, v in consts.items() if n in names and types[n] == "constexpr"},
+        attrs={(names.index(n),): [["tt.divisibility", 16]] for n, d in div.items() if d == 16 and n in names},
     )  # fmt: skip
     options = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)

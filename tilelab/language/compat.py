@@ -66,7 +66,7 @@ mul = _arith("*", "mul")
 @builtin
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero", _semantic=None):
     """A descriptor of a ``shape`` array at ``base`` whose ``load``/``store`` move ``block_shape`` blocks."""
-    return _semantic.make_tensor_descriptor(base, shape, strides, block_shape)
+    return _semantic.make_tensor_descriptor(base, shape, strides, block_shape, padding_option)
 
 
 @builtin

@@ -3,6 +3,7 @@
 from .api import cdiv, compile, next_power_of_2
 from .autotune import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
+from .descriptors import TensorDescriptor
 from .errors import LaunchError, TargetUnavailable
 from .jit import JITFunction, jit
 from .targets import Artifact, choose_target, get_target, register_target
@@ -16,6 +17,7 @@ __all__ = [
     "JITFunction",
     "LaunchError",
     "TargetUnavailable",
+    "TensorDescriptor",
     "autotune",
     "cdiv",
     "choose_target",

@@ -9,9 +9,12 @@ Example::
 
 from __future__ import annotations
 
+import re
+
 from tilelab.compiler.ir.types import parse_type
 
 from .build import compile_kernel, options_for
+from .descriptors import DescriptorArg
 from .errors import LaunchError
 from .targets import choose_target
 
@@ -25,6 +28,9 @@ def next_power_of_2(n: int) -> int:
     """The smallest power of two >= ``n`` (``next_power_of_2(100) == 128``; 1 for n <= 1)."""
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+_DESCRIPTOR_TYPE = re.compile(r"tensordesc<\s*(?P<dtype>\w+)\s*\[(?P<block>[\d,\s]+)\]\s*>")
 
 
 def _type_text(name: str, text: str) -> str:
@@ -43,7 +49,36 @@ def normalize_signature(fn, signature) -> dict[str, str]:
         if len(texts) != len(params):
             raise LaunchError(f"signature: {len(texts)} types given for {len(params)} arguments {params}")
         signature = dict(zip(params, texts))
-    return {k: _type_text(k, v) for k, v in signature.items() if v != "constexpr"}
+    return {
+        k: v.strip() if _is_descriptor_type(v) else _type_text(k, v) for k, v in signature.items() if v != "constexpr"
+    }
+
+
+def _is_descriptor_type(text) -> bool:
+    return isinstance(text, str) and text.strip().startswith("tensordesc<")
+
+
+def expand_descriptor_types(sig: dict, constants: dict) -> None:
+    """Replace each ``tensordesc<fp16[128, 64]>`` entry (Triton's type of a host descriptor) by its parts.
+
+    As a launch specializes a ``TensorDescriptor``: a ``DescriptorArg`` constant, the base pointer,
+    i32 shapes and strides, the last stride the constant 1 (descriptors require it).
+    """
+    for name, text in list(sig.items()):
+        if not _is_descriptor_type(text):
+            continue
+        match = _DESCRIPTOR_TYPE.fullmatch(text)
+        if match is None:
+            raise LaunchError(f"signature: argument '{name}': expected tensordesc<dtype[d0, d1, ...]>, got {text!r}")
+        block = tuple(int(d) for d in match["block"].split(","))
+        spec = constants[name] = DescriptorArg(block)
+        base, *shapes_strides, last_stride = spec.part_names(name)
+        parts = {base: _type_text(name, "*" + match["dtype"]), **dict.fromkeys(shapes_strides, "i32")}
+        constants[last_stride] = 1
+        entries = list(sig.items())  # the parts take the descriptor's place, in order
+        sig.clear()
+        for k, v in entries:
+            sig.update(parts if k == name else {k: v})
 
 
 def compile(
@@ -72,7 +107,9 @@ def compile(
     jf = kernel if isinstance(kernel, JITFunction) else JITFunction(kernel)
     sig = normalize_signature(jf, signature)
     constants = dict(constants or {})
-    unknown = [n for n in list(sig) + list(constants) if n not in jf.arg_names]
+    expand_descriptor_types(sig, constants)
+    parts = {p for n, c in constants.items() if isinstance(c, DescriptorArg) for p in c.part_names(n)}
+    unknown = [n for n in list(sig) + list(constants) if n not in jf.arg_names and n not in parts]
     if unknown:
         raise LaunchError(f"{jf.__name__}(): no parameter named '{unknown[0]}'")
     missing = [n for n in jf.arg_names if n not in sig and n not in constants]

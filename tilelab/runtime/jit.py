@@ -29,6 +29,7 @@ from . import stages
 from .arrays import array_info
 from .build import compile_kernel, options_for
 from .captured import Captured
+from .descriptors import DescriptorArg, expand, is_descriptor
 from .errors import LaunchError
 from .grid import grid_dims, normalize_grid
 from .keys import Specialization, call_key
@@ -149,7 +150,7 @@ class JITFunction:
         for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
-        bound = self.bind(args, given)
+        bound = with_descriptor_parts(self.__name__, self.bind(args, given))
         dims = None
         if not warmup:  # a bad grid is reported before anything compiles
             dims = normalize_grid(grid, dict(bound, **geometry) if callable(grid) else bound, self.__name__)
@@ -202,6 +203,9 @@ class JITFunction:
                 check_constexpr(pname, value, what)
                 constants[pname] = value
                 continue
+            if type(value) is DescriptorArg:  # its parts follow it in ``bound`` (``with_descriptor_parts``)
+                constants[pname] = value
+                continue
             spec = specialize_arg(pname, value, pname not in self.do_not_specialize, what)
             if spec.is_constant:
                 constants[pname] = spec.constant
@@ -236,6 +240,21 @@ class JITFunction:
             launched = ", ".join(f"{k}: {v}" for k, v in signature.items())
             e.args = (f"{e}\n(launched with {launched})",) + e.args[1:]
             raise
+
+
+def with_descriptor_parts(kernel: str, bound: dict) -> dict:
+    """``bound`` with each host tensor descriptor replaced by its ``DescriptorArg`` and followed by its parts."""
+    if not any(map(is_descriptor, bound.values())):
+        return bound
+    expanded = {}
+    for name, value in bound.items():
+        if is_descriptor(value):
+            spec, parts = expand(name, value, f"{kernel}(): argument '{name}'")
+            expanded[name] = spec
+            expanded.update(parts)
+        else:
+            expanded[name] = value
+    return expanded
 
 
 def _count_option(kernel: str, name: str, value) -> int:

@@ -21,10 +21,11 @@ from ..ir import types as irt
 from ..ir.core import FuncOp, Loc, Module
 from ..ir.rewriter import Builder
 from .code_generator import CodeGenerator
+from .descriptor_args import DescriptorArg
 from .errors import CompilationError, SemanticError
 from .semantic import Semantic
 from .structure import flatten, rebuild
-from .values import constexpr, tensor, unwrap
+from .values import constexpr, tensor, tensor_descriptor, unwrap
 
 
 def get_jit_fn(obj):
@@ -219,6 +220,10 @@ def _specialization(info, bound):
 
 
 def _template_key(tpl):
+    if isinstance(tpl, tuple) and tpl and tpl[0] == "block_ptr" and isinstance(tpl[1], tensor_descriptor):
+        desc = tpl[1]  # its Python-int shape and strides are compiled into the callee
+        fields = tuple(None if isinstance(v, tensor) else _hashable(unwrap(v)) for v in (*desc.shape, *desc.strides))
+        return ("tensor_descriptor", tuple(desc.block_shape), desc.padding, fields)
     if isinstance(tpl, tuple) and tpl and tpl[0] == "block_ptr":
         return ("block_ptr", tpl[1].block_shape, tpl[1].order)
     if isinstance(tpl, tuple) and tpl and tpl[0] == "python":
@@ -246,35 +251,58 @@ def _materialize(sem, value):
 
 
 def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
-    """(arg names, arg types, constant scope) for the kernel's parameters, in order."""
-    names, types, scope = [], [], {}
+    """(arg names, arg types, constant scope, descriptor parameters) for the kernel's parameters, in order.
+
+    A host ``TensorDescriptor`` parameter (a ``DescriptorArg`` in ``constants``) contributes its
+    runtime parts as arguments; the last result maps it to ``(spec, part names)``.
+    """
+    names, types, scope, descriptors = [], [], {}, {}
+
+    def error(message):
+        return CompilationError(message, info.filename, info.first_line, 0, info.line_text(info.first_line))
+
+    def add_arg(name):
+        t = signature[name]
+        names.append(name)
+        types.append(irt.parse_type(t) if isinstance(t, str) else t)
+
     for name, param in info.params.items():
-        if name in constants:
+        spec = constants.get(name)
+        if isinstance(spec, DescriptorArg):
+            parts = spec.part_names(name)
+            for part in parts:
+                if part in info.params:
+                    raise error(f"argument '{name}' is a tensor descriptor and needs the name '{part}' for its parts")
+                if part in signature:
+                    add_arg(part)
+                elif part not in constants:
+                    raise error(f"tensor descriptor '{name}' has neither a type nor a value for its part '{part}'")
+            if parts[0] not in names or not types[names.index(parts[0])].is_pointer:
+                raise error(f"tensor descriptor '{name}' needs a pointer type for its base '{parts[0]}'")
+            descriptors[name] = (spec, parts)
+        elif name in constants:
             scope[name] = constexpr(constants[name])
         elif name in signature:
-            t = signature[name]
-            t = irt.parse_type(t) if isinstance(t, str) else t
             if info.is_constexpr_param(name):
-                raise CompilationError(
-                    f"argument '{name}' is a tl.constexpr: give its value in constants, not a type in the signature",
-                    info.filename,
-                    info.first_line,
-                    0,
-                    info.line_text(info.first_line),
+                raise error(
+                    f"argument '{name}' is a tl.constexpr: give its value in constants, not a type in the signature"
                 )
-            names.append(name)
-            types.append(t)
+            add_arg(name)
         elif param.default is not inspect.Parameter.empty:
             scope[name] = constexpr(param.default)
         else:
-            raise CompilationError(
-                f"argument '{name}' has neither a type in the signature nor a value in constants",
-                info.filename,
-                info.first_line,
-                0,
-                info.line_text(info.first_line),
-            )
-    return names, types, scope
+            raise error(f"argument '{name}' has neither a type in the signature nor a value in constants")
+    return names, types, scope, descriptors
+
+
+def _descriptor_values(sem, descriptors: dict, args: dict, constants: dict) -> dict:
+    """The ``tensor_descriptor`` of each host descriptor parameter, over its argument tensors and constants."""
+    values = {}
+    for name, (spec, parts) in descriptors.items():
+        base, *rest = (args[p] if p in args else constants[p] for p in parts)
+        shape, strides = rest[: spec.rank], rest[spec.rank :]
+        values[name] = sem.make_tensor_descriptor(base, shape, strides, list(spec.block_shape), spec.padding)
+    return values
 
 
 def type_string(t) -> str:
@@ -287,7 +315,7 @@ def build_module(fn, signature: dict, constants: dict, arg_divisibility: dict | 
     fn = get_jit_fn(fn) or fn
     constants = {k: unwrap(v) for k, v in (constants or {}).items()}
     info = FunctionInfo(fn)
-    names, types, scope = _kernel_params(info, signature, constants)
+    names, types, scope, descriptors = _kernel_params(info, signature, constants)
     module = Module([], kernel=info.name)
     ctx = ModuleContext(module)
     ctx.names.add(info.name)
@@ -303,7 +331,8 @@ def build_module(fn, signature: dict, constants: dict, arg_divisibility: dict | 
 
     def bind(sem):
         values = {n: sem.constant(v, irt.i32) for n, v in specialized.items()}
-        return {**scope, **values, **{n: tensor(a, sem) for n, a in zip(names, func.args)}}
+        args = {n: tensor(a, sem) for n, a in zip(names, func.args)}
+        return {**scope, **values, **args, **_descriptor_values(sem, descriptors, args, constants)}
 
     gen, ret = ctx.generate(info, func, bind)
     with gen.builder.at_end(func.body):

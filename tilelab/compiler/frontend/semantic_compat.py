@@ -12,48 +12,11 @@ from __future__ import annotations
 
 from ..ir import types as irt
 from .errors import SemanticError
-from .values import tensor, unwrap
+from .values import tensor, tensor_descriptor, unwrap
 
 #: the largest one-hot comparison ``gather`` builds (index elements x source positions); larger
 #: ones would need tens of MB of stack per program on the CPU
 _GATHER_LIMIT = 1 << 18
-
-
-class tensor_descriptor:
-    """``tl.make_tensor_descriptor(base, shape, strides, block_shape)``: a view that loads and stores blocks.
-
-    Out-of-bounds elements read as zero and are not written, as with a TMA descriptor.
-    """
-
-    def __init__(self, sem, base, shape, strides, block_shape):
-        self._sem = sem
-        self.base = base
-        self.shape = list(shape)
-        self.strides = list(strides)
-        self.block_shape = list(block_shape)
-
-    @property
-    def dtype(self):
-        return self.base.dtype.element_ty
-
-    def _block_ptr(self, offsets):
-        offsets = list(unwrap(offsets))
-        if len(offsets) != len(self.block_shape):
-            raise SemanticError(f"a descriptor of rank {len(self.block_shape)} needs as many offsets, got {offsets}")
-        order = tuple(reversed(range(len(self.block_shape))))
-        return self._sem.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
-
-    def load(self, offsets):
-        checks = tuple(range(len(self.block_shape)))
-        return self._sem.load(self._block_ptr(offsets), boundary_check=checks, padding_option="zero")
-
-    def store(self, offsets, value):
-        checks = tuple(range(len(self.block_shape)))
-        value = self._sem.cast(self._sem.to_tensor(value), self.base.type.element.pointee)
-        return self._sem.store(self._block_ptr(offsets), value, boundary_check=checks)
-
-    def __repr__(self) -> str:
-        return f"tensor_descriptor({self.base.type}, block_shape={self.block_shape})"
 
 
 class CompatMixin:
@@ -116,7 +79,8 @@ class CompatMixin:
             raise SemanticError(f"{'xor_sum' if kind == 'xor' else 'reduce_or'} only supported for integers")
         return self._binary_reduce(x, axis, kind, keep_dims)
 
-    def make_tensor_descriptor(self, base, shape, strides, block_shape) -> tensor_descriptor:
+    def make_tensor_descriptor(self, base, shape, strides, block_shape, padding="zero") -> tensor_descriptor:
+        """A descriptor of a ``shape`` array at ``base``; out-of-bounds reads give ``padding`` (zero or nan)."""
         base = self._pointer(base, "make_tensor_descriptor")
         block_shape = list(self.constexpr_shape(block_shape, "make_tensor_descriptor's block_shape"))
         shape, strides = list(unwrap(shape)), list(unwrap(strides))
@@ -124,4 +88,9 @@ class CompatMixin:
             raise SemanticError("make_tensor_descriptor: shape, strides and block_shape need one entry per dimension")
         if block_shape[-1] * base.type.element.pointee.bits // 8 < 16:
             raise SemanticError("Descriptor block shape must have at least 16 bytes in the last dimension")
-        return tensor_descriptor(self, base, shape, strides, block_shape)
+        padding = unwrap(padding)
+        if padding not in ("zero", "nan"):
+            raise SemanticError(f"make_tensor_descriptor: padding_option must be 'zero' or 'nan', got {padding!r}")
+        if padding == "nan" and not base.type.element.pointee.is_float:
+            raise SemanticError("make_tensor_descriptor: padding 'nan' needs a floating-point tensor")
+        return tensor_descriptor(base, shape, strides, block_shape, padding)

@@ -12,7 +12,7 @@ arguments, an ``scf.if``'s results).
 
 from __future__ import annotations
 
-from .values import block_ptr, constexpr, tensor
+from .values import block_ptr, constexpr, tensor, tensor_descriptor
 
 _TENSOR = "tensor"
 
@@ -21,7 +21,7 @@ def flatten(value) -> tuple[object, list[tensor]]:
     """``(template, tensors)``: Python values stay in the template, tensors are listed."""
     if isinstance(value, tensor):
         return _TENSOR, [value]
-    if isinstance(value, block_ptr):
+    if isinstance(value, (block_ptr, tensor_descriptor)):
         return ("block_ptr", value), value.parts()
     if isinstance(value, (tuple, list)):
         templates, parts = [], []

@@ -392,6 +392,59 @@ class block_ptr:
         return f"block_ptr({self.base.type}, block_shape={list(self.block_shape)})"
 
 
+class tensor_descriptor:
+    """``tl.make_tensor_descriptor(base, shape, strides, block_shape)`` or a host ``TensorDescriptor`` argument.
+
+    A view that loads and stores ``block_shape`` blocks at element offsets; out-of-bounds
+    elements read as ``padding`` (zero or NaN) and are not written, as with a TMA descriptor.
+    Each access is a block-pointer access with every dimension bounds-checked. ``shape`` and
+    ``strides`` hold Python ints or scalar tensors; only the tensors are runtime ``parts``.
+    """
+
+    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+        self.base = base
+        self.shape = list(shape)
+        self.strides = list(strides)
+        self.block_shape = list(block_shape)
+        self.padding = padding
+
+    @property
+    def dtype(self):
+        return self.base.type.element.pointee
+
+    def parts(self) -> list:
+        """The runtime values (tensors), in a fixed order (for calls, loop-carrying and branches)."""
+        return [v for v in (self.base, *self.shape, *self.strides) if isinstance(v, tensor)]
+
+    def rebuild(self, parts: list) -> tensor_descriptor:
+        """A descriptor like this one, with ``parts`` (as from ``parts()``) as its runtime values."""
+        it = iter(parts)
+        fields = [next(it) if isinstance(v, tensor) else v for v in (self.base, *self.shape, *self.strides)]
+        n = len(self.shape)
+        return tensor_descriptor(fields[0], fields[1 : 1 + n], fields[1 + n :], self.block_shape, self.padding)
+
+    def _block_ptr(self, offsets):
+        sem = self.base._sem
+        offsets = list(unwrap(offsets))
+        if len(offsets) != len(self.block_shape):
+            raise SemanticError(f"a descriptor of rank {len(self.block_shape)} needs as many offsets, got {offsets}")
+        order = tuple(reversed(range(len(self.block_shape))))
+        return sem.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
+
+    def load(self, offsets):
+        checks = tuple(range(len(self.block_shape)))
+        return self.base._sem.load(self._block_ptr(offsets), boundary_check=checks, padding_option=self.padding)
+
+    def store(self, offsets, value):
+        sem = self.base._sem
+        checks = tuple(range(len(self.block_shape)))
+        value = sem.cast(sem.to_tensor(value), self.dtype)
+        return sem.store(self._block_ptr(offsets), value, boundary_check=checks)
+
+    def __repr__(self) -> str:
+        return f"tensor_descriptor({self.base.type}, block_shape={self.block_shape})"
+
+
 class range_spec:
     """``range(...)``, ``tl.range(...)`` or ``tl.static_range(...)`` in a ``for`` header.
 
