@@ -21,9 +21,12 @@ user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read 
 ``ttg.memdesc_trans`` views (convert-through-shared and accelerate-dot made these for dot
 operands), with ``other`` absent or zero (the copy zero-fills), and when its pointers and
 mask depend, inside the loop, only on the induction variable and on values from outside
-(the slice is cloned for other iterations). The step must be a positive constant. Loads
-that do not match (a pointer carried from iteration to iteration, a load used in
-registers too, a volatile load) are left as they are.
+(the slice is cloned for other iterations). The step must be a positive constant. A load
+whose value reaches a ``warp_group_dot`` through register ops (a statistic such as
+attention backward's ``lse``, or a tile scaled before it is stored for the dot) is first
+staged to match: loaded in a compact layout, stored to a buffer of its own and read back
+where it was used (``stage_loads_feeding_dots``; undone when the loop is not pipelined).
+Other loads (a pointer carried from iteration to iteration, a volatile load) are left as they are.
 
 before:
     tt.func @k(%x: !ptr<f16>, %n: i32) {
