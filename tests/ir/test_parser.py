@@ -299,3 +299,15 @@ def test_kinds_of_hint_and_atomic_ops_survive():
     parsed = parse_module(print_module(build_every_op()))
     kinds = {op.name: op.attrs["kind"] for op in parsed.walk() if isinstance(op, (HintOp, AtomicRMWOp))}
     assert kinds == {"tt.hint": "multiple_of", "tt.atomic_rmw": "fadd"}
+
+
+def test_a_tensor_type_text_is_read_once():
+    """Types are values: lines naming the same tensor type share one (a module repeats a few on most lines)."""
+    ty = "tensor<8xf32, #blocked<sizePerThread=[1], threadsPerWarp=[32], warpsPerCTA=[1], order=[0]>>"
+    text = f"tt.func @k(%a: {ty}, %b: {ty}) {{\n  %0 = arith.add %a, %b : {ty}\n  tt.return\n}}\n"
+    m = parse_module(text)
+    a, b = m.kernel.args
+    assert a.type is b.type is m.kernel.body.ops[0].result.type
+    assert str(a.type) == ty and a.type.layout.shape == (8,)
+    with pytest.raises(ParseError, match="line 2: unknown type 'f33'"):  # an unseen text is parsed, and checked
+        parse_module(text.replace(f"%b : {ty}", f"%b : {ty.replace('f32', 'f33')}"))

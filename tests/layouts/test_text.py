@@ -62,3 +62,12 @@ def test_parse_errors():
 
 def test_the_ir_names_the_shared_in_dim_as_the_layouts_do():
     assert SHARED_IN_DIM == OFFSET
+
+
+def test_each_text_and_shape_is_parsed_once():
+    """Layouts are values: the same text for the same shape gives the same object (a module names a few, often)."""
+    text = "#blocked<sizePerThread=[1, 4], threadsPerWarp=[8, 4], warpsPerCTA=[4, 1], order=[1, 0]>"
+    first = parse_layout(text, [64, 32])
+    assert parse_layout(text, (64, 32)) is first
+    other = parse_layout(text, [128, 32])
+    assert other is not first and other.shape == (128, 32) and str(other) == text

@@ -69,6 +69,28 @@ _LOC = re.compile(r'\s*loc\("(.*)":(-?\d+):(-?\d+)\)')
 _DIMS = re.compile(r"((?:\d+x)+)")
 
 
+#: tensor types by their text (``<128x64xf16, #blocked<...>>``): a module repeats a few of them on most lines
+_TENSOR_TYPES: dict[str, TensorType] = {}
+_TENSOR_TYPES_KEPT = 4096
+_ANGLES = re.compile(r"[<>]")
+
+
+def _closing(text: str, pos: int) -> int | None:
+    """Just past the ``>`` closing the ``<`` at ``pos`` (spaces skipped); None: no ``<`` there, or unbalanced."""
+    start = len(text) - len(text[pos:].lstrip())
+    if not text.startswith("<", start):
+        return None
+    depth = 0
+    for m in _ANGLES.finditer(text, start):
+        if m.group() == "<":
+            depth += 1
+        elif text[m.start() - 1] != "-":  # the '>' of '->' closes nothing
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
 def _default_layout_parser(text: str, dims):
     """Layouts as the GPU passes print them (``#blocked<...>``, ``#linear<...>``)."""
     return parse_layout(text, dims)
@@ -127,6 +149,21 @@ class _Line:
         raise self.error(f"unknown type '{word}'")
 
     def _tensor(self) -> TensorType:
+        """``<dims x elem[, layout]>``; a text seen before gives the type made then (types are values)."""
+        end = _closing(self.text, self.pos) if self.layout_parser is None else None
+        key = self.text[self.pos : end] if end is not None else None
+        found = _TENSOR_TYPES.get(key) if key is not None else None
+        if found is not None:
+            self.pos = end
+            return found
+        made = self._tensor_text()
+        if key is not None:
+            if len(_TENSOR_TYPES) >= _TENSOR_TYPES_KEPT:
+                _TENSOR_TYPES.clear()
+            _TENSOR_TYPES[key] = made
+        return made
+
+    def _tensor_text(self) -> TensorType:
         self.take(text="<")
         m = _DIMS.match(self.text, self.pos)
         if not m:

@@ -12,6 +12,7 @@ type around them gives it.
 from __future__ import annotations
 
 import ast
+import functools
 
 from .distributed import blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout, wgmma_accumulator
 from .linear import LinearLayout
@@ -54,9 +55,19 @@ def _ints(text: str):
 
 
 def parse_layout(text: str, shape) -> LinearLayout:
-    """The layout printed as ``text``, for a tile of ``shape``."""
+    """The layout printed as ``text``, for a tile of ``shape``.
+
+    Layouts are values (nothing changes one after it is made), so each text and shape is
+    parsed once: a module's IR names the same few layouts on most of its lines, and reading
+    a cached kernel back spent most of its time in them.
+    """
+    return _parse_layout(text, tuple(int(s) for s in shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_layout(text: str, shape: tuple[int, ...]) -> LinearLayout:
     name, flags, f = _fields(text)
-    shape = [int(s) for s in shape]
+    shape = list(shape)
     if name == "linear":
         bases = {k: _ints(v) for k, v in f.items() if k not in ("shape", "out")}
         return LinearLayout(bases, shape)
