@@ -713,7 +713,7 @@ def test_a_statistic_is_copied_once_per_element(arch_in_module):
     The other threads hold copies of the same elements in the copy's layout and skip the
     instruction (``@p``); a zero-filling ``cp.async`` of theirs would race with the owner's.
     """
-    constants = {"BM": 64, "BN": 64, "BK": 64}
+    constants = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False}
     ck = compile_for(arch_in_module, "sm_90a", shifted_exp_matmul_kernel, SHIFTED, constants, 4, num_stages=3)
     ptx = ck.asm["ptx"]
     owned = re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 4", ptx)
@@ -727,7 +727,7 @@ def test_a_statistic_is_copied_once_per_element(arch_in_module):
 def test_shifted_exp_matmul_values(arch_in_module, rng, m, n, k, num_warps, num_stages):
     """The statistic and the operand computed from it, copied iterations ahead, against numpy (ragged sizes too)."""
     torch = pytest.importorskip("torch")
-    constants = {"BM": 64, "BN": 64, "BK": 64}
+    constants = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False}
     ck = compile_for(arch_in_module, "sm_90a", shifted_exp_matmul_kernel, SHIFTED, constants, num_warps, num_stages)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
     s = rng.uniform(-1, 1, k).astype(np.float32)

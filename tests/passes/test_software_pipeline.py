@@ -283,7 +283,10 @@ def shifted_exp_matmul(bm=64, bn=64, bk=64, num_warps=4, num_stages=3):
     from tilelab.runtime import stages
 
     module = stages.build(
-        shifted_exp_matmul_kernel.fn, SHIFTED, {"BM": bm, "BN": bn, "BK": bk}, dict.fromkeys(SHIFTED, 16)
+        shifted_exp_matmul_kernel.fn,
+        SHIFTED,
+        {"BM": bm, "BN": bn, "BK": bk, "A_COLUMNS": False},
+        dict.fromkeys(SHIFTED, 16),
     )
     options = CompileOptions(target="cuda", arch="sm_90a", num_warps=num_warps, num_stages=num_stages)
     stages.run_passes(module, options, "cuda", snapshots=False)
@@ -329,7 +332,10 @@ def test_a_statistic_is_left_alone_when_the_loop_is_not_pipelined():
     from tilelab.runtime import stages
 
     module = stages.build(
-        shifted_exp_matmul_kernel.fn, SHIFTED, {"BM": 64, "BN": 64, "BK": 64}, dict.fromkeys(SHIFTED, 16)
+        shifted_exp_matmul_kernel.fn,
+        SHIFTED,
+        {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False},
+        dict.fromkeys(SHIFTED, 16),
     )
     options = CompileOptions(target="cuda", arch="sm_90a", num_warps=4, num_stages=1)
     stages.run_passes(module, options, "cuda", snapshots=False)  # num_stages 1: the pipeliner leaves it
@@ -341,3 +347,30 @@ def test_a_statistic_is_left_alone_when_the_loop_is_not_pipelined():
     software_pipeline.unstage(module.funcs[0], staged)
     verify(module)
     assert print_module(module) == before
+
+
+def test_a_staged_tile_is_copied_along_its_contiguous_dim(rng):
+    """A column-major A feeding the dot through registers is copied with its threads down the columns."""
+    from tests.support.gpu_kernels import SHIFTED, shifted_exp_matmul_kernel, shifted_exp_matmul_reference
+    from tilelab.runtime import stages
+
+    consts = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": True}
+    module = stages.build(shifted_exp_matmul_kernel.fn, SHIFTED, consts, dict.fromkeys(SHIFTED, 16))
+    stages.run_passes(module, CompileOptions(target="cuda", arch="sm_90a", num_warps=4), "cuda", snapshots=False)
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    (a_copy,) = [
+        c
+        for c in loop.body.ops
+        if isinstance(c, AsyncCopyGlobalToLocalOp)
+        and c.ptrs.type.shape == (64, 64)
+        and c.view.type.element.name == "f16"
+        and c.ptrs.type.layout.params.get("order") == (0, 1)
+    ]
+    assert a_copy.ptrs.type.layout.params["size_per_thread"] == (8, 1)  # 16 bytes down a column
+    m, n, k = 96, 64, 160
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    s = rng.uniform(-1, 1, k).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    run_kernel(module, (2, 1), [np.asfortranarray(a).ravel(order="F"), s, b, c, m, n, k])
+    np.testing.assert_allclose(c, shifted_exp_matmul_reference(a, s, b), rtol=2e-2, atol=2e-2)

@@ -93,6 +93,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
@@ -126,6 +127,7 @@ from tilelab.compiler.layouts import LinearLayout, row_major_shared
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 from tilelab.compiler.passes.assign_layouts import tile_layout
+from tilelab.compiler.passes.coalesce import wanted_order
 from tilelab.compiler.passes.rematerialize import Chain, drop_unused
 
 NAME = "software-pipeline"
@@ -407,16 +409,18 @@ def _feeds_a_dot(load: LoadOp, body: Block) -> bool:
     return False
 
 
-def copy_layout(load: LoadOp, num_warps: int, warp_size: int) -> LinearLayout:
+def copy_layout(load: LoadOp, num_warps: int, warp_size: int, contiguity=None) -> LinearLayout:
     """The layout ``load``'s tile is copied in when staged: the default tile layout, one owner per element.
 
     The layout the load's user wants (a slice of a dot's accumulator) holds each element in
     several threads and several registers per thread; a copy in it would issue one
     ``cp.async`` per register in every thread. In the default layout each element has one
-    owner, and the copy's lowering leaves the other threads idle.
+    owner, and the copy's lowering leaves the other threads idle. Its threads follow the
+    pointers' most contiguous dim (``contiguity``, from axis info), as ``coalesce`` orders loads.
     """
     t = load.result.type
-    return tile_layout(t.shape, num_warps, vec=max(1, 16 // t.element.itemsize), warp_size=warp_size)
+    order = wanted_order(contiguity) if contiguity is not None else None
+    return tile_layout(t.shape, num_warps, vec=max(1, 16 // t.element.itemsize), order=order, warp_size=warp_size)
 
 
 def stage_loads_feeding_dots(loop: ForOp, num_warps: int, warp_size: int) -> list[Staged]:
@@ -430,7 +434,7 @@ def stage_loads_feeding_dots(loop: ForOp, num_warps: int, warp_size: int) -> lis
     operands', as Triton pipelines the loads on a dot's path. Returns what it changed, for
     ``unstage`` when the loop ends up not pipelined and ``finish_staging`` when it is.
     """
-    staged = []
+    staged, info = [], None
     for load in [op for op in loop.body.ops if isinstance(op, LoadOp)]:
         t = load.result.type
         if not t.is_tensor or t.layout is None or load.attrs.get("volatile") or not _is_zero(load.other):
@@ -441,7 +445,9 @@ def stage_loads_feeding_dots(loop: ForOp, num_warps: int, warp_size: int) -> lis
         alloc = LocalAllocOp(t.with_layout(row_major_shared(list(t.shape))), loc=load.loc)
         if alloc.stage_bytes % 16 or _address_slice(loop, roots) is None:
             continue
-        layout = copy_layout(load, num_warps, warp_size)
+        if info is None:  # only for a loop with something to stage
+            info = axis_info.analyze(_func_of(loop))
+        layout = copy_layout(load, num_warps, warp_size, info[load.ptr].contiguity)
         chain = Chain({})
         operands = [chain.build(v, layout) if v.type.is_tensor else v for v in load.operands]
         if any(v is None for v in operands):
@@ -465,6 +471,13 @@ class Staged:
     load: LoadOp
     read: LocalLoadOp
     added: list[Op]
+
+
+def _func_of(op: Op) -> FuncOp:
+    """The function ``op`` is in."""
+    while not isinstance(op, FuncOp):
+        op = op.parent_op
+    return op
 
 
 def unstage(func: FuncOp, staged: list[Staged]) -> None:
