@@ -254,3 +254,49 @@ def test_a_comparison_constant_over_a_run_is_computed_once_per_run(n_divisibilit
     div = {"x": 16, "out": 16, "n": n_divisibility}
     ck = compile_cuda(masked_where_kernel, sig, {"BLOCK": 512}, divisibility=div)
     assert ck.asm["ptx"].count("setp.lt.s32") == compares
+
+
+def test_a_module_llvm_rejects_is_an_internal_error_and_freed_before_its_context():
+    """``optimize`` parses into the compile's own LLVM context; a module the verifier rejects is closed
+    before the error leaves, so that closing the context after it frees nothing twice."""
+    import gc
+
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from tilelab.compiler.backends.cuda.kernel import InternalCompilerError, optimize
+
+    llmod = ir.Module("bad", context=ir.Context())
+    fn = ir.Function(llmod, ir.FunctionType(ir.VoidType(), []), "bad")
+    entry, later = fn.append_basic_block("entry"), fn.append_basic_block("later")
+    b = ir.IRBuilder(later)
+    v = b.add(ir.Constant(ir.IntType(32), 1), ir.Constant(ir.IntType(32), 2))
+    b.ret_void()
+    b.position_at_end(entry)
+    b.add(v, ir.Constant(ir.IntType(32), 1))  # used before the block that defines it: parses, fails to verify
+    b.branch(later)
+    context = llvm.create_context()
+    with pytest.raises(InternalCompilerError, match="does not dominate"):
+        optimize(llmod, "sm_90a", False, context=context)
+    context.close()
+    gc.collect()
+
+
+def test_dead_store_search_is_off_during_o3_only(monkeypatch):
+    """O3 of a CUDA kernel runs with LLVM's dead-store search at 0 and puts LLVM's default back after,
+    once the last of several concurrent compiles is done."""
+    import llvmlite.binding as llvm
+
+    from tilelab.compiler.backends.cuda import kernel
+
+    calls = []
+    monkeypatch.setattr(llvm, "set_option", lambda name, option: calls.append(option))
+    with kernel._dead_store_search_off():
+        with kernel._dead_store_search_off():
+            assert calls == ["-dse-memoryssa-scanlimit=0"]
+        assert calls == ["-dse-memoryssa-scanlimit=0"]
+    assert calls == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]
+    calls.clear()
+    tilelab.compile(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 128},
+                    target=ARCH, cache=False)  # fmt: skip
+    assert calls == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]

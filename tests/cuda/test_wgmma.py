@@ -84,6 +84,18 @@ def test_matmul_shapes_assemble_with_wgmma(arch_in_module, num_warps, bm, bn, bk
 
 
 @needs_ptxas
+def test_accumulator_struct_is_spelled_once(arch_in_module):
+    """The wgmma outputs' struct (64 floats per instruction, 128 through fence and wait) is a named type:
+    written once in the LLVM IR, not in each of the hundreds of ``extractvalue`` that read it."""
+    ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, {"BM": 128, "BN": 128, "BK": 64}, 4)
+    llir = ck.asm["llir"]
+    declared = re.findall(r"^%\"?(regs\d+)\"? = type \{ float(?:, float)* \}$", llir, re.M)
+    assert sorted(declared) == ["regs0", "regs1"]  # 128 floats (fence, wait), 64 (one wgmma)
+    assert llir.count("{ float, float") == 2
+    assert len(re.findall(r"extractvalue %\"?regs\d", llir)) >= 128
+
+
+@needs_ptxas
 @pytest.mark.parametrize("stages", [2, 3, 4])
 def test_pipelined_operands_feed_the_warp_group_dot_from_their_rings(arch_in_module, stages):
     from tilelab.compiler.ir.ops import AsyncCopyGlobalToLocalOp, MemDescIndexOp

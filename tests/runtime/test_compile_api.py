@@ -63,3 +63,38 @@ def test_jit_function_surface():
     assert add.__name__ == "add" and add._tilelab_fn is add.fn
     assert add.src.startswith("@tilelab.jit\ndef add(")
     assert repr(add).startswith("JITFunction(")
+
+
+def test_collector_is_off_during_a_compile_and_restored_after(monkeypatch):
+    """The cyclic collector pauses while the compiler runs, and comes back as the caller had it."""
+    import gc
+
+    from tilelab.runtime import build, stages
+
+    seen = []
+    real_build = stages.build
+
+    def spying_build(*args):
+        seen.append(gc.isenabled())
+        return real_build(*args)
+
+    monkeypatch.setattr(stages, "build", spying_build)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        tilelab.compile(add, signature=SIG, constants={"BLOCK": 32}, target="interpret", cache=False)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        tilelab.compile(add, signature=SIG, constants={"BLOCK": 64}, target="interpret", cache=False)
+        assert seen == [False, False] and not gc.isenabled()
+        gc.enable()
+        with build.collector_paused():  # nested (another thread's compile): on again at the outer end only
+            with build.collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()

@@ -115,9 +115,14 @@ def drop_redundant_barriers(fn: ir.Function, first: ir.Block, scratch: set) -> i
     ``first`` is the block the kernel's body starts in (the entry block before it only computes
     thread indices). Returns how many barriers went.
     """
+    if not scratch:
+        return 0
     start = _clean_at_start(fn, first)
+    holding = {instr.parent for instr in scratch}  # only these blocks can lose a barrier: the others are not rescanned
     dropped = 0
     for block in fn.blocks:
+        if block not in holding:
+            continue
         clean = start[block]
         for instr in list(block.instructions):
             if _is_barrier(instr):

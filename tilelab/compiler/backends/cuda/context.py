@@ -112,6 +112,7 @@ class CudaLowering:
         self.scratch_barriers: set = set()  # barriers that order the scratch buffer only (``barrier``)
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}
+        self._structs: dict[tuple, ir.Type] = {}
         self._uniform_warp: ir.Value | None = None
         self.tid = hooks.thread_id(self)
         self.lane = self.entry.and_(self.tid, ir.Constant(I32, self.warp_size - 1), name="lane")
@@ -156,6 +157,23 @@ class CudaLowering:
 
     def set(self, v: Value, x) -> None:
         self.values[v] = x
+
+    def struct(self, elems: list) -> ir.Type:
+        """The struct type of ``elems`` (an inline asm's outputs): literal when short, else named once per module.
+
+        A wgmma's 64 or 128 outputs spelled out literally are ~1 KB of text in every ``extractvalue``
+        and ``call``: over half of a matmul's LLVM IR, printed by llvmlite and parsed again by LLVM.
+        A named type (``%"regs0" = type {...}``) is the same type to LLVM, written once.
+        """
+        if len(elems) <= 8:
+            return ir.LiteralStructType(elems)
+        key = tuple(elems)
+        named = self._structs.get(key)
+        if named is None:
+            named = self.module.context.get_identified_type(f"regs{len(self._structs)}")
+            named.set_body(*elems)
+            self._structs[key] = named
+        return named
 
     def function(self, name: str, ret: ir.Type, args: list[ir.Type], var_arg: bool = False) -> ir.Function:
         """An LLVM function (intrinsic, libdevice or runtime symbol) declared once per module."""

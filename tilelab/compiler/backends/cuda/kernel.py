@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import linecache
 import os
+import threading
 import time
+from contextlib import contextmanager
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -78,7 +80,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
     ``hooks`` give the target's triple, kernel calling convention and leaves (``hooks.py``).
     """
     func, num_warps = module.kernel, options.num_warps
-    llmod = ir.Module(name=func.sym_name)
+    llmod = ir.Module(name=func.sym_name, context=ir.Context())  # its own named types (``lw.struct``)
     llmod.triple = hooks.triple
     llmod.data_layout = hooks.data_layout
     fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
@@ -110,9 +112,16 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
 
 
 def optimize(
-    llmod: ir.Module, arch: str, link_libdevice: bool, libdevice: str | None = None, tools=None, ftz: bool = False
+    llmod: ir.Module,
+    arch: str,
+    link_libdevice: bool,
+    libdevice: str | None = None,
+    tools=None,
+    ftz: bool = False,
+    context: llvm.ContextRef | None = None,
 ) -> llvm.ModuleRef:
-    """Parse, link libdevice (when used: the file ``libdevice``, else the toolkit's), verify and optimize at O3.
+    """Parse (into ``context``, LLVM's global one by default), link libdevice (when used: the file
+    ``libdevice``, else the toolkit's), verify and optimize at O3.
 
     ``ftz`` sets the ``nvvm-reflect-ftz`` module flag: libdevice's ``__nvvm_reflect("__CUDA_FTZ")``
     queries then fold to 1 and its flush-to-zero code is kept (Triton's ``enable_reflect_ftz``).
@@ -121,10 +130,22 @@ def optimize(
         flag = llmod.add_metadata([ir.Constant(ir.IntType(32), 4), "nvvm-reflect-ftz", ir.Constant(ir.IntType(32), 1)])
         llmod.add_named_metadata("llvm.module.flags", flag)
     try:
-        mod = llvm.parse_assembly(str(llmod))
-        mod.verify()
+        mod = llvm.parse_assembly(str(llmod), context=context)
     except RuntimeError as e:
         raise InternalCompilerError(f"LLVM rejected the lowered kernel {llmod.name}: {e}") from None
+    try:
+        _verify_link_optimize(mod, llmod.name, arch, link_libdevice, libdevice, tools, context)
+    except BaseException:
+        mod.close()  # now, not whenever the traceback goes: its context may be closed before that
+        raise
+    return mod
+
+
+def _verify_link_optimize(mod, name: str, arch: str, link_libdevice: bool, libdevice, tools, context) -> None:
+    try:
+        mod.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError(f"LLVM rejected the lowered kernel {name}: {e}") from None
     if link_libdevice:
         path = libdevice_path(libdevice, tools)
         if path is None:
@@ -132,15 +153,44 @@ def optimize(
                 "this kernel needs libdevice (nvvm/libdevice/libdevice.10.bc): set CUDA_HOME or TILELAB_LIBDEVICE"
             )
         called = frozenset(f.name for f in mod.functions if f.is_declaration and f.name.startswith("__nv_"))
-        lib = llvm.parse_bitcode(_libdevice_subset(path, called, arch))
+        lib = llvm.parse_bitcode(_libdevice_subset(path, called, arch), context=context)
         lib.triple, lib.data_layout = mod.triple, mod.data_layout
-        mod.link_in(lib)
-        _internalize(mod, llmod.name)
+        mod.link_in(lib)  # takes ``lib`` in: nothing of it is left to free
+        _internalize(mod, name)
     tm = target_machine(arch)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return mod
+    with _dead_store_search_off():
+        pb.getModulePassManager().run(mod, pb)
+
+
+_dse_lock = threading.Lock()
+_dse_users = 0
+
+
+@contextmanager
+def _dead_store_search_off():
+    """O3 without its dead-store search (``-dse-memoryssa-scanlimit=0``; LLVM's default, 150, after).
+
+    It finds nothing in a CUDA kernel: global stores are inline PTX, and the plain ``store``s the
+    lowering emits (shared memory, ``printf`` arguments) are each read after them, by a barrier (which
+    LLVM counts as a read) or the call. Yet the search cost 0.02 s of a matmul's 0.12 s of O3 (14%), its
+    epilogue's 64 shared stores through swizzled (XOR) addresses asking alias analysis about each other.
+    The option is LLVM's, process-wide: concurrent compiles count in and out, the last restores it
+    (a CPU kernel optimized meanwhile only looks less hard for dead stores).
+    """
+    global _dse_users
+    with _dse_lock:
+        if _dse_users == 0:
+            llvm.set_option("", "-dse-memoryssa-scanlimit=0")
+        _dse_users += 1
+    try:
+        yield
+    finally:
+        with _dse_lock:
+            _dse_users -= 1
+            if _dse_users == 0:
+                llvm.set_option("", "-dse-memoryssa-scanlimit=150")
 
 
 _SUBSETS: dict[tuple[str, float, frozenset], bytes] = {}
@@ -184,9 +234,21 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
     t0 = time.perf_counter()
     llmod, lw = build_llvm_module(module, options)
     t1 = time.perf_counter()
-    mod = optimize(llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz)
-    t2 = time.perf_counter()
-    ptx = target_machine(arch).emit_assembly(mod)
-    if seconds is not None:
-        seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
-    return str(mod), ptx, lw.scratch_bytes
+    # An LLVM context of its own: what the module makes there (its named types, constants, debug
+    # metadata) goes with it instead of piling up in the global context, one kernel after another.
+    # The module is freed before its context, by hand (freed after it, it would crash).
+    context = llvm.create_context()
+    mod = None
+    try:
+        mod = optimize(
+            llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz, context
+        )
+        t2 = time.perf_counter()
+        ptx = target_machine(arch).emit_assembly(mod)
+        if seconds is not None:
+            seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
+        return str(mod), ptx, lw.scratch_bytes
+    finally:
+        if mod is not None:
+            mod.close()
+        context.close()

@@ -304,7 +304,7 @@ def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int, use_a
     a_cons = ["r"] * len(a_regs) if len(a_regs) > 1 else ["l"]
     cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "n"])
     args = [*acc_regs, *a_regs, desc_b, const_i32(int(use_acc))]
-    ftype = ir.FunctionType(ir.LiteralStructType([F32] * n_out), [a.type for a in args])
+    ftype = ir.FunctionType(lw.struct([F32] * n_out), [a.type for a in args])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), args)
     return [lw.b.extract_value(res, i) for i in range(n_out)]
 
@@ -347,7 +347,7 @@ def _tied(lw, text: str, regs: list) -> list:
     n = len(regs)
     letters = ["r" if r.type == I32 else "f" for r in regs]
     cons = ",".join([f"={c}" for c in letters] + [str(i) for i in range(n)]) + ",~{memory}"
-    ftype = ir.FunctionType(ir.LiteralStructType([r.type for r in regs]), [r.type for r in regs])
+    ftype = ir.FunctionType(lw.struct([r.type for r in regs]), [r.type for r in regs])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), regs)
     return [lw.b.extract_value(res, i) for i in range(n)]
 
