@@ -17,9 +17,17 @@ LAYERS: tuple[tuple[str, dict[str, tuple[str, ...]], str], ...] = (
     (
         "meta",
         {
-            "meta": ("tilelab._layers", "tilelab._registry", "tilelab._version", "tilelab.compiler", "tilelab.errors"),
+            "meta": (
+                "tilelab._layers",
+                "tilelab._registry",
+                "tilelab._switch",
+                "tilelab._version",
+                "tilelab.compiler",
+                "tilelab.errors",
+            ),
         },
-        "version, this table, the decorator-filled tables (`Registry`), the exceptions user code catches",
+        "version, this table, the decorator-filled tables (`Registry`), process-wide settings held by"
+        " concurrent users (`SharedSwitch`), the exceptions user code catches",
     ),
     ("layouts", {"layouts": ("tilelab.compiler.layouts",)}, "linear layouts over GF(2), the gather math"),
     ("ir", {"ir": ("tilelab.compiler.ir",)}, "types, values, ops, printer, parser, verifier"),

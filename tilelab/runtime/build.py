@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import gc
 import inspect
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 
+from tilelab._switch import SharedSwitch
 from tilelab.compiler.options import CompileOptions
 
 from . import prefetch, stages, tiers
@@ -62,41 +61,28 @@ def compile_kernel(fn, signature, constants, divisibility, options: CompileOptio
     return ck
 
 
-_collector = threading.Lock()
-_compiling = 0  # compiles under way (threads: the background tier, the user's)
+def _pause_collector() -> None:
+    global _collector_was_enabled
+    _collector_was_enabled = gc.isenabled()
+    gc.disable()
+
+
+def _resume_collector() -> None:
+    if _collector_was_enabled:
+        gc.enable()
+
+
 _collector_was_enabled = False
+#: Python's cyclic garbage collector off while compiles run (on again after the last, as the caller had it).
+#: A compile allocates ~10 objects per LLVM instruction (llvmlite's IR, the tile IR): enough to set off
+#: the collector's full passes, which walk every object of the process (torch's and Triton's modules
+#: too): 0.05-0.15 s each, in one compile of two. Off, the compile's garbage waits for the next young
+#: collection after it, which sees only young objects. Reference counting frees the rest as before.
+collector_paused = SharedSwitch(_pause_collector, _resume_collector).held
 
 
-@contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector off while a compile runs (on again after the last one).
-
-    A compile allocates ~10 objects per LLVM instruction (llvmlite's IR, the tile IR): enough to set off
-    the collector's full passes, which walk every object of the process (torch's and Triton's modules
-    too): 0.05-0.15 s each, in one compile of two. Off, the compile's garbage waits for the next young
-    collection after it, which sees only young objects. Reference counting frees the rest as before.
-    """
-    global _compiling, _collector_was_enabled
-    with _collector:
-        if _compiling == 0:
-            _collector_was_enabled = gc.isenabled()
-            gc.disable()
-        _compiling += 1
-    try:
-        yield
-    finally:
-        with _collector:
-            _compiling -= 1
-            if _compiling == 0 and _collector_was_enabled:
-                gc.enable()
-
-
+@collector_paused()
 def _compile_fresh(fn, signature, constants, divisibility, options: CompileOptions, snapshots):
-    with collector_paused():
-        return _compile_fresh_unpaused(fn, signature, constants, divisibility, options, snapshots)
-
-
-def _compile_fresh_unpaused(fn, signature, constants, divisibility, options: CompileOptions, snapshots):
     start = time.perf_counter()
     target = get_target(options.target)
     module = stages.build(fn, signature, constants, divisibility)

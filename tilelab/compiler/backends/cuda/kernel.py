@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import linecache
 import os
-import threading
 import time
-from contextlib import contextmanager
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from tilelab._switch import SharedSwitch
 from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.options import CompileOptions
 from tilelab.errors import CompilationError
@@ -164,33 +163,18 @@ def _verify_link_optimize(mod, name: str, arch: str, link_libdevice: bool, libde
         pb.getModulePassManager().run(mod, pb)
 
 
-_dse_lock = threading.Lock()
-_dse_users = 0
-
-
-@contextmanager
-def _dead_store_search_off():
-    """O3 without its dead-store search (``-dse-memoryssa-scanlimit=0``; LLVM's default, 150, after).
-
-    It finds nothing in a CUDA kernel: global stores are inline PTX, and the plain ``store``s the
-    lowering emits (shared memory, ``printf`` arguments) are each read after them, by a barrier (which
-    LLVM counts as a read) or the call. Yet the search cost 0.02 s of a matmul's 0.12 s of O3 (14%), its
-    epilogue's 64 shared stores through swizzled (XOR) addresses asking alias analysis about each other.
-    The option is LLVM's, process-wide: concurrent compiles count in and out, the last restores it
-    (a CPU kernel optimized meanwhile only looks less hard for dead stores).
-    """
-    global _dse_users
-    with _dse_lock:
-        if _dse_users == 0:
-            llvm.set_option("", "-dse-memoryssa-scanlimit=0")
-        _dse_users += 1
-    try:
-        yield
-    finally:
-        with _dse_lock:
-            _dse_users -= 1
-            if _dse_users == 0:
-                llvm.set_option("", "-dse-memoryssa-scanlimit=150")
+#: O3 without its dead-store search (``-dse-memoryssa-scanlimit=0``; LLVM's default, 150, after).
+#: It finds nothing in a CUDA kernel: global stores are inline PTX, and the plain ``store``s the
+#: lowering emits (shared memory, ``printf`` arguments) are each read after them, by a barrier (which
+#: LLVM counts as a read) or the call. Yet the search cost 0.02 s of a matmul's 0.12 s of O3 (14%), its
+#: epilogue's 64 shared stores through swizzled (XOR) addresses asking alias analysis about each other.
+#: The option is LLVM's, process-wide: concurrent compiles hold it together, the last restores it
+#: (a CPU kernel optimized meanwhile only looks less hard for dead stores).
+_DEAD_STORE_SEARCH_OFF = SharedSwitch(
+    lambda: llvm.set_option("", "-dse-memoryssa-scanlimit=0"),
+    lambda: llvm.set_option("", "-dse-memoryssa-scanlimit=150"),
+)
+_dead_store_search_off = _DEAD_STORE_SEARCH_OFF.held
 
 
 _SUBSETS: dict[tuple[str, float, frozenset], bytes] = {}
