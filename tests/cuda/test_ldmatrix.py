@@ -12,7 +12,7 @@ import pytest
 import tilelab
 import tilelab.language as tl
 from tilelab.compiler.backends.cuda import find_tool
-from tilelab.compiler.backends.cuda.lower_ldmatrix import LdmatrixGroup, lane_element, plan_ldmatrix
+from tilelab.compiler.backends.cuda.lower_ldmatrix import lane_element, lane_rows, matrix_wavefronts, plan_ldmatrix
 from tilelab.compiler.backends.cuda.lower_shared import buffer_places
 from tilelab.compiler.layouts import (
     LANE,
@@ -23,6 +23,7 @@ from tilelab.compiler.layouts import (
     mma_m16n8k16_accumulator,
     swizzled_shared,
 )
+from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.passes.assign_layouts import warp_split
 from tilelab.compiler.passes.convert_through_shared import mma_operand_shared
 
@@ -35,23 +36,12 @@ def mma_sync_on_hopper(monkeypatch):
     monkeypatch.setenv("TILELAB_CUDA_WGMMA", "0")
 
 
-def lane_addresses(group: LdmatrixGroup, warp: int) -> np.ndarray:
-    """The element offset each of the 32 lanes hands to the instruction."""
-    lanes = np.arange(32)
-    addr = np.full(32, group.base)
-    for b, v in enumerate(group.lane_bits):
-        addr ^= ((lanes >> b) & 1) * v
-    for b, v in enumerate(group.warp_bits):
-        addr ^= ((warp >> b) & 1) * v
-    return addr
-
-
 def simulate(groups, buffer: np.ndarray, num_warps: int, num_regs: int) -> np.ndarray:
     """``out[w, t, r]``: what register ``r`` of lane ``t`` in warp ``w`` holds after the ``ldmatrix`` calls."""
     out = np.full((num_warps, 32, num_regs), np.nan)
     for g in groups:
         for w in range(num_warps):
-            addr = lane_addresses(g, w)
+            addr = lane_rows(g, w)
             for j, (lo, hi) in enumerate(g.pairs):
                 assert np.all(addr[8 * j : 8 * j + 8] % 8 == 0), "rows must be 16-byte aligned"
                 matrix = np.stack([buffer[a : a + 8] for a in addr[8 * j : 8 * j + 8]])
@@ -200,3 +190,76 @@ def test_chained_dots_split_warps_along_rows_only():
     assert len(dots) == 2
     assert [d.result.type.layout.params["warps_per_cta"] for d in dots] == [(4, 1), (4, 1)]
     assert "ldmatrix.sync" in ck.asm["ptx"]
+
+
+# --------------------------------------------------------------------------- stmatrix
+
+
+def simulate_stores(groups, values_at, buffer: np.ndarray, num_warps: int) -> np.ndarray:
+    """``buffer`` after the ``stmatrix`` calls; ``values_at[w, t, r]`` is register ``r`` of lane ``t`` in warp ``w``.
+
+    Lane ``8j + i`` names row ``i`` of matrix ``j``; its 8 elements come from lanes ``4i .. 4i + 3``, two each
+    (``.trans``: the lanes of column ``i``).
+    """
+    for g in groups:
+        for w in range(num_warps):
+            addr = lane_rows(g, w)
+            for j, pair in enumerate(g.pairs):
+                for i in range(8):
+                    a = addr[8 * j + i]
+                    assert a % 8 == 0, "rows must be 16-byte aligned"
+                    for c in range(8):
+                        lane, half = lane_element(g.trans, i, c)
+                        buffer[a + c] = values_at[w, lane, pair[half]]
+    return buffer
+
+
+STORE_CASES = [  # (layout, num_warps)
+    (lambda: wgmma_accumulator([128, 256], [8, 1], 256), 8),  # a 128x256 matmul's C
+    (lambda: wgmma_accumulator([64, 64], [4, 1], 64), 4),
+    (lambda: wgmma_accumulator([128, 128], [4, 2], 64), 8),  # two warpgroups side by side
+    (lambda: mma_m16n8k16_accumulator([128, 64], [4, 2]), 8),  # mma.sync's C
+]
+
+
+@pytest.mark.parametrize("case", range(len(STORE_CASES)))
+@pytest.mark.parametrize("swizzle", [(8, 1, 8), (8, 2, 4), (1, 1, 1)])
+def test_stmatrix_plan_writes_every_element_of_an_accumulator_once(case, swizzle, rng):
+    """The plan's stores, simulated, leave the buffer exactly as element-wise stores would; 8 rows hit 8 bank groups."""
+    make, num_warps = STORE_CASES[case]
+    src = make()
+    shared = swizzled_shared(list(src.shape), *swizzle, [1, 0])
+    places = buffer_places(shared)
+    groups = plan_ldmatrix(src, places, num_warps)
+    assert groups is not None and not any(g.trans for g in groups)
+    values = rng.standard_normal(len(places))
+    buffer = simulate_stores(groups, owned(src, values, num_warps), np.full(len(places), np.nan), num_warps)
+    np.testing.assert_array_equal(buffer[places], values)
+    if swizzle[2] == 8:  # 128-byte swizzle: the 8 rows of each matrix in distinct 16-byte bank groups
+        for g in groups:
+            addr = lane_rows(g, 0)
+            for j in range(len(g.pairs)):
+                assert len({int(a) * 2 // 16 % 8 for a in addr[8 * j : 8 * j + 8]}) == 8
+        assert list(matrix_wavefronts(groups, 2)) == [4] * len(groups)  # one wavefront per matrix
+    elif swizzle[2] == 1:  # row-major, rows a multiple of 128 bytes: a matrix's 8 rows in one bank group
+        assert list(matrix_wavefronts(groups, 2)) == [32] * len(groups)
+
+
+@pytest.mark.parametrize("wgmma", ["1", "0"])
+def test_matmul_result_goes_to_shared_memory_with_stmatrix_on_hopper(monkeypatch, wgmma):
+    """An f16 result on its way to 16-byte global stores: one ``stmatrix.x4`` per four pairs, not a store per pair."""
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", wgmma)
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "K": "i32"}
+    ck = tilelab.compile(matmul_kernel, sig, {"BM": 128, "BN": 128, "BK": 32}, target="cuda:sm_90a", num_warps=8)
+    ptx = ck.asm["ptx"]
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 128 * 128 // 256 // 8  # 64 elements a thread
+    assert "st.shared.b32" not in ptx and "st.shared.v2.b32" not in ptx
+    monkeypatch.setenv("TILELAB_CUDA_LDMATRIX", "0")
+    off = tilelab.compile(matmul_kernel, sig, {"BM": 128, "BN": 128, "BK": 32}, target="cuda:sm_90a", num_warps=8)
+    assert "stmatrix" not in off.asm["ptx"]
+
+
+def test_negative_no_stmatrix_before_hopper():
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "K": "i32"}
+    ck = tilelab.compile(matmul_kernel, sig, {"BM": 64, "BN": 64, "BK": 32}, target="cuda:sm_80", num_warps=4)
+    assert "stmatrix" not in ck.asm["ptx"] and "mma.sync" in ck.asm["ptx"]

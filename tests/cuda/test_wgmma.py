@@ -18,7 +18,15 @@ import pytest
 
 import tilelab
 import tilelab.language as tl
-from tests.support.gpu_kernels import ATTENTION, attention_kernel, masked_matmul_bt_kernel, masked_matmul_kernel
+from tests.support.gpu_kernels import (
+    ATTENTION,
+    SHIFTED,
+    attention_kernel,
+    masked_matmul_bt_kernel,
+    masked_matmul_kernel,
+    shifted_exp_matmul_kernel,
+    shifted_exp_matmul_reference,
+)
 from tilelab.compiler.backends.cuda import find_tool
 from tilelab.compiler.backends.cuda.lower_wgmma import operand_of, plan, warpgroup_offsets
 from tilelab.compiler.ir.ops import DotOp, MemDescIndexOp, WarpGroupDotOp
@@ -557,18 +565,20 @@ def test_negative_operands_stored_from_registers_keep_their_barrier(arch_in_modu
 
 @needs_ptxas
 def test_epilogue_stores_share_base_registers(arch_in_module):
-    """The 128x256 epilogue's ``st.shared`` (accumulator -> store layout) use a few bases plus immediates.
+    """The 128x256 epilogue's ``stmatrix`` (accumulator -> store layout) use a few bases plus immediates.
 
-    Each register's place is the thread's XOR constant; constant bits no thread sets are
-    added, so LLVM folds them into the address instead of keeping one address per store.
+    Each row address is the thread's XOR constant; constant bits no thread sets are added,
+    written into the instruction (``[%r + 128]``) instead of one address register per store.
+    Sixteen ``stmatrix.x4`` write the 128 f16 a thread holds (64 ``st.shared.b32`` before).
     """
     consts = {"BM": 128, "BN": 256, "BK": 64}
     ck = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, consts, num_warps=8, num_stages=3)
     ptx = ck.asm["ptx"]
     epilogue = ptx[ptx.rindex("wgmma.wait_group.sync.aligned 0") :]
-    stores = [line for line in epilogue.splitlines() if "st.shared" in line]
+    stores = [line for line in epilogue.splitlines() if "stmatrix" in line or "st.shared" in line]
+    assert len(stores) == 16 and all("stmatrix.sync.aligned.m8n8.x4.shared.b16" in line for line in stores)
     bases = {re.search(r"\[(%r\w+)", line).group(1) for line in stores}
-    assert len(stores) >= 32 and len(bases) <= len(stores) // 4
+    assert len(bases) <= len(stores) // 4
 
 
 @tilelab.jit
@@ -690,3 +700,51 @@ def test_a_loop_of_two_dots_fences_once_per_iteration(arch_in_module):
     one_stage = compile_for(arch_in_module, "sm_90a", matmul_kernel, F16, {"BM": 64, "BN": 64, "BK": 32}, 4)
     stored = _wgmma_loop(one_stage.asm["ptx"])
     assert stored.index("st.shared") < stored.index("fence.proxy.async") < stored.index("wgmma.mma_async")
+
+
+@needs_ptxas
+def test_a_zero_accumulator_is_not_written(arch_in_module):
+    """``qk = tl.dot(q, k)`` starts from zeros: its first wgmma per accumulator tile reads none (``scale-d`` 0).
+
+    No register is zeroed for it (16 ``CS2R`` a loop iteration in the attention backward before);
+    ``acc += tl.dot(p, v)`` reads its accumulator in every instruction.
+    """
+    ck = compile_for(arch_in_module, "sm_90a", attention_kernel, ATTN, {"D": 64, "BM": 64, "BN": 64}, 4, num_stages=3)
+    ptx = ck.asm["ptx"]
+    scales = re.findall(r"setp\.ne\.b32 p, (\d), 0; wgmma\.mma_async", ptx)
+    assert scales == ["0", "1", "1", "1"] + ["1"] * 4  # q @ k: 4 K steps of one m64n64 tile; then p @ v
+    loop = _wgmma_loop(ptx)
+    zeros = re.findall(r"mov\.(?:b32|f32)\s+%[rf]\d+, (?:0f00000000|0);", loop)
+    assert len(zeros) < 8  # the accumulator's 32 registers are not zeroed in the loop
+
+
+@needs_ptxas
+def test_a_statistic_is_copied_once_per_element(arch_in_module):
+    """The per-column ``s`` of ``exp2(a - s[None, :]) @ b``, 64 f32 on 128 threads, is copied by 64 of them.
+
+    The other threads hold copies of the same elements in the copy's layout and skip the
+    instruction (``@p``); a zero-filling ``cp.async`` of theirs would race with the owner's.
+    """
+    constants = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False}
+    ck = compile_for(arch_in_module, "sm_90a", shifted_exp_matmul_kernel, SHIFTED, constants, 4, num_stages=3)
+    ptx = ck.asm["ptx"]
+    owned = re.findall(r"@%p\d+ cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 4", ptx)
+    assert len(owned) == 3  # two in the prologue, one in the loop
+    assert ck.metadata["spills"] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k", [(64, 64, 256), (200, 136, 150)])
+@pytest.mark.parametrize("num_warps, num_stages", [(4, 1), (4, 3), (8, 4)])
+def test_shifted_exp_matmul_values(arch_in_module, rng, m, n, k, num_warps, num_stages):
+    """The statistic and the operand computed from it, copied iterations ahead, against numpy (ragged sizes too)."""
+    torch = pytest.importorskip("torch")
+    constants = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False}
+    ck = compile_for(arch_in_module, "sm_90a", shifted_exp_matmul_kernel, SHIFTED, constants, num_warps, num_stages)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    s = rng.uniform(-1, 1, k).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    a_d, s_d, b_d = _device_arrays(a, s, b)
+    c_d = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+    ck[(-(-m // 64), -(-n // 64))](a_d, s_d, b_d, c_d, m, n, k)
+    np.testing.assert_allclose(c_d.cpu().numpy(), shifted_exp_matmul_reference(a, s, b), rtol=2e-2, atol=2e-2)

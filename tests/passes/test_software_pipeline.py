@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module, verify
 from tilelab.compiler.ir.ops import (
     AsyncCommitGroupOp,
@@ -11,6 +13,7 @@ from tilelab.compiler.ir.ops import (
     AsyncWaitOp,
     BarrierOp,
     ForOp,
+    LoadOp,
     LocalAllocOp,
     LocalStoreOp,
     MemDescIndexOp,
@@ -269,3 +272,105 @@ def test_values_are_preserved_on_the_interpreter(stages, n):
         return [x, np.full(n, np.nan, np.float16), n]
 
     assert_same_values(software_pipeline, loop_kernel(LOAD_AT_I + store, stages), args, grid=(1,))
+
+
+# --------------------------------------------------------------------------- small loads on a dot's path
+
+
+def shifted_exp_matmul(bm=64, bn=64, bk=64, num_warps=4, num_stages=3):
+    """``shifted_exp_matmul_kernel`` after the sm_90a passes (M, N, K divisible by 16)."""
+    from tests.support.gpu_kernels import SHIFTED, shifted_exp_matmul_kernel
+    from tilelab.runtime import stages
+
+    module = stages.build(
+        shifted_exp_matmul_kernel.fn,
+        SHIFTED,
+        {"BM": bm, "BN": bn, "BK": bk, "A_COLUMNS": False},
+        dict.fromkeys(SHIFTED, 16),
+    )
+    options = CompileOptions(target="cuda", arch="sm_90a", num_warps=num_warps, num_stages=num_stages)
+    stages.run_passes(module, options, "cuda", snapshots=False)
+    return module
+
+
+def test_a_statistic_feeding_a_dot_is_copied_ahead_with_one_owner_per_element():
+    """``s = load(s_ptr + kk)`` then ``exp2(a - s[None, :])`` as a dot operand: ``s`` gets its own ring.
+
+    Its copy is in the default tile layout (each element in one register of one thread; the
+    slice of the dot's operand layout it is read in holds every element 16 times per warp),
+    and the loop has no global load left: the statistic arrives with the operands, iterations ahead.
+    """
+    module = shifted_exp_matmul()
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    assert not [op for op in loop.walk() if isinstance(op, LoadOp)]
+    copies = [op for op in loop.body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    (stat,) = [c for c in copies if c.view.type.element.name == "f32"]
+    layout = stat.ptrs.type.layout
+    owners = layout.apply(register=list(range(layout.in_size("register"))), lane=0, warp=0)
+    assert len({tuple(c) for c in owners}) == layout.in_size("register")  # no register holds a copy
+    rings = [op for op in module.walk() if isinstance(op, LocalAllocOp) and op.attrs.get("stages") == 3]
+    assert len(rings) == 3
+
+
+@pytest.mark.parametrize("m, n, k", [(64, 64, 256), (100, 72, 150)])
+def test_a_statistic_copied_ahead_gives_the_same_values(rng, m, n, k):
+    """The pipelined IR on the interpreter against numpy, with ragged sizes (masked rows, columns, K tail)."""
+    from tests.support.gpu_kernels import shifted_exp_matmul_reference
+
+    module = shifted_exp_matmul()
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    s = rng.uniform(-1, 1, k).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    run_kernel(module, (-(-m // 64), -(-n // 64)), [a, s, b, c, m, n, k])
+    np.testing.assert_allclose(c, shifted_exp_matmul_reference(a, s, b), rtol=2e-2, atol=2e-2)
+
+
+def test_a_statistic_is_left_alone_when_the_loop_is_not_pipelined():
+    """``stage_loads_feeding_dots`` then ``unstage`` (what ``run`` does when no stage count fits) gives the IR back."""
+    from tests.support.gpu_kernels import SHIFTED, shifted_exp_matmul_kernel
+    from tilelab.runtime import stages
+
+    module = stages.build(
+        shifted_exp_matmul_kernel.fn,
+        SHIFTED,
+        {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": False},
+        dict.fromkeys(SHIFTED, 16),
+    )
+    options = CompileOptions(target="cuda", arch="sm_90a", num_warps=4, num_stages=1)
+    stages.run_passes(module, options, "cuda", snapshots=False)  # num_stages 1: the pipeliner leaves it
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    before = print_module(module)
+    staged = software_pipeline.stage_loads_feeding_dots(loop, 4, 32)
+    assert len(staged) == 2  # a and s: both reach the dot in registers
+    assert all(not st.load.result.has_uses() for st in staged)
+    software_pipeline.unstage(module.funcs[0], staged)
+    verify(module)
+    assert print_module(module) == before
+
+
+def test_a_staged_tile_is_copied_along_its_contiguous_dim(rng):
+    """A column-major A feeding the dot through registers is copied with its threads down the columns."""
+    from tests.support.gpu_kernels import SHIFTED, shifted_exp_matmul_kernel, shifted_exp_matmul_reference
+    from tilelab.runtime import stages
+
+    consts = {"BM": 64, "BN": 64, "BK": 64, "A_COLUMNS": True}
+    module = stages.build(shifted_exp_matmul_kernel.fn, SHIFTED, consts, dict.fromkeys(SHIFTED, 16))
+    stages.run_passes(module, CompileOptions(target="cuda", arch="sm_90a", num_warps=4), "cuda", snapshots=False)
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    (a_copy,) = [
+        c
+        for c in loop.body.ops
+        if isinstance(c, AsyncCopyGlobalToLocalOp)
+        and c.ptrs.type.shape == (64, 64)
+        and c.view.type.element.name == "f16"
+        and c.ptrs.type.layout.params.get("order") == (0, 1)
+    ]
+    assert a_copy.ptrs.type.layout.params["size_per_thread"] == (8, 1)  # 16 bytes down a column
+    m, n, k = 96, 64, 160
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    s = rng.uniform(-1, 1, k).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    run_kernel(module, (2, 1), [np.asfortranarray(a).ravel(order="F"), s, b, c, m, n, k])
+    np.testing.assert_allclose(c, shifted_exp_matmul_reference(a, s, b), rtol=2e-2, atol=2e-2)

@@ -15,6 +15,7 @@ from tilelab.viz.plugins.shared_memory import (
     kernel_buffers,
     shared_memory_html,
     summary_notes,
+    wavefront_grid,
 )
 
 PNG = b"\x89PNG"
@@ -116,3 +117,34 @@ def test_cuda_kernel_without_buffers_says_so():
     assert kernel_buffers(ck) == []
     notes = summary_notes(ck, [])
     assert notes[0].startswith("No shared buffers") and "Predicted" not in " ".join(notes)
+
+
+def test_a_matmul_result_stored_with_stmatrix_is_drawn_as_stmatrix(monkeypatch):
+    """The f16 result of a Hopper matmul goes to shared memory with ``stmatrix``: the view counts its traffic.
+
+    Each ``stmatrix.x4`` writes four 8x8 matrices, a phase of eight 16-byte rows each: 4 wavefronts, the
+    ideal, where the pair-by-pair ``st.shared.b32`` model (the path off) gives what those would take.
+    """
+    import tilelab
+    from tests.support.gpu_kernels import F16, masked_matmul_kernel
+
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")
+
+    def result_buffer():
+        consts = {"BM": 128, "BN": 128, "BK": 32}
+        ck = tilelab.compile(masked_matmul_kernel, F16, consts, target="cuda:sm_90a", num_warps=8, cache=False)
+        (buf,) = [b for b in allocated_buffers(ck) if b.elem_bytes == 2 and b.reader is not None]
+        return buf
+
+    buf = result_buffer()
+    assert buf.matrix_groups(reader=False) is not None
+    c = buf.conflicts(reader=False)
+    assert (c.wavefronts, c.ideal, c.vector_bytes) == (4, 4, 16)
+    waves = wavefront_grid(buf, reader=False)
+    assert len(waves) == 4 and all(sorted(w) == list(range(32)) for w in waves)  # every bank, once a phase
+    monkeypatch.setenv("TILELAB_CUDA_LDMATRIX", "0")
+    plain = result_buffer()
+    assert plain.matrix_groups(reader=False) is None
+    got, want = plain.conflicts(reader=False), bank_conflicts(plain.shared, plain.writer, 2)
+    assert (got.wavefronts, got.ideal, got.vector_bytes) == (want.wavefronts, want.ideal, want.vector_bytes)
+    assert want.vector_bytes == 4  # pairs

@@ -39,9 +39,10 @@ class CompileOptions:
 
     ``target`` names the target as ``get_target`` takes it (``interpret``, ``cpu``, ``cuda``,
     ``cuda:sm_80``) and ``arch`` the GPU architecture (``None`` on the host). ``wgmma`` and
-    ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands off, to
-    compare with the older paths. ``warp_size`` is the threads of one warp (32 on NVIDIA, 64 for an
-    AMD wavefront of gfx942): the layout passes spread a tile's lanes over that many threads.
+    ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands (and
+    ``stmatrix`` stores of mma fragments, sm_90 on) off, to compare with the older paths.
+    ``warp_size`` is the threads of one warp (32 on NVIDIA, 64 for an AMD wavefront of gfx942):
+    the layout passes spread a tile's lanes over that many threads.
     ``fp_fusion`` lets the CUDA backend contract a float multiply
     and the add or subtract that reads it into one ``fma`` (one rounding instead of two: what
     Triton's ``enable_fp_fusion`` does; on by default, as there); off (a launch's

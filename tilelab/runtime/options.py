@@ -17,7 +17,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_TIERED`` | each CPU compile | ``0``: no quick tier first (``tiers.py``) |
 | ``TILELAB_NUM_THREADS`` | each split CPU launch | the most threads a CPU launch uses (default: the usable cores) |
 | ``TILELAB_CUDA_WGMMA`` | each compile | ``0``: Hopper dots on mma.sync (``CompileOptions.wgmma``) |
-| ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: mma operands loaded element-wise (``CompileOptions.ldmatrix``) |
+| ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: no ``ldmatrix``/``stmatrix`` (``CompileOptions.ldmatrix``) |
 | ``TILELAB_CUDA_FP_FUSION`` | each compile | ``0``: no ``fma`` contraction unless a launch says ``enable_fp_fusion`` |
 | ``TILELAB_CUDA_REFLECT_FTZ`` | each compile | ``0``: libdevice keeps subnormals (``enable_reflect_ftz`` wins) |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |

@@ -21,9 +21,12 @@ user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read 
 ``ttg.memdesc_trans`` views (convert-through-shared and accelerate-dot made these for dot
 operands), with ``other`` absent or zero (the copy zero-fills), and when its pointers and
 mask depend, inside the loop, only on the induction variable and on values from outside
-(the slice is cloned for other iterations). The step must be a positive constant. Loads
-that do not match (a pointer carried from iteration to iteration, a load used in
-registers too, a volatile load) are left as they are.
+(the slice is cloned for other iterations). The step must be a positive constant. A load
+whose value reaches a ``warp_group_dot`` through register ops (a statistic such as
+attention backward's ``lse``, or a tile scaled before it is stored for the dot) is first
+staged to match: loaded in a compact layout, stored to a buffer of its own and read back
+where it was used (``stage_loads_feeding_dots``; undone when the loop is not pipelined).
+Other loads (a pointer carried from iteration to iteration, a volatile load) are left as they are.
 
 before:
     tt.func @k(%x: !ptr<f16>, %n: i32) {
@@ -90,6 +93,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value
 from tilelab.compiler.ir.ops import (
     AddPtrOp,
@@ -103,6 +107,7 @@ from tilelab.compiler.ir.ops import (
     ForOp,
     LoadOp,
     LocalAllocOp,
+    LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
     SelectOp,
@@ -118,8 +123,12 @@ from tilelab.compiler.ir.ops.gpu import (
     shared_users,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.layouts import LinearLayout, row_major_shared
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
+from tilelab.compiler.passes.assign_layouts import tile_layout
+from tilelab.compiler.passes.coalesce import wanted_order
+from tilelab.compiler.passes.rematerialize import Chain, drop_unused
 
 NAME = "software-pipeline"
 
@@ -379,6 +388,116 @@ def pipeline_loop(loop: ForOp, stages: int) -> bool:
     return True
 
 
+def _feeds_a_dot(load: LoadOp, body: Block) -> bool:
+    """Whether ``load``'s value reaches a ``warp_group_dot`` of ``body`` through register ops (attention's ``lse``).
+
+    Directly (an A operand in registers) or through the buffer a ``local_store`` writes it to.
+    """
+    work, seen = [load.result], set()
+    while work:
+        for user in work.pop().users:
+            top = _top(user, body)
+            if top is None or top in seen:
+                continue
+            seen.add(top)
+            if isinstance(top, WarpGroupDotOp):
+                return True
+            if isinstance(top, LocalStoreOp) and any(isinstance(u, WarpGroupDotOp) for u in shared_users(top.buf)):
+                return True
+            if top.pure and not top.regions:
+                work.extend(top.results)
+    return False
+
+
+def copy_layout(load: LoadOp, num_warps: int, warp_size: int, contiguity=None) -> LinearLayout:
+    """The layout ``load``'s tile is copied in when staged: the default tile layout, one owner per element.
+
+    The layout the load's user wants (a slice of a dot's accumulator) holds each element in
+    several threads and several registers per thread; a copy in it would issue one
+    ``cp.async`` per register in every thread. In the default layout each element has one
+    owner, and the copy's lowering leaves the other threads idle. Its threads follow the
+    pointers' most contiguous dim (``contiguity``, from axis info), as ``coalesce`` orders loads.
+    """
+    t = load.result.type
+    order = wanted_order(contiguity) if contiguity is not None else None
+    return tile_layout(t.shape, num_warps, vec=max(1, 16 // t.element.itemsize), order=order, warp_size=warp_size)
+
+
+def stage_loads_feeding_dots(loop: ForOp, num_warps: int, warp_size: int) -> list[Staged]:
+    """Route each register load of ``loop`` that feeds a dot through a shared buffer, so that it pipelines too.
+
+    A row statistic the dots' inputs are computed from (attention backward's ``lse`` and ``delta``:
+    ``p = exp2(qk - lse)``) was a plain global load in every iteration, its latency exposed before
+    the dot that needs it. Loaded in a compact layout (``copy_layout``: its pointers and mask
+    computed again in that layout), stored into a buffer and read back in the layout its users
+    want, it matches the pipelined pattern, so its copy is issued iterations ahead with the
+    operands', as Triton pipelines the loads on a dot's path. Returns what it changed, for
+    ``unstage`` when the loop ends up not pipelined and ``finish_staging`` when it is.
+    """
+    staged, info = [], None
+    for load in [op for op in loop.body.ops if isinstance(op, LoadOp)]:
+        t = load.result.type
+        if not t.is_tensor or t.layout is None or load.attrs.get("volatile") or not _is_zero(load.other):
+            continue
+        if any(isinstance(u, LocalStoreOp) for u in load.result.users) or not _feeds_a_dot(load, loop.body):
+            continue
+        roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
+        alloc = LocalAllocOp(t.with_layout(row_major_shared(list(t.shape))), loc=load.loc)
+        if alloc.stage_bytes % 16 or _address_slice(loop, roots) is None:
+            continue
+        if info is None:  # only for a loop with something to stage
+            info = axis_info.analyze(_func_of(loop))
+        layout = copy_layout(load, num_warps, warp_size, info[load.ptr].contiguity)
+        chain = Chain({})
+        operands = [chain.build(v, layout) if v.type.is_tensor else v for v in load.operands]
+        if any(v is None for v in operands):
+            chain.discard()
+            continue
+        chain.insert()
+        copy = type(load).create(operands, [t.with_layout(layout)], dict(load.attrs), loc=load.loc)
+        store = LocalStoreOp(alloc.result, copy.result, loc=load.loc)
+        read = LocalLoadOp(alloc.result, t, loc=load.loc)
+        for op in (copy, alloc, store, read):
+            Rewriter.insert_before(load, op)
+        load.result.replace_all_uses_with(read.result)
+        staged.append(Staged(load, read, [copy, alloc, store, read]))
+    return staged
+
+
+@dataclass
+class Staged:
+    """A load ``stage_loads_feeding_dots`` replaced: the original (detached), the read replacing it, the new ops."""
+
+    load: LoadOp
+    read: LocalLoadOp
+    added: list[Op]
+
+
+def _func_of(op: Op) -> FuncOp:
+    """The function ``op`` is in."""
+    while not isinstance(op, FuncOp):
+        op = op.parent_op
+    return op
+
+
+def unstage(func: FuncOp, staged: list[Staged]) -> None:
+    """Undo ``stage_loads_feeding_dots`` (the loop was not pipelined): the original loads are used again."""
+    for s in staged:
+        s.read.result.replace_all_uses_with(s.load.result)
+        operands = list(s.added[0].operands)
+        for op in reversed(s.added):
+            Rewriter.erase(op)
+        drop_unused(func, operands)
+
+
+def finish_staging(func: FuncOp, staged: list[Staged]) -> None:
+    """Drop the original loads ``stage_loads_feeding_dots`` replaced, and their address chains once unused."""
+    for s in staged:
+        operands = list(s.load.operands)
+        Rewriter.erase(s.load)
+        drop_unused(func, operands)
+
+
 def fitting_stages(func, loop: ForOp, stages: int, limit: int | None) -> int:
     """The most stages, up to ``stages``, whose rings fit in ``limit`` bytes of shared memory with
     every other buffer of ``func`` (1: no pipelining fits). A config asking for more stages than
@@ -529,15 +648,20 @@ def _move_copies_after(body: Block, anchor: Op, copies: list, commit: Op, loc: L
 def run(module: Module) -> bool:
     options = options_of(module)
     default = options.num_stages
+    warps, warp_size = options.num_warps, options.warp_size
     limit = shared_memory_limit(options.arch)
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
+            staged = stage_loads_feeding_dots(loop, warps, warp_size) if stages >= 2 and candidates(loop) else []
             if stages >= 2:
                 stages = fitting_stages(func, loop, int(stages), limit)
             if stages >= 2 and pipeline_loop(loop, int(stages)):
                 changed = True
+                finish_staging(func, staged)
                 overlap_wgmma(func, loop) or overlap_last_wgmma(func, loop)
+            else:
+                unstage(func, staged)
     return changed

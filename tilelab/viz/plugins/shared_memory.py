@@ -27,11 +27,13 @@ import numpy as np
 
 from tilelab.compiler.ir import ops
 from tilelab.compiler.layouts import (
+    BankConflicts,
     bank_conflicts,
     default_blocked,
     dot_operand,
     mma_m16n8k16_accumulator,
     row_major_shared,
+    shared_vector_width,
     swizzled_shared,
 )
 
@@ -68,6 +70,9 @@ class SharedBuffer:
     reader: object = None
     predicted: bool = True
     shared: object = None  # the allocated buffer's own shared layout (None: built from ``swizzle``)
+    #: how the CUDA lowering moves each side: ``(store, load)`` conditions of ``matrix_plan`` (None: plain accesses)
+    matrix: dict | None = None
+    num_warps: int = 4
 
     @classmethod
     def for_tile(cls, name, shape, elem_bytes, reader=None, writer=None, elem_type="f16", order=(1, 0)):
@@ -95,9 +100,32 @@ class SharedBuffer:
         return swizzled_shared(self.shape, *self.swizzle, order=self.order)
 
     def conflicts(self, swizzled: bool = True, reader: bool = True):
-        """``BankConflicts`` of the reading (or writing) layout on this buffer."""
+        """``BankConflicts`` of the reading (or writing) layout on this buffer.
+
+        Where the lowering moves the side with ``ldmatrix``/``stmatrix`` (16-bit mma fragments on the
+        GPU), the instruction's own traffic: each 8x8 matrix one phase of eight 16-byte rows.
+        """
         reg = self.reader if reader else self.writer
-        return bank_conflicts(self.layout(swizzled), reg, self.elem_bytes)
+        groups = self.matrix_groups(swizzled, reader)
+        if groups is None:
+            return bank_conflicts(self.layout(swizzled), reg, self.elem_bytes)
+        from tilelab.compiler.backends.cuda.lower_ldmatrix import matrix_wavefronts
+
+        per = matrix_wavefronts(groups, self.elem_bytes)
+        return BankConflicts(int(per.max()), len(groups[0].pairs), 8, 16, per[None, :])
+
+    def matrix_groups(self, swizzled: bool = True, reader: bool = True):
+        """The ``ldmatrix`` (reader) or ``stmatrix`` (writer) instructions of this side, or None (plain accesses)."""
+        reg = self.reader if reader else self.writer
+        if self.matrix is None or reg is None:
+            return None
+        from tilelab.compiler.backends.cuda.lower_shared import buffer_places, matrix_plan
+
+        shared = self.layout(swizzled)
+        vector = shared_vector_width(shared, reg, self.elem_bytes)
+        places = buffer_places(shared)
+        return matrix_plan(reg, places, 8 * self.elem_bytes, self.num_warps, store=not reader, vector=vector,
+                           **self.matrix)  # fmt: skip
 
     def banks(self, swizzled: bool = True) -> np.ndarray:
         """The bank of every element (tile-shaped)."""
@@ -137,17 +165,29 @@ def predicted_buffers(compiled) -> list[SharedBuffer]:
     return buffers
 
 
-def _allocated(index: int, alloc, store, load) -> SharedBuffer:
-    """A ``SharedBuffer`` for one ``ttg.local_alloc``, its store's and its load's register layouts."""
+def _allocated(index: int, alloc, store, load, options=None) -> SharedBuffer:
+    """A ``SharedBuffer`` for one ``ttg.local_alloc``, its store's and its load's register layouts.
+
+    ``options`` (the compile's) say whether the lowering may move 16-bit fragments with
+    ``ldmatrix``/``stmatrix``: the architecture and ``CompileOptions.ldmatrix``.
+    """
     ty = alloc.result.type
     params = ty.layout.params
     swizzle = tuple(int(params.get(k, 1)) for k in ("vec", "per_phase", "max_phase"))
     order = tuple(params.get("order", range(len(ty.shape))[::-1]))
     name = f"line {alloc.loc.line}: buffer {index} {list(ty.shape)}"
     elem_bytes = max(1, ty.element.itemsize)
+    offset = int(alloc.attrs.get("offset") or 0)
+    matrix = None
+    if options is not None and str(options.arch or "").startswith("sm_"):
+        sm = int("".join(ch for ch in options.arch[3:] if ch.isdigit()) or 0)
+        stage = alloc.stage_bytes // elem_bytes
+        aligned = offset % 16 == 0 and (not alloc.attrs.get("stages") or stage % 8 == 0)
+        matrix = {"sm": sm, "enabled": options.ldmatrix, "aligned": aligned}
     return SharedBuffer(
-        name, tuple(ty.shape), elem_bytes, str(ty.element), swizzle, order, int(alloc.attrs.get("offset") or 0),
-        writer=store, reader=load, predicted=False, shared=ty.layout,
+        name, tuple(ty.shape), elem_bytes, str(ty.element), swizzle, order, offset,
+        writer=store, reader=load, predicted=False, shared=ty.layout, matrix=matrix,
+        num_warps=options.num_warps if options is not None else 4,
     )  # fmt: skip
 
 
@@ -175,7 +215,8 @@ def allocated_buffers(compiled) -> list[SharedBuffer]:
             stores.setdefault(id(buffer_of(op.view)), op.ptrs.type.layout)
         elif isinstance(op, ops.LocalLoadOp):
             loads.setdefault(id(buffer_of(op.buf)), op.result.type.layout)
-    return [_allocated(i, a, stores.get(id(a.result)), loads.get(id(a.result))) for i, a in enumerate(allocs)]
+    options = getattr(compiled, "options", None)
+    return [_allocated(i, a, stores.get(id(a.result)), loads.get(id(a.result)), options) for i, a in enumerate(allocs)]
 
 
 def allocates_shared(compiled) -> bool:
@@ -229,21 +270,30 @@ def wavefront_grid(buf: SharedBuffer, swizzled: bool = True, reader: bool = True
 
     One request of 32 lanes runs in phases (16-byte accesses: 4 phases of 8 lanes); in a phase each
     bank serves one distinct 4-byte word per wavefront, so a bank asked for k distinct words takes
-    k wavefronts (lanes reading the same word share it).
+    k wavefronts (lanes reading the same word share it). An ``ldmatrix``/``stmatrix`` runs one
+    phase per 8x8 matrix: the 16-byte rows its 8 lanes name.
     """
     from tilelab.compiler.layouts import bank_conflicts
 
     reg = buf.reader if reader else buf.writer
     shared = buf.layout(swizzled)
-    v = bank_conflicts(shared, reg, buf.elem_bytes).vector_elems
-    offsets = reg.invert_and_compose(shared).coords()[0, :, :v, 0]  # warp 0, [lane, register]
-    access = v * buf.elem_bytes
-    lanes_per_phase = min(32, max(1, 128 // access))
+    groups = buf.matrix_groups(swizzled, reader)
+    if groups is not None:  # ldmatrix / stmatrix: lane 8j + i names row i (16 bytes) of matrix j
+        from tilelab.compiler.backends.cuda.lower_ldmatrix import lane_rows
+
+        starts, access = lane_rows(groups[0]) * buf.elem_bytes, 16
+        lanes_per_phase = 8
+    else:
+        v = bank_conflicts(shared, reg, buf.elem_bytes).vector_elems
+        offsets = reg.invert_and_compose(shared).coords()[0, :, :v, 0]  # warp 0, [lane, register]
+        starts, access = offsets.min(axis=1) * buf.elem_bytes, v * buf.elem_bytes
+        lanes_per_phase = min(32, max(1, 128 // access))
+    lanes = 8 * len(groups[0].pairs) if groups is not None else offsets.shape[0]
     waves: list[dict[int, list[int]]] = []
-    for start in range(0, offsets.shape[0], lanes_per_phase):
+    for start in range(0, lanes, lanes_per_phase):
         words_of = {}
-        for lane in range(start, min(start + lanes_per_phase, offsets.shape[0])):
-            first = int(offsets[lane].min()) * buf.elem_bytes
+        for lane in range(start, min(start + lanes_per_phase, lanes)):
+            first = int(starts[lane])
             words_of[lane] = sorted({(first + b) // BANK_BYTES for b in range(access)})
         per_bank: dict[int, list[int]] = {}
         for words in words_of.values():

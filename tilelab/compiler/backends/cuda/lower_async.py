@@ -8,7 +8,9 @@ every stage starts 16-byte aligned, so ``ldmatrix`` still applies).
 adjacent both in global memory (axis info of the pointers, as for ``tt.load``) and in the
 buffer (its shared layout) with one ``cp.async`` each: 16 bytes with ``.cg`` (bypassing
 L1), 4 or 8 bytes with ``.ca``. A masked-off run gets ``src-size`` 0: nothing is read and
-the bytes are zero-filled::
+the bytes are zero-filled. In a layout with fewer elements than threads, a thread holding
+copies of another thread's elements skips the instruction (``@p``: only each element's owner
+copies it; a zero-filling copy would race with the owner's)::
 
     cp.async.cg.shared.global [%r1], [%rd2], 16, %r3;     // %r3 = mask ? 16 : 0
 
@@ -20,14 +22,16 @@ same way. ``ttg.async_commit_group`` and ``ttg.async_wait {num}`` become
 
 from __future__ import annotations
 
+import contextlib
+
 from llvmlite import ir
 
 from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, MemDescIndexOp
-from tilelab.compiler.layouts import contiguous_elements, vector_run
+from tilelab.compiler.layouts import LANE, WARP, contiguous_elements, vector_run
 
 from ..common.types import I32
-from .context import const_i32, lower
+from .context import broadcast_mask, const_i32, lower
 from .lower_memory import _load_group, from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, xor_const
 from .lower_shared import SharedBuffer, first_index
@@ -52,25 +56,35 @@ def _global_width(lw, op, elem_bytes: int) -> int:
     return max(1, min(by_address, contiguous_elements(layout, dim)))
 
 
-def _cp_async(lw, dst, src, nbytes: int, pred) -> None:
-    """One ``cp.async`` of ``nbytes`` (4, 8 or 16) from global ``src`` to the shared address ``dst``."""
+def _cp_async(lw, dst, src, nbytes: int, pred, owner=None) -> None:
+    """One ``cp.async`` of ``nbytes`` (4, 8 or 16) from global ``src`` to the shared address ``dst``.
+
+    ``pred`` false zero-fills the destination; ``owner`` false skips the instruction.
+    """
     kind = "cg" if nbytes == 16 else "ca"
     args, cons = [dst, src], "r,l"
     text = f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}"
     if pred is not None:
         args.append(lw.b.select(pred, const_i32(nbytes), const_i32(0)))
-        text, cons = text + ", $2", cons + ",r"
+        text, cons = text + f", ${len(args) - 1}", cons + ",r"
+    if owner is not None:
+        args.append(owner)
+        text, cons = f"@${len(args) - 1} " + text, cons + ",b"
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text + ";", cons + ",~{memory}", True)
     lw.b.call(asm, args)
 
 
-def _sync_copy(lw, elem, smem_ptr, src, pred, v: int) -> None:
-    """The fallback for runs under 4 bytes: a predicated load (zeros when masked off) stored to shared memory."""
+def _sync_copy(lw, elem, smem_ptr, src, pred, v: int, owner=None) -> None:
+    """The fallback for runs under 4 bytes: a predicated load (zeros when masked off) stored to shared memory.
+
+    ``owner`` false (a thread holding copies of another thread's elements) stores nothing.
+    """
     b = lw.b
     zero = from_bits(b, ir.Constant(ir.IntType(memory_bits(elem)), 0), elem)
     values = _load_group(lw, elem, src, pred, [zero] * v if pred is not None else None, v, False)
-    for j, x in enumerate(values):
-        b.store(to_bits(b, x, elem), b.gep(smem_ptr, [const_i32(j)]))
+    with b.if_then(owner) if owner is not None else contextlib.nullcontext():
+        for j, x in enumerate(values):
+            b.store(to_bits(b, x, elem), b.gep(smem_ptr, [const_i32(j)]))
 
 
 @lower(AsyncCopyGlobalToLocalOp)
@@ -84,14 +98,22 @@ def lower_async_copy(lw, op):
     v = min(vector_run(consts, flats, bits), _global_width(lw, op, bits // 8))
     first = first_index(lw, buf)
     smem = lw.shared(it, 0, private=False)
+    layout = op.ptrs.type.layout
+    owner = None  # threads holding copies of another thread's elements copy nothing
+    if (
+        broadcast_mask(layout, LANE)
+        or broadcast_mask(layout, WARP)
+        or len(layout.in_bases(WARP)) < lw.num_warps.bit_length() - 1
+    ):
+        owner = lw.is_owner(layout)
     for r in range(0, len(consts), v):
         index = lw.b.add(xor_const(lw.b, per_thread, flats, consts[r]), first)
         ptr = lw.smem_elem(smem, index, it, private=False)
         pred = mask.regs[r] if mask is not None else None
         if v * bits >= 32:
-            _cp_async(lw, lw.b.ptrtoint(ptr, I32), ptrs.regs[r], v * bits // 8, pred)
+            _cp_async(lw, lw.b.ptrtoint(ptr, I32), ptrs.regs[r], v * bits // 8, pred, owner)
         else:
-            _sync_copy(lw, elem, ptr, ptrs.regs[r], pred, v)
+            _sync_copy(lw, elem, ptr, ptrs.regs[r], pred, v, owner)
 
 
 def _asm(lw, text: str) -> None:

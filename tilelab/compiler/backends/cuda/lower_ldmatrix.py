@@ -16,8 +16,17 @@ elements of the buffer, and the per-lane row addresses are linear over GF(2) in 
 lane and warp bits (so they cost a few XORs). Anything else falls back to ordinary
 loads. ``CompileOptions.ldmatrix=False`` (``TILELAB_CUDA_LDMATRIX=0``) turns the path off.
 
+``stmatrix`` (sm_90 on) is the mirror image: lane ``8j + i`` gives the address of row ``i``
+of matrix ``j`` and the 32-bit register ``j`` of lane ``t`` is written to row ``t // 4``,
+columns ``2 * (t % 4) + {0, 1}``. A tile stored from an mma accumulator (a matmul's f16
+result on its way to coalesced global stores) holds just two adjacent elements per row in
+each thread: one ``st.shared.b32`` per pair, where one ``stmatrix.x4`` writes four pairs
+(the same plan, found the same way, for the stored layout).
+
     %a = ttg.local_load %buf : tensor<128x32xf16, #dot_op<opIdx=0, ...>>
     ->  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [addr];   (per 16x16 tile)
+    ttg.local_store %buf, %c : tensor<128x256xf16, #wgmma<...>>
+    ->  stmatrix.sync.aligned.m8n8.x4.shared.b16 [addr], {r0, r1, r2, r3};   (per 16x16 tile)
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout, flat_of
 
 from ..common.types import I32
 from .context import const_i32, xor_flat
-from .lower_memory import from_bits
+from .lower_memory import from_bits, to_bits
 
 
 @dataclass
@@ -80,6 +89,34 @@ def _row_places(dst: LinearLayout, places: np.ndarray, pairs, trans: bool, num_w
     return places[flats]
 
 
+def lane_rows(group: LdmatrixGroup, warp: int = 0) -> np.ndarray:
+    """The element offset of the row each of the 32 lanes of ``warp`` names in ``group``'s instruction."""
+    lanes = np.arange(32)
+    addr = np.full(32, group.base)
+    for b, v in enumerate(group.lane_bits):
+        addr ^= ((lanes >> b) & 1) * v
+    for b, v in enumerate(group.warp_bits):
+        addr ^= ((warp >> b) & 1) * v
+    return addr
+
+
+def matrix_wavefronts(groups: list[LdmatrixGroup], elem_bytes: int) -> np.ndarray:
+    """Wavefronts of warp 0's ``ldmatrix``/``stmatrix`` instructions, one per group.
+
+    Each matrix is one phase: its 8 rows of 16 bytes, 128 bytes, one wavefront when the rows sit
+    in 8 different 16-byte bank groups; rows sharing a group take a wavefront each.
+    """
+    out = []
+    for g in groups:
+        rows = lane_rows(g) * elem_bytes // 16
+        waves = 0
+        for j in range(len(g.pairs)):
+            distinct = np.unique(rows[8 * j : 8 * j + 8])
+            waves += int(np.bincount(distinct % 8, minlength=8).max())
+        out.append(waves)
+    return np.array(out)
+
+
 def _fit_linear(addr: np.ndarray) -> tuple[int, list[int], list[int]] | None:
     """``addr[w, l] == base ^ XOR(lane bits) ^ XOR(warp bits)``: the base and the bits, or None."""
     base = int(addr[0, 0])
@@ -123,32 +160,68 @@ def plan_ldmatrix(dst: LinearLayout, places: np.ndarray, num_warps: int) -> list
     return None if any(g is None for g in groups) else groups
 
 
-def emit_ldmatrix(lw, first: int | ir.Value, groups: list[LdmatrixGroup], elem) -> list:
-    """The registers of the destination tile, loaded by ``groups`` from the buffer at element ``first``.
+def _row_addresses(lw, first: int | ir.Value, groups: list[LdmatrixGroup]):
+    """Each group with this lane's row address: an i32 shared-memory address and a constant byte offset.
 
+    The offset holds the group's constant bits that no lane or warp bit sets (``xor_const``):
+    written into the instruction (``[%r + 1024]``), groups share their address registers
+    instead of each holding its own (a 128x256 epilogue's sixteen ``stmatrix``: one each).
     ``first`` is a constant, or an i32 value (a ring stage chosen at run time).
     """
     b = lw.b
     smem = lw.shared(ir.IntType(16), 0, private=False)
-    per_thread: dict[tuple, ir.Value] = {}
-    regs: dict[int, ir.Value] = {}
+    addresses: dict[tuple, ir.Value] = {}
     first_value = first if isinstance(first, ir.Value) else const_i32(first)
     for g in groups:
-        key = (tuple(g.lane_bits), tuple(g.warp_bits))
-        if key not in per_thread:
-            per_thread[key] = xor_flat(b, [(lw.lane, g.lane_bits), (lw.warp, g.warp_bits)])
-        index = b.add(b.xor(per_thread[key], const_i32(g.base)), first_value)
-        address = b.ptrtoint(lw.smem_elem(smem, index, ir.IntType(16), private=False), I32)
-        for (lo, hi), word in zip(g.pairs, _ldmatrix(b, address, len(g.pairs), g.trans)):
+        thread_bits = 0
+        for flat in g.lane_bits + g.warp_bits:
+            thread_bits |= flat
+        overlap, rest = g.base & thread_bits, g.base & ~thread_bits
+        key = (tuple(g.lane_bits), tuple(g.warp_bits), overlap)
+        if key not in addresses:
+            per_thread = xor_flat(b, [(lw.lane, g.lane_bits), (lw.warp, g.warp_bits)])
+            index = b.add(b.xor(per_thread, const_i32(overlap)) if overlap else per_thread, first_value)
+            addresses[key] = b.ptrtoint(lw.smem_elem(smem, index, ir.IntType(16), private=False), I32)
+        yield g, addresses[key], 2 * rest
+
+
+def emit_ldmatrix(lw, first: int | ir.Value, groups: list[LdmatrixGroup], elem) -> list:
+    """The registers of the destination tile, loaded by ``groups`` from the buffer at element ``first``."""
+    b = lw.b
+    regs: dict[int, ir.Value] = {}
+    for g, address, offset in _row_addresses(lw, first, groups):
+        for (lo, hi), word in zip(g.pairs, _ldmatrix(b, address, offset, len(g.pairs), g.trans)):
             regs[lo] = from_bits(b, b.trunc(word, ir.IntType(16)), elem)
             regs[hi] = from_bits(b, b.trunc(b.lshr(word, const_i32(16)), ir.IntType(16)), elem)
     return [regs[r] for r in range(len(regs))]
 
 
-def _ldmatrix(b, address, count: int, trans: bool) -> list:
-    """``count`` 32-bit registers from ``ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16``."""
+def emit_stmatrix(lw, first: int | ir.Value, groups: list[LdmatrixGroup], regs: list, elem) -> None:
+    """Store the registers ``regs`` of a tile (16-bit ``elem``) with ``groups`` into the buffer at element ``first``."""
+    b = lw.b
+    for g, address, offset in _row_addresses(lw, first, groups):
+        words = []
+        for lo, hi in g.pairs:  # as a <2 x i16> vector: LLVM converts a pair from f32 in one cvt.rn.f16x2.f32
+            pair = ir.Constant(ir.VectorType(ir.IntType(16), 2), None)
+            pair = b.insert_element(pair, to_bits(b, regs[lo], elem), const_i32(0))
+            pair = b.insert_element(pair, to_bits(b, regs[hi], elem), const_i32(1))
+            words.append(b.bitcast(pair, I32))
+        _stmatrix(b, address, offset, words, g.trans)
+
+
+def _stmatrix(b, address, offset: int, words: list, trans: bool) -> None:
+    """``stmatrix.sync.aligned.m8n8.x{len(words)}[.trans].shared.b16 [address + offset]`` of the 32-bit ``words``."""
+    count = len(words)
+    ins = ", ".join(f"${i + 1}" for i in range(count))
+    text = f"stmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 [$0+{offset}], {{{ins}}};"
+    ftype = ir.FunctionType(ir.VoidType(), [I32] * (count + 1))
+    b.call(ir.InlineAsm(ftype, text, ",".join(["r"] * (count + 1)) + ",~{memory}", True), [address, *words])
+
+
+def _ldmatrix(b, address, offset: int, count: int, trans: bool) -> list:
+    """``count`` 32-bit registers from ``ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16 [address + offset]``."""
     outs = ", ".join(f"${i}" for i in range(count))
-    text = f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 {{{outs}}}, [${count}];"
+    text = f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 {{{outs}}}, [${count}+{offset}];"
     cons = ",".join(["=r"] * count + ["r"])
     ret = I32 if count == 1 else ir.LiteralStructType([I32] * count)
     # side effects: the instruction reads shared memory, so it must stay between its barriers

@@ -5,7 +5,8 @@ A buffer is ``offset`` bytes into the program's dynamic shared memory (the offse
 index ``i`` to its place in the buffer, ``P(i)``; as the layout is linear over GF(2), so is
 ``P``, and the place of register ``r`` of a thread is a constant XOR a per-thread part:
 ``P(REG[r] ^ T) = P(REG[r]) ^ P(T)``. Runs of registers that sit side by side in the
-buffer move as one vector (up to 16 bytes). Barriers are not placed here: the
+buffer move as one vector (up to 16 bytes); 16-bit mma fragments move with ``ldmatrix`` and
+``stmatrix`` (``lower_ldmatrix.py``). Barriers are not placed here: the
 ``insert-barriers`` pass put ``gpu.barrier`` ops exactly where the accesses race.
 A stage of a ring (``ttg.memdesc_index``, lowered in ``lower_async.py``) is the same
 buffer plus a run-time element offset (``dynamic``), a multiple of the stage size. A
@@ -23,7 +24,7 @@ from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp, Mem
 from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
 
 from .context import GTile, LoweringBug, const_i32, lower
-from .lower_ldmatrix import emit_ldmatrix, ldmatrix_enabled, plan_ldmatrix
+from .lower_ldmatrix import emit_ldmatrix, emit_stmatrix, ldmatrix_enabled, plan_ldmatrix
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, xor_const
 
@@ -89,6 +90,10 @@ def lower_local_store(lw, op):
     consts, per_thread, flats = _affine_split(lw, tile.layout, lambda i: buf.places[i])
     v = vector_run(consts, flats, buf.bits)
     first = first_index(lw, buf)
+    groups = _stmatrix_plan(lw, buf, tile.layout, v)
+    if groups is not None:
+        emit_stmatrix(lw, first, groups, tile.regs, tile.elem)
+        return
     for r in range(0, len(consts), v):
         index = b.add(xor_const(b, per_thread, flats, consts[r]), first)
         values = [to_bits(b, x, tile.elem) for x in tile.regs[r : r + v]]
@@ -125,8 +130,33 @@ def lower_local_load(lw, op):
 
 def _ldmatrix_plan(lw, buf: SharedBuffer, layout: LinearLayout):
     """``ldmatrix`` groups for a 16-bit load into an mma operand layout, or None (plain loads)."""
-    if not ldmatrix_enabled(lw) or buf.bits != 16 or layout.params.get("kind") != "dot_operand":
+    return matrix_plan(layout, buf.places, buf.bits, lw.num_warps, store=False, **_conditions(lw, buf))
+
+
+def _stmatrix_plan(lw, buf: SharedBuffer, layout: LinearLayout, vector: int):
+    """``stmatrix`` groups for a 16-bit store from a layout of mma fragments (sm_90 on), or None (plain stores)."""
+    return matrix_plan(layout, buf.places, buf.bits, lw.num_warps, store=True, vector=vector, **_conditions(lw, buf))
+
+
+def _conditions(lw, buf: SharedBuffer) -> dict:
+    aligned = not (buf.first % 8 or (buf.dynamic is not None and buf.stage_elems % 8))
+    return {"sm": lw.sm, "enabled": ldmatrix_enabled(lw), "aligned": aligned}
+
+
+def matrix_plan(layout, places, bits: int, num_warps: int, *, store: bool, sm: int, enabled: bool, aligned: bool,
+                vector: int = 0):  # fmt: skip
+    """The ``ldmatrix`` (load) or ``stmatrix`` (store) groups an access of a buffer takes, or None.
+
+    Loads: into an mma operand layout. Stores (sm_90 on): from any layout whose registers form
+    8x8 matrices, when plain stores would move less than 16 bytes at once (``vector`` elements).
+    Both need the path on (``CompileOptions.ldmatrix``), 16-bit elements and 16-byte aligned rows
+    (``aligned``: the buffer's first element and its stages); the plan itself checks every row.
+    The shared-memory view asks the same question of the buffers it draws.
+    """
+    if not enabled or bits != 16 or not aligned:
         return None
-    if buf.first % 8 or (buf.dynamic is not None and buf.stage_elems % 8):
+    if store and (sm < 90 or vector * bits >= 128):
         return None
-    return plan_ldmatrix(layout, buf.places, lw.num_warps)
+    if not store and layout.params.get("kind") != "dot_operand":
+        return None
+    return plan_ldmatrix(layout, places, num_warps)

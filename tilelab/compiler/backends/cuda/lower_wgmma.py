@@ -55,6 +55,7 @@ from tilelab.compiler.ir.ops import (
     AsyncCopyGlobalToLocalOp,
     AsyncWaitOp,
     BarrierOp,
+    ConstantOp,
     FenceAsyncSharedOp,
     LocalStoreOp,
     WarpGroupDotOp,
@@ -277,8 +278,11 @@ def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
 WGMMA_TYPES = {"f16": ("f16", 16), "bf16": ("bf16", 16), "fp8e4nv": ("e4m3", 32), "fp8e5": ("e5m2", 32)}
 
 
-def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int) -> list:
+def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int, use_acc: bool = True) -> list:
     """One ``wgmma.mma_async``; ``trans_b`` is 1 for an N-major B, 0 for a K-major one (A is K-major).
+
+    ``use_acc`` false computes ``A @ B`` alone (the instruction's ``scale-d`` predicate is false):
+    the accumulator registers are not read, so a zero accumulator needs none of its zeros written.
 
     ``a`` is A's descriptor (an i64), or its four packed registers (a list: ``{a0, a1, a2, a3}``,
     which has no A transpose operand). 8-bit types have no transpose operands (both operands
@@ -298,11 +302,24 @@ def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int) -> li
         f"p, 1, 1{transposes}; }}"
     )
     a_cons = ["r"] * len(a_regs) if len(a_regs) > 1 else ["l"]
-    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "r"])
-    args = [*acc_regs, *a_regs, desc_b, const_i32(1)]
+    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "n"])
+    args = [*acc_regs, *a_regs, desc_b, const_i32(int(use_acc))]
     ftype = ir.FunctionType(lw.struct([F32] * n_out), [a.type for a in args])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), args)
     return [lw.b.extract_value(res, i) for i in range(n_out)]
+
+
+def _zero_start(lw, op, regs: list) -> tuple[list, set]:
+    """``regs``, or undefined registers when ``op``'s accumulator is a zero constant, and the registers read so far.
+
+    A zero accumulator (``qk = tl.dot(q, k)``) is not materialized: the first instruction writing
+    each register starts with ``scale-d`` false (``_wgmma``'s ``use_acc``) and reads none, as in
+    Triton; before, its zeros were written in every iteration of an attention loop (16 ``CS2R``).
+    """
+    acc = op.acc.defining_op
+    if isinstance(acc, ConstantOp) and acc.value == 0:
+        return [ir.Constant(r.type, ir.Undefined) for r in regs], set()
+    return regs, set(range(len(regs)))
 
 
 def _fence(lw, regs: list) -> list:
@@ -424,15 +441,17 @@ def lower_warp_group_dot(lw, op):
     start_b = b.add(_start_field(lw, lw.get(op.b), b_op), xor_flat(b, [(lw.uniform_warp, [x >> 4 for x in b_bits])]))
     fields_a, fields_b = a_op.descriptor(0), b_op.descriptor(0)
     trans_b = 0 if b_op.k_major else 1
-    out = _fence(lw, list(acc.regs))
+    regs, read = _zero_start(lw, op, list(acc.regs))
+    out = _fence(lw, regs)
     if a_type.element.itemsize == 1 and not b_op.k_major:
         raise LoweringBug("an 8-bit wgmma operand B must be stored K-major")
     for ins in plan(acc.layout, a_op, b_op, WGMMA_TYPES[a_type.element.name][1]):
         desc_a = _descriptor(lw, b.add(start_a, const_i32(ins.a_offset >> 4)), fields_a)
         desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
-        for i, v in zip(
-            ins.regs, _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b)
-        ):
+        use = ins.regs[0] in read
+        read.update(ins.regs)
+        results = _wgmma(lw, a_type.element.name, instr_n, [out[i] for i in ins.regs], desc_a, desc_b, trans_b, use)
+        for i, v in zip(ins.regs, results):
             out[i] = v
     _finish(lw, op, acc.layout, c_type.element, out)
 
@@ -494,14 +513,17 @@ def lower_warp_group_dot_registers(lw, op):
     keys = list(packed)
     a_flat = [r for key in keys for r in packed[key]]
     n_acc = len(acc.regs)
-    fenced = _fence(lw, list(acc.regs) + a_flat)
+    regs, read = _zero_start(lw, op, list(acc.regs))
+    fenced = _fence(lw, regs + a_flat)
     out, a_flat = fenced[:n_acc], fenced[n_acc:]
     packed = {key: a_flat[4 * i : 4 * i + 4] for i, key in enumerate(keys)}
     trans_b = 0 if b_op.k_major else 1
     for ins in instructions:
         desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)
         a_regs = packed[(ins.origin[0], ins.k0)]
-        results = _wgmma(lw, elem.name, instr_n, [out[i] for i in ins.regs], a_regs, desc_b, trans_b)
+        use = ins.regs[0] in read
+        read.update(ins.regs)
+        results = _wgmma(lw, elem.name, instr_n, [out[i] for i in ins.regs], a_regs, desc_b, trans_b, use)
         for i, v in zip(ins.regs, results):
             out[i] = v
     _finish(lw, op, acc.layout, c_type.element, out, a_flat)
