@@ -69,6 +69,8 @@ def test_signature_from_array_args():
     ns = {"a": rng.random(int(rng.integers(1, 100))).astype(np.float16), "n": int(rng.integers(0, 2**31)), "s": 0.5}
     ns["big"] = 2**40
     assert signature_from_args("a, n s,big", ns) == {"a": "*f16", "n": "i32", "s": "fp32", "big": "i64"}
+    ns["d"] = tilelab.TensorDescriptor.from_tensor(np.zeros((64, 32), np.float16), [16, 32])
+    assert signature_from_args("d", ns) == {"d": "tensordesc<f16[16, 32]>"}
     with pytest.raises(OptionError, match="no variable named 'nope'"):
         signature_from_args("a,nope", ns)
     with pytest.raises(OptionError, match="'f' is a function"):
@@ -95,6 +97,28 @@ def test_args_specialize_from_notebook_arrays(ip):
     ip.run_cell_magic("tile_kernel", "--args xs,m --const BLOCK=16", "def k(xs, m, BLOCK: tl.constexpr):\n    pass\n")
     assert ip.calls[0][1]["signature"] == {"xs": "*f64", "m": "i32"}
     ip.user_ns.pop("k")
+
+
+DESC_CELL = """def rows(src_desc, dst_desc, BM: tl.constexpr, BN: tl.constexpr):
+    i = tl.program_id(0)
+    dst_desc.store([i * BM, 0], src_desc.load([i * BM, 0]) * 2)
+"""
+
+
+def test_a_cell_compiles_and_launches_host_descriptors():
+    """``--args`` over notebook descriptors gives Triton's ``tensordesc`` types; the kernel then launches with them."""
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "tilelab")
+    rng = np.random.default_rng()
+    src, dst = rng.standard_normal((20, 16)).astype(np.float32), np.zeros((20, 16), np.float32)
+    make = tilelab.TensorDescriptor.from_tensor
+    shell.user_ns.update(src_desc=make(src, [8, 16]), dst_desc=make(dst, [8, 16]))
+    shell.run_cell_magic("tile_kernel", "--target cpu --args src_desc,dst_desc --const BM=8 --const BN=16", DESC_CELL)
+    shell.user_ns["rows"][(3,)](shell.user_ns["src_desc"], shell.user_ns["dst_desc"], BM=8, BN=16)
+    np.testing.assert_array_equal(dst, src * 2)
+    shell.user_ns.pop("rows")
 
 
 def test_compile_error_marks_the_cell_line(ip):

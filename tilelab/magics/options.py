@@ -18,6 +18,7 @@ import shlex
 import numpy as np
 
 from tilelab.compiler.ir.types import scalar_from_numpy
+from tilelab.runtime.descriptors import is_descriptor
 
 TARGETS = ("cpu", "cuda", "interpret", "amd", "hip")  # amd:gfx942 (hip: the same) compiles for inspection only
 
@@ -115,7 +116,13 @@ def parse_consts(texts: list[str]) -> dict:
 
 
 def type_of_value(name: str, value) -> str:
-    """The signature type of a launch value: arrays -> ``*<elem>``, ints -> i32/i64, floats -> fp32."""
+    """The signature type of a launch value: arrays -> ``*<elem>``, ints -> i32/i64, floats -> fp32.
+
+    A host tensor descriptor -> Triton's ``tensordesc<f16[64, 64]>`` (its element type and block shape).
+    """
+    if is_descriptor(value):
+        block = ", ".join(str(int(d)) for d in value.block_shape)
+        return f"tensordesc<{type_of_value(name, value.base).removeprefix('*')}[{block}]>"
     dtype = getattr(value, "dtype", None)
     if hasattr(value, "shape") and dtype is not None and getattr(value, "ndim", 0) > 0:
         return "*" + scalar_from_numpy(np.dtype(dtype)).name
