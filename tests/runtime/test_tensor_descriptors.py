@@ -225,3 +225,20 @@ def test_compile_takes_triton_descriptor_types(rng):
     np.testing.assert_array_equal(dst, src)
     with pytest.raises(LaunchError, match="expected tensordesc"):
         tilelab.compile(shifted_copy, dict(sig, src_desc="tensordesc<fp32>"), {"BY": 8, "BX": 8}, target="cpu")
+
+
+def test_warm_launches_read_each_descriptor_again(rng, builds):
+    """Calls shaped alike skip binding and specializing, yet take each call's arrays, shapes and strides."""
+    kernel = tilelab.jit(shifted_copy.fn)
+    for rows in (13, 21, 9, 11):  # one int class: one compile, every call's shape honoured
+        src = rng.standard_normal((rows, 32)).astype(np.float32)[:, :24]
+        dst = np.full((24, 24), 7.0, np.float32)
+        kernel[(3, 3)](TensorDescriptor.from_tensor(src, [8, 8]), TensorDescriptor.from_tensor(dst, [8, 8]), 0, 0, 8, 8)
+        expected = np.full((24, 24), 0.0, np.float32)
+        expected[:rows] = src
+        np.testing.assert_array_equal(dst, expected)
+    assert len(builds) == 1 and len(kernel.launches) == 1
+    src_desc = TensorDescriptor.from_tensor(src, [8, 8])
+    src_desc.strides = [6, 1]  # made invalid after it was checked: the warm path refuses it too
+    with pytest.raises(LaunchError, match="multiples of 16 bytes"):
+        kernel[(3, 3)](src_desc, TensorDescriptor.from_tensor(dst, [8, 8]), 0, 0, 8, 8)

@@ -23,7 +23,16 @@ import numpy as np
 
 from tilelab.compiler.frontend.descriptor_args import DescriptorArg
 
-__all__ = ["DescriptorArg", "TensorDescriptor", "check", "element_strides", "expand", "is_descriptor"]
+__all__ = [
+    "DescriptorArg",
+    "TensorDescriptor",
+    "check",
+    "descriptor_part",
+    "descriptor_parts",
+    "element_strides",
+    "expand",
+    "is_descriptor",
+]
 
 from .arrays import array_info
 from .errors import LaunchError
@@ -116,3 +125,21 @@ def expand(name: str, desc, what: str) -> tuple[DescriptorArg, dict]:
     spec = DescriptorArg(tuple(int(d) for d in desc.block_shape), getattr(desc, "padding", "zero"))
     values = [desc.base, *(int(d) for d in desc.shape), *(int(s) for s in desc.strides)]
     return spec, dict(zip(spec.part_names(name), values))
+
+
+def descriptor_parts(constants: dict) -> dict:
+    """``{part name: (descriptor parameter, part index)}`` of a kernel compiled with these constants."""
+    return {
+        part: (name, i)
+        for name, spec in constants.items()
+        if type(spec) is DescriptorArg
+        for i, part in enumerate(spec.part_names(name))
+    }
+
+
+def descriptor_part(desc, index: int):
+    """Part ``index`` of a descriptor, in ``DescriptorArg.part_names`` order: base, shapes, strides."""
+    if index == 0:
+        return desc.base
+    rank = len(desc.block_shape)
+    return int(desc.shape[index - 1]) if index <= rank else int(desc.strides[index - 1 - rank])

@@ -40,6 +40,8 @@ from tilelab.compiler.options import CompileOptions
 from .arrays import is_torch_tensor
 from .cache import to_json
 from .captured import Captured
+from .descriptors import check, is_descriptor
+from .errors import LaunchError
 from .options import launch_environment_reader
 from .sources import compiler_fingerprint, source_digest
 from .specialize import stable_repr
@@ -168,6 +170,8 @@ def _part_maker(value):
     """The key maker for arguments of ``type(value)``, picked once per type."""
     from tilelab.cuda import DeviceArray  # here: tilelab.cuda imports the runtime
 
+    if is_descriptor(value):
+        return _descriptor_part
     if isinstance(value, np.integer):
         return _numpy_int_part
     if isinstance(value, (np.floating, np.bool_)):
@@ -208,6 +212,19 @@ def _device_array_part(a):
 def _cuda_interface_part(a):
     iface = a.__cuda_array_interface__
     return type(a), iface["typestr"], iface["data"][0] % 16 == 0
+
+
+def _descriptor_part(d):
+    """A host tensor descriptor: its base's part, its shapes' and strides' int classes, block shape, padding."""
+    try:
+        check(d, "a tensor descriptor")
+    except LaunchError:
+        return None  # the full path reports it, naming the argument
+    base = argument_part(d.base)
+    if base is None:
+        return None
+    ints = tuple(_int_part(int(v)) for v in (*d.shape, *d.strides))
+    return type(d), base, ints, tuple(int(b) for b in d.block_shape), getattr(d, "padding", "zero")
 
 
 def _no_part(value):

@@ -19,6 +19,7 @@ straight from the call's arguments); otherwise the warm launch calls
 
 from __future__ import annotations
 
+from .descriptors import descriptor_part, descriptor_parts
 from .grid import grid_dims, normalize_grid
 
 
@@ -29,10 +30,13 @@ class WarmLaunch:
     it runs on every warm launch, and a closure calls faster than a method or ``__call__``.
     """
 
-    def __init__(self, jit, kernel, positions: tuple, direct, meta: tuple, defaults, sanitize: bool = False):
+    def __init__(
+        self, jit, kernel, positions: tuple, direct, meta: tuple, defaults, sanitize: bool = False, parts=None
+    ):
         self.jit = jit
         self.kernel = kernel
         self.positions = positions  # where each of kernel.arg_names sits in args + kwargs values + defaults
+        self.parts = parts  # per kernel argument, which part of a host descriptor it is (None: the value itself)
         self.direct = direct  # the launcher's warm plan, or None
         self.meta = meta  # (names of the positional arguments, the rest of a callable grid's meta)
         self.defaults = defaults  # values of the parameters a call leaves to their defaults; None: all positional
@@ -49,12 +53,14 @@ class WarmLaunch:
         given = list(jit.arg_names[: len(args)]) + list(kwargs)
         defaults = {p.name: p.default for p in jit.params if p.name not in given}
         order = given + list(defaults)
-        positions = tuple(order.index(name) for name in kernel.arg_names)
+        owners = descriptor_parts(kernel.constants)  # part name -> (descriptor parameter, part index)
+        positions = tuple(order.index(owners.get(name, (name,))[0]) for name in kernel.arg_names)
+        parts = tuple(owners[name][1] if name in owners else None for name in kernel.arg_names) if owners else None
         tail = tuple(defaults.values()) if any(i >= len(args) for i in positions) else None
-        plan = None if sanitize else getattr(kernel.launcher, "warm_plan", None)  # a plan never checks bounds
+        plan = None if sanitize or parts else getattr(kernel.launcher, "warm_plan", None)  # a plan never checks bounds
         direct = plan(_pick(args, kwargs, tail, positions), positions) if plan is not None else None
         meta = (tuple(jit.arg_names[: len(args)]), dict(defaults, **(meta_options or {})))
-        return cls(jit, kernel, positions, direct, meta, tail, sanitize)
+        return cls(jit, kernel, positions, direct, meta, tail, sanitize, parts)
 
     def launch(self, grid, args: tuple, kwargs: dict):
         """Launch over ``grid`` with the runtime arguments of ``args`` and ``kwargs``; returns the kernel."""
@@ -64,7 +70,11 @@ class WarmLaunch:
             if 0 not in dims:
                 self.direct(dims, given)
             return self.kernel
-        values = [given[i] for i in self.positions]
+        if self.parts is None:
+            values = [given[i] for i in self.positions]
+        else:
+            picks = zip(self.positions, self.parts)
+            values = [given[i] if k is None else descriptor_part(given[i], k) for i, k in picks]
         return self.kernel.launch_normalized(dims, dict(zip(self.kernel.arg_names, values)), self.sanitize)
 
     def _direct_positional(self):
