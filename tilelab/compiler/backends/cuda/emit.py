@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 TRIPLE = "nvptx64-nvidia-cuda"
-DATALAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+#: Shared-memory pointers (address space 3) are 32 bits wide and indexed with i32, as in Triton: a
+#: kernel's shared-memory addresses are then i32 arithmetic from end to end (the inline PTX takes them
+#: as ``r`` operands). With 64-bit ones LLVM widens every index (``gep i8, ptr addrspace(3) @smem,
+#: i64 (zext i32 ...)``) and truncates again for the asm; on a 128x128 persistent matmul the NVPTX
+#: straight-line strength reduction spent most of its emit time asking ScalarEvolution about those
+#: extensions. The target machine agrees through LLVM's ``--nvptx-short-ptr``.
+DATALAYOUT = "e-p3:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 #: PTX ISA version per architecture family (LLVM's ``+ptxNN`` feature).
 PTX_FEATURE = {"sm_80": "+ptx78", "sm_86": "+ptx78", "sm_89": "+ptx78", "sm_90": "+ptx86", "sm_90a": "+ptx86"}
@@ -34,6 +40,8 @@ def target_machine(arch: str) -> llvm.TargetMachine:
     if arch not in _machines:
         llvm.initialize_all_targets()
         llvm.initialize_all_asmprinters()
+        if not _machines:  # once per process: the option is global, and set before any NVPTX machine exists
+            llvm.set_option("", "--nvptx-short-ptr")
         target = llvm.Target.from_triple(TRIPLE)
         feature = PTX_FEATURE.get(arch, "+ptx86")
         _machines[arch] = target.create_target_machine(cpu=arch, features=feature, opt=3)
