@@ -11,6 +11,7 @@ from tilelab.compiler.ir.ops import (
     AssertOp,
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
+    AsyncTMACopyOp,
     AsyncWaitOp,
     AtomicCASOp,
     AtomicRMWOp,
@@ -34,6 +35,8 @@ from tilelab.compiler.ir.ops import (
     FuncOp,
     HintOp,
     IfOp,
+    InitBarriersOp,
+    InvalBarriersOp,
     JoinOp,
     LoadOp,
     LocalAllocOp,
@@ -55,16 +58,19 @@ from tilelab.compiler.ir.ops import (
     SplatOp,
     SplitOp,
     StoreOp,
+    TensorMapOp,
     TransOp,
     UnaryOp,
+    WaitBarrierOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
     WhileOp,
     YieldOp,
 )
+from tilelab.compiler.ir.ops.memory import Descriptor
 from tilelab.compiler.ir.parser import ParseError, parse_module
 from tilelab.compiler.ir.types import PointerType, TensorType, f16, f32, i1, i32, i64, tensor
-from tilelab.compiler.layouts import row_major_shared
+from tilelab.compiler.layouts import nvmma_shared, row_major_shared
 
 T = TensorType
 
@@ -170,6 +176,21 @@ def _control(b: Builder, v, pid):
     b.insert(ConstantOp(False, i1))
 
 
+def _tma(b: Builder, x, pid):
+    """A descriptor's load, a tensor map, a TMA copy into a ring stage and the mbarriers it arrives on."""
+    n, one, zero = (b.insert(ConstantOp(c, t)).result for c, t in ((128, i32), (1, i64), (0, i32)))
+    ptrs = b.insert(SplatOp(x, T((128, 64), PointerType(f32)))).result
+    b.insert(LoadOp(ptrs, T((128, 64), f32), descriptor=Descriptor(x, (n, n), (n, one), (pid, zero))))
+    tmap = b.insert(TensorMapOp(x, [n, n], [n, one], [128, 32], 128)).result
+    ring = b.insert(LocalAllocOp(T((128, 64), f32).with_layout(nvmma_shared([128, 64], 4, 128)), stages=2)).result
+    bars = b.insert(LocalAllocOp(T((2,), i64).with_layout(row_major_shared([2])))).result
+    b.insert(InitBarriersOp(bars, 2, count=1))
+    view = b.insert(MemDescIndexOp(ring, zero)).result
+    b.insert(AsyncTMACopyOp(view, tmap, bars, zero, b.insert(CmpOp("eq", pid, zero)).result, [pid, zero]))
+    b.insert(WaitBarrierOp(bars, zero, zero))
+    b.insert(InvalBarriersOp(bars, 2))
+
+
 def build_every_op() -> Module:
     """A module that uses every op of ``ops.py`` (it need not compute anything useful)."""
     k = FuncOp("kernel", [PointerType(f32), i32], [], ["x", "n"], loc=Loc("k.py", 1, 0))
@@ -178,6 +199,7 @@ def build_every_op() -> Module:
     v = _elementwise(b, k.args[0], pid)
     _shapes(b, v)
     _control(b, v, pid)
+    _tma(b, k.args[0], pid)
     b.insert(ReturnOp([]))
     return Module([k, _helper()], "kernel")
 

@@ -40,7 +40,8 @@ class CompileOptions:
     ``target`` names the target as ``get_target`` takes it (``interpret``, ``cpu``, ``cuda``,
     ``cuda:sm_80``) and ``arch`` the GPU architecture (``None`` on the host). ``wgmma`` and
     ``ldmatrix`` switch Hopper's warpgroup dots and ``ldmatrix`` loads of mma operands (and
-    ``stmatrix`` stores of mma fragments, sm_90 on) off, to compare with the older paths.
+    ``stmatrix`` stores of mma fragments, sm_90 on) off, to compare with the older paths;
+    ``tma`` the bulk tensor copies (sm_90) of pipelined tensor-descriptor loads, which then use ``cp.async``.
     ``warp_size`` is the threads of one warp (32 on NVIDIA, 64 for an AMD wavefront of gfx942):
     the layout passes spread a tile's lanes over that many threads.
     ``fp_fusion`` lets the CUDA backend contract a float multiply
@@ -64,6 +65,7 @@ class CompileOptions:
     debug: bool = False
     wgmma: bool = True
     ldmatrix: bool = True
+    tma: bool = True
     fp_fusion: bool = True
     reflect_ftz: bool = True
     libdevice: str | None = None

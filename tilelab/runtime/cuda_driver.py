@@ -237,6 +237,28 @@ def synchronize() -> None:
 
 # ----------------------------------------------------------------------------- modules
 
+#: Bytes of a tensor map (``runtime.tensormaps``), a kernel parameter passed by value.
+TENSORMAP_BYTES = 128
+
+
+class TensorMapParam(ctypes.c_ubyte * TENSORMAP_BYTES):
+    """The box of a tensor map parameter: ``box.value = data`` copies the 128 bytes of ``data`` in.
+
+    A ctypes array has no ``value`` of its own; this one gets it so that a launch fills every
+    box the same way (``box.value = value``), scalars and tensor maps alike.
+    """
+
+    @property
+    def value(self) -> bytes:
+        return bytes(self)
+
+    @value.setter
+    def value(self, data: bytes) -> None:
+        if len(data) != TENSORMAP_BYTES:
+            raise ValueError(f"a tensor map is {TENSORMAP_BYTES} bytes, got {len(data)}")
+        ctypes.memmove(self, data, TENSORMAP_BYTES)
+
+
 #: ctypes type of each kind of kernel parameter (pointers travel as 64-bit addresses).
 PARAM_CTYPES = {
     "ptr": ctypes.c_uint64,
@@ -253,6 +275,7 @@ PARAM_CTYPES = {
     "bf16": ctypes.c_uint16,
     "f32": ctypes.c_float,
     "f64": ctypes.c_double,
+    "tensormap": TensorMapParam,
 }
 
 
@@ -314,7 +337,7 @@ class Function:
         return int(check(drv.cuFuncGetAttribute(attr, self.handle), "cuFuncGetAttribute"))
 
     def launch(self, grid: tuple[int, int, int], values: list, stream: int = 0) -> None:
-        """Launch on ``grid`` with ``values`` (ints for pointers, Python scalars otherwise)."""
+        """Launch on ``grid`` with ``values``: addresses for pointers, ``bytes`` for tensor maps, scalars otherwise."""
         with self._lock:
             for box, value in zip(self._buffer.boxes, values):
                 box.value = value

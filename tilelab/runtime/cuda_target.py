@@ -28,6 +28,7 @@ from . import cuda_driver
 from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor
 from .grid import launch_dims
 from .targets import Artifact
+from .tensormaps import encode, encode_tiled
 from .texts import LazyTexts
 
 
@@ -56,7 +57,7 @@ class CudaTarget:
 
         compiled = backend.compile_kernel(module, options.replace(arch=options.arch or self.arch))
         meta = dict(compiled.metadata)
-        meta["param_kinds"] = param_kinds(module.kernel)
+        meta["param_kinds"] = param_kinds(module.kernel) + ["tensormap"] * len(meta.get("tensormaps") or [])
         blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
         maker = compiled.sass_maker()
         asm = LazyTexts(compiled.asm, {"sass": maker} if maker else {})
@@ -92,6 +93,8 @@ def param_kinds(func) -> list[str]:
 class CudaLauncher:
     """``launcher(grid, args, sanitize)``: launches a loaded kernel on the current device.
 
+    ``args`` are the kernel's parameters; the tensor maps its TMA copies read (the metadata's
+    ``tensormaps`` recipes) are encoded from them and passed after them, by value.
     ``CudaLauncher.launches`` counts launches (``do_bench`` reads it to time with CUDA events).
     """
 
@@ -103,6 +106,8 @@ class CudaLauncher:
         self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
         self.meta = artifact.metadata
         self.kinds = self.meta.get("param_kinds") or param_kinds(self.kernel)
+        self.tensormaps = self.meta.get("tensormaps") or []
+        self.arity = len(self.kinds) - len(self.tensormaps)  # the parameters a launch is given
         self.scalar_types = [None if a.type.is_pointer else a.type for a in self.kernel.args]
         self.image = artifact.blobs.get("cubin") or artifact.asm["ptx"]
         self.function = None  # loaded on the first launch: compiling needs no GPU
@@ -119,7 +124,7 @@ class CudaLauncher:
             raise KernelRuntimeError(
                 f"kernel {self.kernel.sym_name}: the sanitizer runs on the interpreter; launch with target='interpret'"
             )
-        if len(args) != len(self.kinds):
+        if len(args) != self.arity:
             raise KernelRuntimeError(
                 f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
                 f"({', '.join(self.names)}), got {len(args)}"
@@ -143,6 +148,7 @@ class CudaLauncher:
                 values.append(self._address(name, arg, copies))
             else:
                 values.append(scalar_value(t, arg))
+        values += [encode(recipe, values) for recipe in self.tensormaps]
         return values, copies
 
     def _address(self, name, arg, copies) -> int:
@@ -172,13 +178,13 @@ class CudaLauncher:
         every launch) or a value has no cheap reader: such launches keep taking ``__call__``.
         The caller guarantees that later values have the same kinds (a launch key).
         """
-        if len(values) != len(self.kinds):
+        if len(values) != self.arity:
             return None
         positions = tuple(range(len(values))) if positions is None else positions
         reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, i) for j, i in enumerate(positions)]
         if None in reads:
             return None
-        return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types)
+        return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types, self.tensormaps)
 
 
 #: The warm launch of one kernel: fill the parameter boxes from the call's arguments, launch, count.
@@ -198,15 +204,20 @@ def warm_launch(dims, given):
 """
 
 
-def warm_cuda_launch(function, reads: list[str], scalar_types: list):
+def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps: list = ()):
     """``warm(dims, given)``: fills ``function``'s parameter boxes with the expressions ``reads``
     (one per parameter, over ``given``) and launches on ``dims``, with no per-call allocation::
 
         warm = warm_cuda_launch(fn, ["given[0].data_ptr()", "given[1]"], types)
         warm((4, 1, 1), (tensor, 1000))
+
+    The boxes after those of ``reads`` get the ``tensormaps`` recipes' maps, read from the
+    filled boxes (a cache lookup once the arrays have been seen).
     """
     buffer = cuda_driver.ParamBuffer(function.ctypes)
-    fills = "\n".join(f"        box{i}.value = {read}" for i, read in enumerate(reads))
+    lines = [f"        box{i}.value = {read}" for i, read in enumerate(reads)]
+    lines += [f"        box{len(reads) + k}.value = {_tensormap_source(r)}" for k, r in enumerate(tensormaps)]
+    fills = "\n".join(lines)
     lock = threading.Lock()  # the boxes are shared: one launch fills them at a time
     namespace = {f"box{i}": box for i, box in enumerate(buffer.boxes)}
     namespace.update(
@@ -223,9 +234,26 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list):
         buffer=buffer,
         scalar=scalar_value,
         types=scalar_types,
+        tensormap=encode_tiled,
     )
     exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
     return namespace["warm_launch"]
+
+
+def _tensormap_source(recipe: dict) -> str:
+    """The expression of ``recipe``'s tensor map in a warm launch: ``encode_tiled`` of the boxes
+    the recipe names (filled before it), its constants inlined::
+
+        tensormap(box0.value, (box3.value, 64), (box4.value, 1), (128, 64), 'f16', 128, 'zero', 'a_desc')
+    """
+
+    def dims(spec) -> str:
+        items = [f"box{x}.value" if kind == "arg" else str(int(x)) for kind, x in spec]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+    fixed = (tuple(recipe["box"]), recipe["dtype"], recipe["swizzle"], recipe["fill"], recipe["name"])
+    shape, strides = dims(recipe["shape"]), dims(recipe["strides"])
+    return f"tensormap(box{recipe['base']}.value, {shape}, {strides}, {', '.join(map(repr, fixed))})"
 
 
 def _read_source(kind: str, t, value, param: int, index: int) -> str | None:

@@ -18,6 +18,7 @@ passes, the backends and the cache key all take::
 | ``TILELAB_NUM_THREADS`` | each split CPU launch | the most threads a CPU launch uses (default: the usable cores) |
 | ``TILELAB_CUDA_WGMMA`` | each compile | ``0``: Hopper dots on mma.sync (``CompileOptions.wgmma``) |
 | ``TILELAB_CUDA_LDMATRIX`` | each compile | ``0``: no ``ldmatrix``/``stmatrix`` (``CompileOptions.ldmatrix``) |
+| ``TILELAB_CUDA_TMA`` | each compile | ``0``: no TMA copies of descriptor tiles (``CompileOptions.tma``) |
 | ``TILELAB_CUDA_FP_FUSION`` | each compile | ``0``: no ``fma`` contraction unless a launch says ``enable_fp_fusion`` |
 | ``TILELAB_CUDA_REFLECT_FTZ`` | each compile | ``0``: libdevice keeps subnormals (``enable_reflect_ftz`` wins) |
 | ``TILELAB_LIBDEVICE`` | each compile | the libdevice bitcode to link (``CompileOptions.libdevice``) |
@@ -91,6 +92,7 @@ def compile_options(
         debug=bool(debug),
         wgmma=_on("TILELAB_CUDA_WGMMA"),
         ldmatrix=_on("TILELAB_CUDA_LDMATRIX"),
+        tma=_on("TILELAB_CUDA_TMA"),
         fp_fusion=_flag("TILELAB_CUDA_FP_FUSION", fp_fusion),
         reflect_ftz=_flag("TILELAB_CUDA_REFLECT_FTZ", reflect_ftz),
         libdevice=_get("TILELAB_LIBDEVICE") or None,

@@ -301,7 +301,7 @@ def _descriptor_values(sem, descriptors: dict, args: dict, constants: dict) -> d
     for name, (spec, parts) in descriptors.items():
         base, *rest = (args[p] if p in args else constants[p] for p in parts)
         shape, strides = rest[: spec.rank], rest[spec.rank :]
-        values[name] = sem.make_tensor_descriptor(base, shape, strides, list(spec.block_shape), spec.padding)
+        values[name] = sem.make_tensor_descriptor(base, shape, strides, list(spec.block_shape), spec.padding, host=True)
     return values
 
 

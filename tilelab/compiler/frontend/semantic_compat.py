@@ -79,8 +79,13 @@ class CompatMixin:
             raise SemanticError(f"{'xor_sum' if kind == 'xor' else 'reduce_or'} only supported for integers")
         return self._binary_reduce(x, axis, kind, keep_dims)
 
-    def make_tensor_descriptor(self, base, shape, strides, block_shape, padding="zero") -> tensor_descriptor:
-        """A descriptor of a ``shape`` array at ``base``; out-of-bounds reads give ``padding`` (zero or nan)."""
+    def make_tensor_descriptor(
+        self, base, shape, strides, block_shape, padding="zero", host=False
+    ) -> tensor_descriptor:
+        """A descriptor of a ``shape`` array at ``base``; out-of-bounds reads give ``padding`` (zero or nan).
+
+        ``host``: a launch argument, whose alignment and strides the launch checked (TMA may copy its blocks).
+        """
         base = self._pointer(base, "make_tensor_descriptor")
         block_shape = list(self.constexpr_shape(block_shape, "make_tensor_descriptor's block_shape"))
         shape, strides = list(unwrap(shape)), list(unwrap(strides))
@@ -93,4 +98,4 @@ class CompatMixin:
             raise SemanticError(f"make_tensor_descriptor: padding_option must be 'zero' or 'nan', got {padding!r}")
         if padding == "nan" and not base.type.element.pointee.is_float:
             raise SemanticError("make_tensor_descriptor: padding 'nan' needs a floating-point tensor")
-        return tensor_descriptor(base, shape, strides, block_shape, padding)
+        return tensor_descriptor(base, shape, strides, block_shape, padding, host)

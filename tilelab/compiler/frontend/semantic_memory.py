@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir import types as irt
+from ..ir.ops.memory import Descriptor
 from .errors import SemanticError
 from .values import block_ptr, tensor, unwrap
 
@@ -65,8 +66,13 @@ class MemoryMixin:
         cache_modifier="",
         eviction_policy="",
         volatile=False,
+        descriptor=None,
     ) -> tensor:
-        """``tl.load``: read through a pointer tile (or a block pointer)."""
+        """``tl.load``: read through a pointer tile (or a block pointer).
+
+        ``descriptor`` (a ``tensor_descriptor``'s load: the descriptor and the block offsets)
+        is recorded on the op (``LoadOp.descriptor``) for backends that copy boxes whole.
+        """
         cache = self._hint(cache_modifier, _CACHE, "cache_modifier")
         evict = self._hint(eviction_policy, _EVICTION, "eviction_policy")
         if isinstance(ptr, block_ptr):
@@ -89,8 +95,17 @@ class MemoryMixin:
             cache,
             evict,
             bool(unwrap(volatile)),
+            descriptor=self._descriptor_operands(*descriptor) if descriptor is not None else None,
         )
         return self.emit(op)
+
+    def _descriptor_operands(self, desc, offsets) -> Descriptor:
+        """The scalar values of descriptor ``desc`` (Python ints as i64 constants) and i32 ``offsets``."""
+        sizes = [self.cast_scalar_to(v, irt.i64).handle if not isinstance(v, tensor) else v.handle
+                 for v in (*desc.shape, *desc.strides)]  # fmt: skip
+        rank = len(desc.shape)
+        corner = tuple(self.cast_scalar_to(o, irt.i32).handle for o in offsets)
+        return Descriptor(desc.base.handle, tuple(sizes[:rank]), tuple(sizes[rank:]), corner)
 
     def store(self, ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
         """``tl.store``: write ``value`` (converted to the pointee type) where ``mask`` holds."""

@@ -399,14 +399,17 @@ class tensor_descriptor:
     elements read as ``padding`` (zero or NaN) and are not written, as with a TMA descriptor.
     Each access is a block-pointer access with every dimension bounds-checked. ``shape`` and
     ``strides`` hold Python ints or scalar tensors; only the tensors are runtime ``parts``.
+    A ``host`` descriptor (a launch argument, checked by the launch as Triton checks it) also
+    tells its loads what it is (``LoadOp.descriptor``), so that a GPU may copy blocks with TMA.
     """
 
-    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+    def __init__(self, base, shape, strides, block_shape, padding="zero", host=False):
         self.base = base
         self.shape = list(shape)
         self.strides = list(strides)
         self.block_shape = list(block_shape)
         self.padding = padding
+        self.host = host
 
     @property
     def dtype(self):
@@ -421,7 +424,9 @@ class tensor_descriptor:
         it = iter(parts)
         fields = [next(it) if isinstance(v, tensor) else v for v in (self.base, *self.shape, *self.strides)]
         n = len(self.shape)
-        return tensor_descriptor(fields[0], fields[1 : 1 + n], fields[1 + n :], self.block_shape, self.padding)
+        return tensor_descriptor(
+            fields[0], fields[1 : 1 + n], fields[1 + n :], self.block_shape, self.padding, self.host
+        )
 
     def _block_ptr(self, offsets):
         sem = self.base._sem
@@ -433,7 +438,13 @@ class tensor_descriptor:
 
     def load(self, offsets):
         checks = tuple(range(len(self.block_shape)))
-        return self.base._sem.load(self._block_ptr(offsets), boundary_check=checks, padding_option=self.padding)
+        block = self._block_ptr(offsets)
+        return self.base._sem.load(
+            block,
+            boundary_check=checks,
+            padding_option=self.padding,
+            descriptor=(self, block.offsets) if self.host else None,
+        )
 
     def store(self, offsets, value):
         sem = self.base._sem

@@ -89,7 +89,7 @@ def read_masked(it, op, ptr, mask, dtype) -> np.ndarray:
 @handles(LoadOp)
 def load(it, op, ptr, *rest):
     mask = rest[0] if op.attrs["has_mask"] else None
-    other = rest[-1] if op.attrs["has_other"] else None
+    other = rest[op.attrs["has_mask"]] if op.attrs["has_other"] else None
     dtype = dtype_of(op.results[0].type)
     shape = np.shape(ptr)
     addrs, active, region = _active_addresses(it, op, "load", ptr, mask, dtype)

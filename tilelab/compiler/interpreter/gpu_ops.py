@@ -5,7 +5,9 @@ tile's shape: ``local_store`` copies a tile into it, ``local_load`` copies it ou
 offsets do not matter here). A ring of ``stages`` buffers is one array more, indexed by
 ``memdesc_index``; ``memdesc_trans`` is a transposed numpy view; an async copy is a masked
 load (zeros where masked off) written into its buffer at once (one program runs alone: the
-copy can land at once); a ``warp_group_dot`` multiplies the two buffers it reads, as ``tt.dot`` does.
+copy can land at once); so is a bulk tensor copy (its box read through the tensor map's base,
+shape and strides, out-of-bounds elements zero or NaN), and mbarriers have nothing to wait for;
+a ``warp_group_dot`` multiplies the two buffers it reads, as ``tt.dot`` does.
 """
 
 from __future__ import annotations
@@ -15,15 +17,20 @@ import numpy as np
 from ..ir.ops import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
+    AsyncTMACopyOp,
     AsyncWaitOp,
     ConvertLayoutOp,
     DotOp,
     FenceAsyncSharedOp,
+    InitBarriersOp,
+    InvalBarriersOp,
     LocalAllocOp,
     LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
     MemDescTransOp,
+    TensorMapOp,
+    WaitBarrierOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
@@ -69,8 +76,32 @@ def async_copy(it, op, view, ptrs, *mask):
     np.copyto(view, read_masked(it, op, ptrs, mask[0] if mask else None, dtype_of(op.view.type)))
 
 
-@handles(AsyncCommitGroupOp, AsyncWaitOp, FenceAsyncSharedOp)
-def no_effect(it, op):
+@handles(TensorMapOp)
+def tensormap(it, op, base, *sizes):
+    return (base, sizes[: op.rank], sizes[op.rank :], op.attrs["fill"])
+
+
+@handles(AsyncTMACopyOp)
+def async_tma_copy(it, op, view, tmap, bars, slot, pred, *coords):
+    if not pred:
+        return
+    base, shape, strides, fill = tmap
+    ptrs, inside = np.asarray(base, np.int64), np.ones((), bool)
+    size = op.view.type.element.itemsize
+    for d, n in enumerate(view.shape):
+        index = int(coords[d]) + np.arange(n).reshape([-1 if e == d else 1 for e in range(view.ndim)])
+        ptrs = ptrs + index * int(strides[d]) * size
+        inside = inside & (index >= 0) & (index < int(shape[d]))
+    inside = np.broadcast_to(inside, view.shape)
+    ptrs = np.broadcast_to(ptrs, view.shape)
+    values = read_masked(it, op, ptrs, inside, dtype_of(op.view.type))
+    if fill == "nan":
+        values = np.where(inside, values, np.nan).astype(values.dtype)
+    np.copyto(view, values)
+
+
+@handles(AsyncCommitGroupOp, AsyncWaitOp, FenceAsyncSharedOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp)
+def no_effect(it, op, *operands):
     return None
 
 

@@ -91,7 +91,7 @@ after:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import UNKNOWN_LOC, Block, FuncOp, Loc, Module, Op, Value
@@ -122,25 +122,32 @@ from tilelab.compiler.ir.ops.gpu import (
     shared_reads,
     shared_users,
 )
+from tilelab.compiler.ir.ops.tma import AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.types import i64, tensor
 from tilelab.compiler.layouts import LinearLayout, row_major_shared
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 from tilelab.compiler.passes.assign_layouts import tile_layout
 from tilelab.compiler.passes.coalesce import wanted_order
 from tilelab.compiler.passes.rematerialize import Chain, drop_unused
+from tilelab.compiler.passes.tma_copies import TMA_ARCHS, TmaPlan, plan, tensor_map
 
 NAME = "software-pipeline"
 
 
 @dataclass
 class Candidate:
-    """A pipelinable load: the load, its store into ``alloc``, and the pure ops of the loop its address needs."""
+    """A pipelinable load: the load, its store into ``alloc``, and the pure ops of the loop its address needs.
+
+    ``tma``: how the tile is copied with TMA (its ``slice`` then computes the coordinates), or None (``cp.async``).
+    """
 
     load: LoadOp
     store: LocalStoreOp
     alloc: LocalAllocOp
     slice: list[Op]
+    tma: TmaPlan | None = None
 
 
 def _const(rw: Rewriter, value: int, type=i32, loc: Loc = UNKNOWN_LOC) -> Value:
@@ -293,11 +300,18 @@ def _leaves(loop: ForOp, cands: list[Candidate]) -> list[Value]:
     return [loop.induction_var] + [arg for arg in carried if arg in used]
 
 
-def _issue_copy(rw: Rewriter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value) -> None:
+def _issue_copy(
+    rw: Rewriter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value, tma: Tma | None
+) -> None:
     """Clone ``c``'s address slice with its leaves ``at`` (old -> new) and copy its tile into ring stage ``slot``."""
     mapping: dict[Value, Value] = dict(at)
     for op in c.slice:
         rw.insert(Rewriter.clone(op, mapping))
+    if c.tma is not None:
+        coords = [mapping.get(v, v) for v in c.tma.offsets]
+        view = rw.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
+        rw.insert(AsyncTMACopyOp(view, tma.maps[c.load], tma.bars, slot, pred, coords, loc=c.load.loc))
+        return
     ptrs = mapping.get(c.load.ptr, c.load.ptr)
     mask = rw.add(SplatOp(pred, ptrs.type.with_element(i1), loc=c.load.loc))
     if c.load.mask is not None:
@@ -306,16 +320,25 @@ def _issue_copy(rw: Rewriter, c: Candidate, at: dict[Value, Value], ring: Value,
     rw.insert(AsyncCopyGlobalToLocalOp(view, ptrs, mask, loc=c.load.loc))
 
 
-def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value]:
+@dataclass
+class Tma:
+    """The TMA copies of a loop: its mbarriers (one per stage) and each load's tensor map."""
+
+    bars: Value
+    maps: dict
+
+
+def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value, Tma | None]:
     """Allocate the rings before ``loop``, start the copies of its first ``stages - 1`` iterations.
 
-    Returns the rings and the i32 constant 0 (the first slot read).
+    Returns the rings, the i32 constant 0 (the first slot read) and the TMA state (None: no TMA copy).
     """
     rw = Rewriter()
     rw.set_insertion_point_before(loop)
     rings = [rw.add(LocalAllocOp(c.alloc.result.type, stages=stages, loc=c.alloc.loc)) for c in cands]
     if not isinstance(loop.parent_op, FuncOp):
         rw.insert(BarrierOp(loc=loop.loc))  # an enclosing loop's last reads of the rings must be over
+    tma = _init_tma(rw, loop, cands, stages)
     lb, ub = loop.operands[:2]
     inits = dict(zip(loop.body.args[1:], loop.init_args))
     start = {leaf: lb if leaf is loop.induction_var else inits[leaf] for leaf in _leaves(loop, cands)}
@@ -325,9 +348,31 @@ def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Va
         pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
         slots.append(_const(rw, s, loc=loop.loc))
         for c, ring in zip(cands, rings):
-            _issue_copy(rw, c, at, ring, slots[s], pred)
-        rw.insert(AsyncCommitGroupOp(loc=loop.loc))
-    return rings, slots[0]
+            _issue_copy(rw, c, at, ring, slots[s], pred, tma)
+        if _uses_cp_async(cands):
+            rw.insert(AsyncCommitGroupOp(loc=loop.loc))
+    return rings, slots[0], tma
+
+
+def _uses_cp_async(cands: list[Candidate]) -> bool:
+    return any(c.tma is None for c in cands)
+
+
+def _init_tma(rw: Rewriter, loop: ForOp, cands: list[Candidate], stages: int) -> Tma | None:
+    """The mbarriers of ``loop``'s TMA copies, initialized (one arrival per copy), and their tensor maps.
+
+    Every thread waits on them, so a barrier follows the initialization.
+    """
+    copies = [c for c in cands if c.tma is not None]
+    if not copies:
+        return None
+    func = _func_of(loop)
+    maps = {c.load: tensor_map(func, c.tma, c.load.loc) for c in copies}
+    size = 1 << (stages - 1).bit_length()  # a power of two, as shared layouts are
+    bars = rw.add(LocalAllocOp(tensor([size], i64).with_layout(row_major_shared([size])), loc=loop.loc))
+    rw.insert(InitBarriersOp(bars, stages, count=len(copies), loc=loop.loc))
+    rw.insert(BarrierOp(loc=loop.loc))
+    return Tma(bars, maps)
 
 
 def _add_carried(loop: ForOp, init: Value) -> Value:
@@ -344,48 +389,82 @@ def _wrap_next(rw: Rewriter, slot: Value, one: Value, count: Value, zero: Value,
     return rw.add(SelectOp(wrap, zero, nxt, loc=loc))
 
 
-def _rewrite_body(loop: ForOp, cands: list[Candidate], rings: list[Value], stages: int, zero: Value, last: Value):
-    """Wait, barrier, read this iteration's stage, prefetch iteration ``i + S - 1``, advance the slots."""
+def _rewrite_body(
+    loop: ForOp, cands: list[Candidate], rings: list[Value], stages: int, zero: Value, last: Value, tma: Tma | None
+):
+    """Wait, barrier, read this iteration's stage, prefetch iteration ``i + S - 1``, advance the slots.
+
+    TMA copies are waited for on the stage's mbarrier, in the phase that flips each time the
+    read slot wraps around (a loop-carried 0/1).
+    """
     body, loc = loop.body, loop.loc
     read, write = _add_carried(loop, zero), _add_carried(loop, last)
+    phase = _add_carried(loop, zero) if tma is not None else None
     rw = Rewriter()
     rw.set_insertion_point_to_start(body)
-    rw.insert(AsyncWaitOp(stages - 2, loc=loc))
+    if _uses_cp_async(cands):
+        rw.insert(AsyncWaitOp(stages - 2, loc=loc))
+    if tma is not None:
+        rw.insert(WaitBarrierOp(tma.bars, read, phase, loc=loc))
     rw.insert(BarrierOp(loc=loc))
     views = [rw.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
     at = _advance(rw, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
     pred = rw.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
     for c, ring in zip(cands, rings):
-        _issue_copy(rw, c, at, ring, write, pred)
-    rw.insert(AsyncCommitGroupOp(loc=loc))
+        _issue_copy(rw, c, at, ring, write, pred, tma)
+    if _uses_cp_async(cands):
+        rw.insert(AsyncCommitGroupOp(loc=loc))
     for c, view in zip(cands, views):
         c.alloc.result.replace_all_uses_with(view)  # the buffer lives in the body: so do its users
+        addresses = list(c.load.operands)
         for op in (c.store, c.load, c.alloc):
             Rewriter.erase(op)
+        if c.tma is not None:  # its pointers and mask were not cloned: nothing uses them now
+            drop_unused(_func_of(loop), addresses)
     _drop_dead(loop, [op for c in cands for op in c.slice])
     yield_op = body.terminator
     rw.set_insertion_point_before(yield_op)
     one, count = _const(rw, 1, loc=loc), _const(rw, stages, loc=loc)
     yield_op.operands.extend([_wrap_next(rw, s, one, count, zero, loc) for s in (read, write)])
+    if phase is not None:  # flipped when the read slot wraps to 0
+        wrapped = rw.add(CmpOp("eq", yield_op.operands[-2], zero, loc=loc))
+        flipped = rw.add(BinaryOp("xor", phase, one, loc=loc))
+        yield_op.operands.append(rw.add(SelectOp(wrapped, flipped, phase, loc=loc)))
 
 
 def _drop_dead(loop: ForOp, ops: list[Op]) -> None:
     """Remove the original address ops that nothing uses any more (latest first, so chains go too)."""
-    for op in sorted(set(ops), key=loop.body.ops.index, reverse=True):
+    for op in sorted({op for op in ops if op.parent is loop.body}, key=loop.body.ops.index, reverse=True):
         if not any(r.has_uses() for r in op.results):
             Rewriter.erase(op)
 
 
-def pipeline_loop(loop: ForOp, stages: int) -> bool:
-    """Pipeline the matching loads of ``loop`` over ``stages`` ring stages; whether any matched."""
+def pipeline_loop(loop: ForOp, stages: int, tma: bool = False) -> bool:
+    """Pipeline the matching loads of ``loop`` over ``stages`` ring stages; whether any matched.
+
+    ``tma``: copy the tiles of tensor descriptors with TMA where ``tma_copies.plan`` allows.
+    """
     cands = candidates(loop)
     if not cands:
         return False
-    rings, zero = _prologue(loop, cands, stages)
+    if tma:
+        cands = [_with_tma(loop, c) for c in cands]
+    rings, zero, state = _prologue(loop, cands, stages)
     last = Rewriter.insert_before(loop, ConstantOp(stages - 1, i32, loc=loop.loc)).result
-    _rewrite_body(loop, cands, rings, stages, zero, last)
-    Rewriter.insert_after(loop, AsyncWaitOp(0, loc=loop.loc))
+    _rewrite_body(loop, cands, rings, stages, zero, last, state)
+    if state is not None:  # after every thread's last wait, before the bytes serve anything else
+        Rewriter.insert_after(loop, InvalBarriersOp(state.bars, stages, loc=loop.loc))
+        Rewriter.insert_after(loop, BarrierOp(loc=loop.loc))
+    if _uses_cp_async(cands):
+        Rewriter.insert_after(loop, AsyncWaitOp(0, loc=loop.loc))
     return True
+
+
+def _with_tma(loop: ForOp, c: Candidate) -> Candidate:
+    """``c`` copied with TMA when its load reads a tensor descriptor's block that TMA can copy."""
+    p = plan(c.load, c.alloc.result.type.layout, _func_of(loop))
+    slice_ = _address_slice(loop, list(p.offsets)) if p is not None else None
+    return c if slice_ is None else replace(c, tma=p, slice=slice_)
 
 
 def _feeds_a_dot(load: LoadOp, body: Block) -> bool:
@@ -530,9 +609,9 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
     """
     body = loop.body
     dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
-    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    copies = [op for op in body.ops if isinstance(op, _COPIES)]
     commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
-    if len(dots) != 1 or not copies or len(commits) != 1 or dots[0].acc not in body.args[1:]:
+    if len(dots) != 1 or not copies or len(commits) > 1 or dots[0].acc not in body.args[1:]:
         return False
     if dots[0].a_in_registers:  # its A registers would have to outlive the iteration
         return False
@@ -541,7 +620,7 @@ def overlap_wgmma(func, loop: ForOp) -> bool:
         return False
     if body.terminator.operands.index(dot.result) != index:
         return False
-    _move_copies_after(body, dot, copies, commits[0], loop.loc)
+    _move_copies_after(body, dot, copies, commits, loop.loc)
     dot.attrs["pendings"] = 1
     _wait_after_loop(loop, index)
     return True
@@ -572,9 +651,9 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
     """
     body = loop.body
     dots = [op for op in body.ops if isinstance(op, WarpGroupDotOp)]
-    copies = [op for op in body.ops if isinstance(op, AsyncCopyGlobalToLocalOp)]
+    copies = [op for op in body.ops if isinstance(op, _COPIES)]
     commits = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
-    if len(dots) < 2 or not copies or len(commits) != 1:
+    if len(dots) < 2 or not copies or len(commits) > 1:
         return False
     first, last = dots[0], dots[-1]
     if last.result.users != [body.terminator] or body.terminator.operands.count(last.result) != 1:
@@ -589,7 +668,7 @@ def overlap_last_wgmma(func, loop: ForOp) -> bool:
         return False
     if any(order[op] > order[first] for op in copies + commits):
         return False  # the pipeliner put the copies first; anything else is not this shape
-    _move_copies_after(body, last, copies, commits[0], loop.loc)
+    _move_copies_after(body, last, copies, commits, loop.loc)
     _fence_before_the_barrier(body, first)
     wait = WarpGroupDotWaitOp(carried, 0, loc=loop.loc)
     Rewriter.insert_after(first, wait)
@@ -610,15 +689,17 @@ def _fence_before_the_barrier(body: Block, first: Op) -> None:
     fence = body.ops[at - 1] if at > 0 else None
     if not isinstance(fence, FenceAsyncSharedOp) or len(body.ops) < 2:
         return
-    wait, barrier = body.ops[0], body.ops[1]
-    if not isinstance(wait, AsyncWaitOp) or not isinstance(barrier, BarrierOp):
+    waits = 0
+    while waits < len(body.ops) and isinstance(body.ops[waits], (AsyncWaitOp, WaitBarrierOp)):
+        waits += 1
+    if not waits or waits >= at or not isinstance(body.ops[waits], BarrierOp):
         return
-    between = body.ops[2 : at - 1]
-    writes = (LocalStoreOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, FenceAsyncSharedOp, BarrierOp)
+    between = body.ops[waits + 1 : at - 1]
+    writes = (LocalStoreOp, *_COPIES, AsyncWaitOp, WaitBarrierOp, FenceAsyncSharedOp, BarrierOp)
     if any(isinstance(o, writes) for op in between for o in op.walk()):
         return
     body.remove(fence)
-    body.insert(1, fence)
+    body.insert(waits, fence)
 
 
 def _top_level(op: Op, body: Block) -> Op | None:
@@ -629,15 +710,19 @@ def _top_level(op: Op, body: Block) -> Op | None:
     return op
 
 
-def _move_copies_after(body: Block, anchor: Op, copies: list, commit: Op, loc: Loc) -> None:
-    """Move ``copies`` (with their slot views) and ``commit`` right after ``anchor``, behind a barrier."""
+#: the ops that start a pipelined copy
+_COPIES = (AsyncCopyGlobalToLocalOp, AsyncTMACopyOp)
+
+
+def _move_copies_after(body: Block, anchor: Op, copies: list, commits: list, loc: Loc) -> None:
+    """Move ``copies`` (with their slot views) and the ``commits`` right after ``anchor``, behind a barrier."""
     moved = []
     for copy in copies:
         view = copy.operands[0].defining_op
         if isinstance(view, MemDescIndexOp) and view.result.users == [copy]:
             moved.append(view)
         moved.append(copy)
-    moved.append(commit)
+    moved.extend(commits)
     for op in moved:
         body.remove(op)
     at = body.ops.index(anchor) + 1
@@ -650,15 +735,16 @@ def run(module: Module) -> bool:
     default = options.num_stages
     warps, warp_size = options.num_warps, options.warp_size
     limit = shared_memory_limit(options.arch)
+    tma = options.tma and options.arch in TMA_ARCHS
     changed = False
     for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
             staged = stage_loads_feeding_dots(loop, warps, warp_size) if stages >= 2 and candidates(loop) else []
-            if stages >= 2:
-                stages = fitting_stages(func, loop, int(stages), limit)
-            if stages >= 2 and pipeline_loop(loop, int(stages)):
+            if stages >= 2:  # with room for the mbarriers of TMA copies
+                stages = fitting_stages(func, loop, int(stages), limit - 64 * tma if limit is not None else None)
+            if stages >= 2 and pipeline_loop(loop, int(stages), tma):
                 changed = True
                 finish_staging(func, staged)
                 overlap_wgmma(func, loop) or overlap_last_wgmma(func, loop)

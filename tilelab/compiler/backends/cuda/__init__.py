@@ -20,6 +20,7 @@ from tilelab.compiler.options import CompileOptions, options_of
 from .context import LoweringBug
 from .emit import CubinResult, disassembler, find_tool, llvm_to_ptx, ptx_to_cubin, sass_of_cubin, target_machine
 from .kernel import InternalCompilerError, compile_to_ptx
+from .tensormaps import tensormap_recipes
 
 
 @dataclass
@@ -54,6 +55,9 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
     llir, ptx, shared = compile_to_ptx(module, options, seconds)
     asm = {"llir": llir, "ptx": ptx}
     meta = {"arch": arch, "num_warps": num_warps, "shared": shared, "registers": None, "spills": None}
+    recipes = tensormap_recipes(module.kernel)
+    if recipes:  # TMA tensor maps the launch encodes and appends to the kernel's parameters
+        meta["tensormaps"] = recipes
     binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()

@@ -27,11 +27,13 @@ from tilelab.compiler.options import CompileOptions
 from tilelab.errors import CompilationError
 
 from ..common.debuginfo import LineTable
+from ..common.types import I32
 from .barriers import drop_redundant_barriers
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
 from .emit import target_machine
 from .hooks import NVVM, NotOnTarget
 from .math import libdevice_path
+from .tensormaps import tensormap_ops
 
 LOWERINGS.load()  # the common lowerings load with the backend, the others with their first op
 
@@ -66,6 +68,10 @@ def located_error(message: str, loc) -> CompilationError:
     return CompilationError(message, str(file), line, col, linecache.getline(str(file), line) if line else "")
 
 
+#: a TMA tensor map parameter: 128 bytes by value, 64-byte aligned (``.param .align 64 .b8 map[128]``)
+TENSORMAP = ir.ArrayType(ir.IntType(8), 128).as_pointer()
+
+
 def param_type(t) -> ir.Type:
     """How a kernel parameter is passed: pointers global, bools as bytes."""
     if not t.is_pointer and t.is_bool:
@@ -82,10 +88,15 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
     llmod = ir.Module(name=func.sym_name, context=ir.Context())  # its own named types (``lw.struct``)
     llmod.triple = hooks.triple
     llmod.data_layout = hooks.data_layout
-    fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args])
+    maps = tensormap_ops(func)  # TMA tensor maps: by-value parameters after the kernel's own
+    fnty = ir.FunctionType(ir.VoidType(), [param_type(a.type) for a in func.args] + [TENSORMAP] * len(maps))
     fn = ir.Function(llmod, fnty, func.sym_name)
     fn.calling_convention = hooks.calling_convention
     lw = LocatedLowering(llmod, fn, num_warps, hooks)
+    lw.tensormap_params = dict(zip(maps, fn.args[len(func.args) :]))
+    for param in lw.tensormap_params.values():
+        param.add_attribute("byval")
+        param.attributes.align = 64
     lw.options = options  # the lowering's switches (ldmatrix...)
     arch = options.gpu_arch
     lw.sm = int("".join(ch for ch in arch[3:] if ch.isdigit()) or 90) if arch.startswith("sm_") else 0
@@ -107,6 +118,11 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
     lw.finish()
     drop_redundant_barriers(fn, lw.body, lw.scratch_barriers)
     hooks.annotate(llmod, fn, num_warps)
+    if maps:  # read in place (``cvta.param``), not copied to local memory: ``__grid_constant__``
+        first = ir.Constant(I32, len(func.args) + 1)
+        indices = llmod.add_metadata([ir.Constant(I32, i) for i in range(first.constant, first.constant + len(maps))])
+        annotations = llmod.get_named_metadata("nvvm.annotations")
+        annotations.add(llmod.add_metadata([fn, "grid_constant", indices]))
     return llmod, lw
 
 

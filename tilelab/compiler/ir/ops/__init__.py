@@ -26,6 +26,7 @@ between families never breaks a caller::
 | shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp, MemDescTransOp |
 | async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
 | Hopper tensor cores | ``gpu`` | WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp |
+| Hopper bulk copies | ``tma`` | TensorMapOp, AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp |
 
 ``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
 """
@@ -68,6 +69,7 @@ from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
 from .shape import BroadcastOp, CatOp, ExpandDimsOp, FlipOp, JoinOp, ReshapeOp, SortOp, SplatOp, SplitOp, TransOp
+from .tma import AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, TensorMapOp, WaitBarrierOp
 
 __all__ = [
     "FuncOp",
@@ -124,6 +126,11 @@ __all__ = [
     "WarpGroupDotOp",
     "WarpGroupDotWaitOp",
     "FenceAsyncSharedOp",
+    "TensorMapOp",
+    "AsyncTMACopyOp",
+    "InitBarriersOp",
+    "InvalBarriersOp",
+    "WaitBarrierOp",
     "BINARY_KINDS",
     "UNARY_KINDS",
     "CMP_PREDICATES",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core import UNKNOWN_LOC, Loc, Op, Value
 from ..traits import Elementwise, MemoryRead, MemoryWrite, Pure, SameLayout, SameOperandsAndResultShape
 
@@ -27,7 +29,11 @@ class AddPtrOp(Op):
 class LoadOp(Op):
     """Read the elements ``ptr`` points to; masked-off lanes give ``other`` (or undefined).
 
-    Operands: ptr, then mask and other when present (attrs ``has_mask``, ``has_other``).
+    Operands: ptr, then mask and other when present (attrs ``has_mask``, ``has_other``),
+    then, for a tensor descriptor's ``desc.load(offsets)``, the descriptor: its base, shape,
+    strides and the block's offsets, scalars (attr ``descriptor``: the rank). The pointer tile
+    and the mask already say what is read (every dimension bounds-checked); the descriptor
+    says it again as a box, so that a GPU backend may copy it with one bulk tensor copy (TMA).
     attrs also carry ``cache``, ``eviction`` and ``volatile`` hints.
     """
 
@@ -44,10 +50,14 @@ class LoadOp(Op):
         eviction="",
         volatile=False,
         loc=UNKNOWN_LOC,
+        descriptor: Descriptor | None = None,
     ):
         operands = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
         attrs = {"has_mask": mask is not None, "has_other": other is not None}
         attrs.update(cache=cache, eviction=eviction, volatile=volatile)
+        if descriptor is not None:
+            operands += descriptor.values()
+            attrs["descriptor"] = descriptor.rank
         super().__init__(operands, [type], attrs, loc=loc)
 
     @property
@@ -60,16 +70,66 @@ class LoadOp(Op):
 
     @property
     def other(self) -> Value | None:
-        return self.operands[-1] if self.attrs["has_other"] else None
+        return self.operands[1 + self.attrs["has_mask"]] if self.attrs["has_other"] else None
+
+    @property
+    def descriptor(self) -> Descriptor | None:
+        """The tensor descriptor and block offsets this load reads through, if it came from one."""
+        rank = self.attrs.get("descriptor", 0)
+        if not rank:
+            return None
+        return Descriptor.of(self.operands[1 + self.attrs["has_mask"] + self.attrs["has_other"] :], rank)
+
+    def _verify_same(self, same_type: bool) -> None:
+        n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
+        shapes = {v.type.shape for v in (*self.operands[:n], self.result)}
+        if len(shapes) != 1:
+            self.fail(f"operand and result shapes differ: {sorted(shapes)}")
 
     def _verify(self) -> None:
+        rank = self.attrs.get("descriptor", 0)
         n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
-        self.expect_counts(n, 1)
+        self.expect_counts(n + (1 + 3 * rank if rank else 0), 1)
         ptr = self.ptr.type
         self.expect(ptr.element.is_pointer, "address operand is not a pointer")
         if self.mask is not None:
             if not self.mask.type.element.is_bool:
                 self.fail(f"mask {self.mask.type} is not i1")
+        if rank:
+            d = self.descriptor
+            if d.base.type.is_tensor or not d.base.type.is_pointer:
+                self.fail(f"descriptor base {d.base.type} is not a scalar pointer")
+            if any(v.type.is_tensor or not v.type.is_int for v in (*d.shape, *d.strides, *d.offsets)):
+                self.fail("descriptor shape, strides and offsets must be scalar integers")
+            if len(self.result.type.shape) != rank:
+                self.fail(f"a rank-{rank} descriptor loads a rank-{rank} block, not {self.result.type}")
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A load's tensor descriptor: the array's base, shape and strides (elements), the block's offsets."""
+
+    base: Value
+    shape: tuple
+    strides: tuple
+    offsets: tuple
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def values(self) -> list[Value]:
+        return [self.base, *self.shape, *self.strides, *self.offsets]
+
+    @staticmethod
+    def of(values, rank: int) -> Descriptor:
+        values = list(values)
+        return Descriptor(
+            values[0],
+            tuple(values[1 : 1 + rank]),
+            tuple(values[1 + rank : 1 + 2 * rank]),
+            tuple(values[1 + 2 * rank :]),
+        )
 
 
 class StoreOp(Op):
