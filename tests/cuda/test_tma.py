@@ -17,10 +17,12 @@ from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir.ops import (
     AsyncCopyGlobalToLocalOp,
     AsyncTMACopyOp,
+    AsyncTMAStoreOp,
     ForOp,
     InitBarriersOp,
     InvalBarriersOp,
     LoadOp,
+    StoreOp,
     TensorMapOp,
     WaitBarrierOp,
 )
@@ -126,7 +128,10 @@ def test_persistent_tiles_reinitialize_the_mbarriers_per_tile(rng):
     outer = next(op for op in module.kernel.body.ops if isinstance(op, ForOp))
     assert any(isinstance(op, InitBarriersOp) for op in outer.body.ops)
     assert any(isinstance(op, InvalBarriersOp) for op in outer.body.ops)
-    assert {m.attrs["swizzle"] for m in _ops(module, TensorMapOp)} == {64}  # 32 f16 columns: the 64-byte swizzle
+    swizzles = sorted((m.attrs["swizzle"], tuple(m.attrs["box"])) for m in _ops(module, TensorMapOp))
+    assert swizzles == [(64, (64, 32))] * 2 + [(128, (64, 32))]  # A, B: 32 f16 a row; C: 64 f32, 2 boxes of 32
+    (store,) = _ops(module, AsyncTMAStoreOp)
+    assert store.parent is outer.body and not _ops(module, StoreOp)
     m, n, k = 130, 72, 100
     a = rng.uniform(-1, 1, (m, 104)).astype(np.float16)
     b = rng.uniform(-1, 1, (n, 104)).astype(np.float16)

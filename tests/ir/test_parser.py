@@ -12,6 +12,7 @@ from tilelab.compiler.ir.ops import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
     AsyncTMACopyOp,
+    AsyncTMAStoreOp,
     AsyncWaitOp,
     AtomicCASOp,
     AtomicRMWOp,
@@ -189,6 +190,7 @@ def _tma(b: Builder, x, pid):
     b.insert(AsyncTMACopyOp(view, tmap, bars, zero, b.insert(CmpOp("eq", pid, zero)).result, [pid, zero]))
     b.insert(WaitBarrierOp(bars, zero, zero))
     b.insert(InvalBarriersOp(bars, 2))
+    b.insert(AsyncTMAStoreOp(view, tmap, [pid, zero]))
 
 
 def build_every_op() -> Module:

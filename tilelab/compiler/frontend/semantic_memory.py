@@ -107,8 +107,13 @@ class MemoryMixin:
         corner = tuple(self.cast_scalar_to(o, irt.i32).handle for o in offsets)
         return Descriptor(desc.base.handle, tuple(sizes[:rank]), tuple(sizes[rank:]), corner)
 
-    def store(self, ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
-        """``tl.store``: write ``value`` (converted to the pointee type) where ``mask`` holds."""
+    def store(
+        self, ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="", descriptor=None
+    ) -> None:
+        """``tl.store``: write ``value`` (converted to the pointee type) where ``mask`` holds.
+
+        ``descriptor`` as for ``load``: a ``tensor_descriptor``'s store records it on the op.
+        """
         cache = self._hint(cache_modifier, _CACHE, "cache_modifier")
         evict = self._hint(eviction_policy, _EVICTION, "eviction_policy")
         if isinstance(ptr, block_ptr):
@@ -120,7 +125,8 @@ class MemoryMixin:
         elem = ptr.type.element.pointee
         value = self.cast_scalar_to(value, elem)
         value = self.broadcast_to_shape(value, ptr.type.shape, "store a value of")
-        self.builder.insert(ops.StoreOp(ptr.handle, value.handle, _handle(mask), cache, evict))
+        described = self._descriptor_operands(*descriptor) if descriptor is not None else None
+        self.builder.insert(ops.StoreOp(ptr.handle, value.handle, _handle(mask), cache, evict, descriptor=described))
 
     # ------------------------------------------------------------------ atomics
     def atomic(self, kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:

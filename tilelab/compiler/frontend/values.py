@@ -450,7 +450,9 @@ class tensor_descriptor:
         sem = self.base._sem
         checks = tuple(range(len(self.block_shape)))
         value = sem.cast(sem.to_tensor(value), self.dtype)
-        return sem.store(self._block_ptr(offsets), value, boundary_check=checks)
+        block = self._block_ptr(offsets)
+        described = (self, block.offsets) if self.host else None
+        return sem.store(block, value, boundary_check=checks, descriptor=described)
 
     def __repr__(self) -> str:
         return f"tensor_descriptor({self.base.type}, block_shape={self.block_shape})"

@@ -107,7 +107,12 @@ def load(it, op, ptr, *rest):
 @handles(StoreOp)
 def store(it, op, ptr, value, *rest):
     mask = rest[0] if op.attrs["has_mask"] else None
-    dtype = dtype_of(op.operands[0].type.element.pointee)
+    write_masked(it, op, ptr, mask, value, dtype_of(op.operands[0].type.element.pointee))
+
+
+def write_masked(it, op, ptr, mask, value, dtype=None) -> None:
+    """Write ``value`` (as ``dtype``, default its own) where ``mask`` holds (checked and traced as stores)."""
+    dtype = dtype or np.asarray(value).dtype
     shape = np.shape(ptr)
     addrs, active, region = _active_addresses(it, op, "store", ptr, mask, dtype)
     values = np.asarray(value).astype(dtype, copy=False)

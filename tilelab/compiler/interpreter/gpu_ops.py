@@ -18,6 +18,7 @@ from ..ir.ops import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
     AsyncTMACopyOp,
+    AsyncTMAStoreOp,
     AsyncWaitOp,
     ConvertLayoutOp,
     DotOp,
@@ -34,7 +35,7 @@ from ..ir.ops import (
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
-from .access import read_masked
+from .access import read_masked, write_masked
 from .numeric import dtype_of
 from .registry import HANDLERS, handles
 
@@ -81,23 +82,33 @@ def tensormap(it, op, base, *sizes):
     return (base, sizes[: op.rank], sizes[op.rank :], op.attrs["fill"])
 
 
+def _box(tmap, coords, shape, itemsize):
+    """The addresses of the box at ``coords`` of a tensor map's array, and which lie inside it."""
+    base, dims, strides, _ = tmap
+    ptrs, inside = np.asarray(base, np.int64), np.ones((), bool)
+    for d, n in enumerate(shape):
+        index = int(coords[d]) + np.arange(n).reshape([-1 if e == d else 1 for e in range(len(shape))])
+        ptrs = ptrs + index * int(strides[d]) * itemsize
+        inside = inside & (index >= 0) & (index < int(dims[d]))
+    return np.broadcast_to(ptrs, shape), np.broadcast_to(inside, shape)
+
+
 @handles(AsyncTMACopyOp)
 def async_tma_copy(it, op, view, tmap, bars, slot, pred, *coords):
     if not pred:
         return
-    base, shape, strides, fill = tmap
-    ptrs, inside = np.asarray(base, np.int64), np.ones((), bool)
-    size = op.view.type.element.itemsize
-    for d, n in enumerate(view.shape):
-        index = int(coords[d]) + np.arange(n).reshape([-1 if e == d else 1 for e in range(view.ndim)])
-        ptrs = ptrs + index * int(strides[d]) * size
-        inside = inside & (index >= 0) & (index < int(shape[d]))
-    inside = np.broadcast_to(inside, view.shape)
-    ptrs = np.broadcast_to(ptrs, view.shape)
+    fill = tmap[3]
+    ptrs, inside = _box(tmap, coords, view.shape, op.view.type.element.itemsize)
     values = read_masked(it, op, ptrs, inside, dtype_of(op.view.type))
     if fill == "nan":
         values = np.where(inside, values, np.nan).astype(values.dtype)
     np.copyto(view, values)
+
+
+@handles(AsyncTMAStoreOp)
+def async_tma_store(it, op, buf, tmap, *coords):
+    ptrs, inside = _box(tmap, coords, buf.shape, op.buf.type.element.itemsize)
+    write_masked(it, op, ptrs, inside, buf)
 
 
 @handles(AsyncCommitGroupOp, AsyncWaitOp, FenceAsyncSharedOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp)

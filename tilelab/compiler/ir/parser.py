@@ -464,7 +464,10 @@ def _restore_hidden(cls: type, operands: list[Value], attrs: dict) -> None:
         n = len(operands) - (1 + 3 * rank if rank else 0)  # the descriptor's scalars come last
         attrs.setdefault("has_mask", n >= 2)
         attrs.setdefault("has_other", n >= 3)
-    elif cls is ops_mod.StoreOp or cls is ops_mod.AtomicRMWOp or cls is ops_mod.AsyncCopyGlobalToLocalOp:
+    elif cls is ops_mod.StoreOp:
+        rank = attrs.get("descriptor", 0)
+        attrs.setdefault("has_mask", len(operands) - (1 + 3 * rank if rank else 0) >= 3)
+    elif cls is ops_mod.AtomicRMWOp or cls is ops_mod.AsyncCopyGlobalToLocalOp:
         attrs.setdefault("has_mask", len(operands) >= 3)
     for key, value in _DEFAULTS.get(cls, {}).items():
         attrs.setdefault(key, value)

@@ -71,6 +71,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
         "rematerialize",  # index tiles computed again in the layout a user wants, not moved through shared memory
         "accelerate_dot",  # mma dot operands get their fragment layouts, converted where they are defined
         "remove_layout_conversions",  # again: loop-carried statistics of mma results move to the mma slice
+        "tma_stores",  # sm_90: host descriptors' stores go through a swizzled shared buffer and one TMA copy
         "convert_through_shared",  # conversions that cross threads become local_alloc/store/load (swizzled)
         "software_pipeline",  # dot operand loads become cp.async into rings of num_stages shared buffers
         "allocate_shared_memory",  # every shared buffer gets its offset; live ranges apart share bytes

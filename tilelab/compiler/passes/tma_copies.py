@@ -1,6 +1,6 @@
 """Which pipelined loads ``software-pipeline`` copies with TMA, and the tensor maps they read through.
 
-A load of a tensor descriptor's block (``LoadOp.descriptor``) whose shared buffer is a
+A load of a tensor descriptor's block (``LoadOp.descriptor``; or a store's) whose shared buffer is a
 ``#nvmma_shared`` tile stored in the descriptor's dimension order can be copied by the
 Tensor Memory Accelerator: the box is the buffer's swizzle atom wide (``swizzle_bytes``
 of the last dim) and all its rows deep, and the tile is one box per atom-wide column
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilelab.compiler.ir.core import FuncOp, Loc, Value
-from tilelab.compiler.ir.ops import ConstantOp, LoadOp, TensorMapOp
+from tilelab.compiler.ir.ops import ConstantOp, LoadOp, StoreOp, TensorMapOp
 from tilelab.compiler.ir.rewriter import Rewriter
 
 #: architectures whose PTX has ``cp.async.bulk.tensor`` and mbarrier transaction counts
@@ -26,30 +26,24 @@ TMA_ARCHS = ("sm_90", "sm_90a")
 
 @dataclass(frozen=True)
 class TmaPlan:
-    """How a load's tile is copied: the map's ``box`` (outer dims first), its ``swizzle``, the
-    descriptor's block ``offsets`` (the coordinates), and the number of boxes along the last dim."""
+    """How a load's (or store's) tile is copied: the map's ``box`` (outer dims first), its
+    ``swizzle``, the descriptor's block ``offsets`` (the coordinates), the boxes along the last dim."""
 
-    load: LoadOp
+    op: LoadOp | StoreOp
     box: tuple
     swizzle: int
     offsets: tuple
     boxes: int
 
-    @property
-    def bytes(self) -> int:
-        """The bytes one copy of the tile brings (what its mbarrier expects)."""
-        t = self.load.result.type
-        return t.numel * t.element.itemsize
 
-
-def plan(load: LoadOp, layout, func: FuncOp) -> TmaPlan | None:
-    """The ``TmaPlan`` of ``load``'s tile stored in the shared ``layout``, or None where TMA does not apply."""
-    d = load.descriptor
-    t = load.result.type
+def plan(op: LoadOp | StoreOp, layout, func: FuncOp) -> TmaPlan | None:
+    """The ``TmaPlan`` of ``op``'s tile in the shared ``layout``, or None where TMA does not apply."""
+    d = op.descriptor
+    t = op.result.type if isinstance(op, LoadOp) else op.value.type
     if d is None or d.rank != 2 or layout is None or layout.params.get("kind") != "nvmma_shared":
         return None
-    if tuple(layout.params["order"]) != (1, 0) or load.attrs.get("volatile"):
-        return None  # the copy writes rows of the last dim; a tile stored transposed needs cp.async
+    if tuple(layout.params["order"]) != (1, 0) or op.attrs.get("volatile"):
+        return None  # the copy moves rows of the last dim; a tile stored transposed needs cp.async
     if not all(_launch_known(v, func) for v in (d.base, *d.shape, *d.strides)):
         return None
     swizzle, size = layout.params["swizzle_bytes"], t.element.itemsize
@@ -57,7 +51,7 @@ def plan(load: LoadOp, layout, func: FuncOp) -> TmaPlan | None:
     rows, cols = t.shape
     if cols % width or rows > 256 or rows % 8:  # 8 rows: the swizzle's repeat, where each box starts
         return None
-    return TmaPlan(load, (rows, width), swizzle, tuple(d.offsets), cols // width)
+    return TmaPlan(op, (rows, width), swizzle, tuple(d.offsets), cols // width)
 
 
 def _launch_known(v: Value, func: FuncOp) -> bool:
@@ -67,7 +61,7 @@ def _launch_known(v: Value, func: FuncOp) -> bool:
 
 def tensor_map(func: FuncOp, p: TmaPlan, loc: Loc) -> Value:
     """The ``ttng.tensormap`` for ``p`` at the top of ``func``, made once per descriptor and box."""
-    d = p.load.descriptor
+    d = p.op.descriptor
     want = [_source(v) for v in (d.base, *d.shape, *d.strides)]
     attrs = {"box": list(p.box), "swizzle": p.swizzle, "fill": "zero"}
     for op in func.body.ops:

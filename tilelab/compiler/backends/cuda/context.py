@@ -42,7 +42,14 @@ LOWERINGS = Registry(
         "lower_shared": (ops.LocalAllocOp, ops.LocalStoreOp, ops.LocalLoadOp, ops.MemDescTransOp),
         "lower_async": (ops.MemDescIndexOp, ops.AsyncCopyGlobalToLocalOp, ops.AsyncCommitGroupOp, ops.AsyncWaitOp),
         "lower_wgmma": (ops.WarpGroupDotOp, ops.WarpGroupDotWaitOp, ops.FenceAsyncSharedOp),
-        "lower_tma": (ops.TensorMapOp, ops.AsyncTMACopyOp, ops.InitBarriersOp, ops.InvalBarriersOp, ops.WaitBarrierOp),
+        "lower_tma": (
+            ops.TensorMapOp,
+            ops.AsyncTMACopyOp,
+            ops.AsyncTMAStoreOp,
+            ops.InitBarriersOp,
+            ops.InvalBarriersOp,
+            ops.WaitBarrierOp,
+        ),
     },
 )
 lower = LOWERINGS.register

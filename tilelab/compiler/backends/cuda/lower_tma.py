@@ -10,6 +10,8 @@ column block of the tile (each box all the tile's rows deep, ``rows * swizzle`` 
     @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
            [%dst], [%map, {%k, %m}], [%bar];
 
+A store copies the boxes of a shared buffer out the same way (``cp.async.bulk.tensor`` from
+``shared::cta`` to ``global``, a ``bulk_group`` committed, then waited for until read).
 Every thread then waits for the stage's phase (``mbarrier.try_wait.parity`` in a loop). Thread
 0 initializes the mbarriers (``mbarrier.init``, then ``fence.mbarrier_init`` and a proxy fence so
 that the copies see them) and invalidates them after the loop, before their bytes serve anything else.
@@ -19,7 +21,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, TensorMapOp, WaitBarrierOp
+from tilelab.compiler.ir.ops import (
+    AsyncTMACopyOp,
+    AsyncTMAStoreOp,
+    InitBarriersOp,
+    InvalBarriersOp,
+    TensorMapOp,
+    WaitBarrierOp,
+)
 
 from ..common.types import I32, I64
 from .context import const_i32, lower
@@ -70,6 +79,21 @@ def lower_tma_copy(lw, op):
         at = b.add(dst, const_i32(j * rows * tmap.attrs["swizzle"])) if j else dst
         column = b.add(inner, const_i32(j * width)) if j else inner
         _asm(lw, text, "b,r,l,r,r,r", [issue, at, lw.get(op.map), column, outer, bar])
+
+
+@lower(AsyncTMAStoreOp)
+def lower_tma_store(lw, op):
+    b, first = lw.b, _thread0(lw)
+    tmap = op.map.defining_op
+    rows, width = tmap.attrs["box"]
+    outer, inner = (lw.get(c) for c in op.coords)
+    src = _shared_address(lw, lw.get(op.buf))
+    text = "@$0 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$4];"
+    for j in range(op.buf.type.shape[1] // width):
+        at = b.add(src, const_i32(j * rows * tmap.attrs["swizzle"])) if j else src
+        column = b.add(inner, const_i32(j * width)) if j else inner
+        _asm(lw, text, "b,l,r,r,r", [first, lw.get(op.map), column, outer, at])
+    _asm(lw, "@$0 cp.async.bulk.commit_group;\n\t@$0 cp.async.bulk.wait_group.read 0;", "b", [first])
 
 
 @lower(InitBarriersOp)

@@ -26,7 +26,8 @@ between families never breaks a caller::
 | shared memory | ``gpu`` | LocalAllocOp, LocalStoreOp, LocalLoadOp, MemDescIndexOp, MemDescTransOp |
 | async copies | ``gpu`` | AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp |
 | Hopper tensor cores | ``gpu`` | WarpGroupDotOp, WarpGroupDotWaitOp, FenceAsyncSharedOp |
-| Hopper bulk copies | ``tma`` | TensorMapOp, AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp |
+| Hopper bulk copies | ``tma`` | TensorMapOp, AsyncTMACopyOp, AsyncTMAStoreOp, InitBarriersOp, InvalBarriersOp, |
+| | | WaitBarrierOp |
 
 ``FuncOp`` lives in ``core.py`` (the IR's structure needs it) and is re-exported here.
 """
@@ -69,7 +70,7 @@ from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
 from .shape import BroadcastOp, CatOp, ExpandDimsOp, FlipOp, JoinOp, ReshapeOp, SortOp, SplatOp, SplitOp, TransOp
-from .tma import AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, TensorMapOp, WaitBarrierOp
+from .tma import AsyncTMACopyOp, AsyncTMAStoreOp, InitBarriersOp, InvalBarriersOp, TensorMapOp, WaitBarrierOp
 
 __all__ = [
     "FuncOp",
@@ -128,6 +129,7 @@ __all__ = [
     "FenceAsyncSharedOp",
     "TensorMapOp",
     "AsyncTMACopyOp",
+    "AsyncTMAStoreOp",
     "InitBarriersOp",
     "InvalBarriersOp",
     "WaitBarrierOp",

@@ -75,34 +75,50 @@ class LoadOp(Op):
     @property
     def descriptor(self) -> Descriptor | None:
         """The tensor descriptor and block offsets this load reads through, if it came from one."""
-        rank = self.attrs.get("descriptor", 0)
-        if not rank:
-            return None
-        return Descriptor.of(self.operands[1 + self.attrs["has_mask"] + self.attrs["has_other"] :], rank)
+        return _descriptor(self, 1 + self.attrs["has_mask"] + self.attrs["has_other"])
 
     def _verify_same(self, same_type: bool) -> None:
-        n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
-        shapes = {v.type.shape for v in (*self.operands[:n], self.result)}
-        if len(shapes) != 1:
-            self.fail(f"operand and result shapes differ: {sorted(shapes)}")
+        _same_tile_shapes(self, [*self.operands[: 1 + self.attrs["has_mask"] + self.attrs["has_other"]], self.result])
 
     def _verify(self) -> None:
-        rank = self.attrs.get("descriptor", 0)
         n = 1 + self.attrs["has_mask"] + self.attrs["has_other"]
-        self.expect_counts(n + (1 + 3 * rank if rank else 0), 1)
+        self.expect_counts(n + _descriptor_count(self), 1)
         ptr = self.ptr.type
         self.expect(ptr.element.is_pointer, "address operand is not a pointer")
         if self.mask is not None:
             if not self.mask.type.element.is_bool:
                 self.fail(f"mask {self.mask.type} is not i1")
-        if rank:
-            d = self.descriptor
-            if d.base.type.is_tensor or not d.base.type.is_pointer:
-                self.fail(f"descriptor base {d.base.type} is not a scalar pointer")
-            if any(v.type.is_tensor or not v.type.is_int for v in (*d.shape, *d.strides, *d.offsets)):
-                self.fail("descriptor shape, strides and offsets must be scalar integers")
-            if len(self.result.type.shape) != rank:
-                self.fail(f"a rank-{rank} descriptor loads a rank-{rank} block, not {self.result.type}")
+        _verify_descriptor(self, len(self.result.type.shape))
+
+
+def _descriptor(op: Op, start: int) -> Descriptor | None:
+    """The descriptor whose scalars are ``op``'s operands from ``start`` on (attr ``descriptor``: the rank)."""
+    rank = op.attrs.get("descriptor", 0)
+    return Descriptor.of(op.operands[start:], rank) if rank else None
+
+
+def _descriptor_count(op: Op) -> int:
+    rank = op.attrs.get("descriptor", 0)
+    return 1 + 3 * rank if rank else 0
+
+
+def _same_tile_shapes(op: Op, values) -> None:
+    """The trait rule on the tile operands only (a descriptor's scalars come after them)."""
+    shapes = {v.type.shape for v in values}
+    if len(shapes) != 1:
+        op.fail(f"operand and result shapes differ: {sorted(shapes)}")
+
+
+def _verify_descriptor(op: Op, block_rank: int) -> None:
+    d = op.descriptor
+    if d is None:
+        return
+    if d.base.type.is_tensor or not d.base.type.is_pointer:
+        op.fail(f"descriptor base {d.base.type} is not a scalar pointer")
+    if any(v.type.is_tensor or not v.type.is_int for v in (*d.shape, *d.strides, *d.offsets)):
+        op.fail("descriptor shape, strides and offsets must be scalar integers")
+    if block_rank != d.rank:
+        op.fail(f"a rank-{d.rank} descriptor moves rank-{d.rank} blocks, not rank {block_rank}")
 
 
 @dataclass(frozen=True)
@@ -133,19 +149,23 @@ class Descriptor:
 
 
 class StoreOp(Op):
-    """Write ``value`` where ``ptr`` points, for the lanes where ``mask`` holds."""
+    """Write ``value`` where ``ptr`` points, for the lanes where ``mask`` holds.
+
+    Operands: ptr, value, then mask when present (attr ``has_mask``), then a tensor
+    descriptor's scalars as for ``LoadOp`` (attr ``descriptor``: the rank), when the store
+    is a descriptor's ``desc.store(offsets, value)``.
+    """
 
     name = "tt.store"
     traits = frozenset({MemoryWrite, SameLayout, SameOperandsAndResultShape})
 
-    def __init__(self, ptr, value, mask=None, cache="", eviction="", loc=UNKNOWN_LOC):
+    def __init__(self, ptr, value, mask=None, cache="", eviction="", loc=UNKNOWN_LOC, descriptor=None):
         operands = [ptr, value] + ([mask] if mask is not None else [])
-        super().__init__(
-            operands,
-            [],
-            {"has_mask": mask is not None, "cache": cache, "eviction": eviction},
-            loc=loc,
-        )
+        attrs = {"has_mask": mask is not None, "cache": cache, "eviction": eviction}
+        if descriptor is not None:
+            operands += descriptor.values()
+            attrs["descriptor"] = descriptor.rank
+        super().__init__(operands, [], attrs, loc=loc)
 
     @property
     def ptr(self) -> Value:
@@ -159,9 +179,18 @@ class StoreOp(Op):
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
+    @property
+    def descriptor(self) -> Descriptor | None:
+        """The tensor descriptor and block offsets this store writes through, if it came from one."""
+        return _descriptor(self, 2 + self.attrs["has_mask"])
+
+    def _verify_same(self, same_type: bool) -> None:
+        _same_tile_shapes(self, self.operands[: 2 + self.attrs["has_mask"]])
+
     def _verify(self) -> None:
-        self.expect_counts(2 + self.attrs["has_mask"], 0)
+        self.expect_counts(2 + self.attrs["has_mask"] + _descriptor_count(self), 0)
         self.expect(self.ptr.type.element.is_pointer, "address operand is not a pointer")
+        _verify_descriptor(self, len(self.value.type.shape))
         if self.mask is not None:
             if not self.mask.type.element.is_bool:
                 self.fail(f"mask {self.mask.type} is not i1")

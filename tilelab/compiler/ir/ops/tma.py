@@ -12,9 +12,11 @@ a 64-bit object in shared memory. A thread waiting on the mbarrier's phase sees 
     ttng.async_tma_copy_global_to_local %stage, %map, %bars, %slot, %pred, %k, %m : tensor<128x64xf16, ...>
     ttng.wait_barrier %bars, %slot, %phase
     ttng.inval_barriers %bars {num = 3}
+    ttng.async_tma_copy_local_to_global %buf, %cmap, %m, %n : tensor<128x64xf16, ...>
 
-Placed by ``software-pipeline`` on sm_90 for the loads of host tensor descriptors; the
-launch builds each tensor map (``runtime.tensormaps``) and passes it by value.
+Placed on sm_90 for host tensor descriptors: ``software-pipeline`` copies their loads' tiles,
+``tma-stores`` their stores' (through a shared buffer); the launch builds each tensor map
+(``runtime.tensormaps``) and passes it by value.
 """
 
 from __future__ import annotations
@@ -111,6 +113,38 @@ class AsyncTMACopyOp(Op):
         self.expect_counts(5 + rank, 0)
         self.expect(isinstance(self.map.defining_op, TensorMapOp), "the map is not a ttng.tensormap")
         self.expect(self.slot.type == i32 and self.pred.type == i1, "needs an i32 slot and an i1 predicate")
+        self.expect(all(c.type == i32 for c in self.coords), "coordinates are i32")
+
+
+class AsyncTMAStoreOp(Op):
+    """Copy the shared buffer ``buf`` to the box at ``coords`` (outer dims first) through tensor map ``map``.
+
+    Operands: buf (a ``#nvmma_shared`` tile, written and fenced before), map, then the
+    coordinates (i32). One thread issues a copy per swizzle-wide column block and waits until
+    the copies have read the buffer; out-of-bounds elements of the box are not written.
+    """
+
+    name = "ttng.async_tma_copy_local_to_global"
+    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory})
+
+    def __init__(self, buf: Value, map: Value, coords, loc: Loc = UNKNOWN_LOC):
+        super().__init__([buf, map, *coords], [], loc=loc)
+
+    @property
+    def buf(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def map(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def coords(self) -> list[Value]:
+        return self.operands[2:]
+
+    def _verify(self) -> None:
+        self.expect_counts(2 + len(self.buf.type.shape), 0)
+        self.expect(isinstance(self.map.defining_op, TensorMapOp), "the map is not a ttng.tensormap")
         self.expect(all(c.type == i32 for c in self.coords), "coordinates are i32")
 
 
