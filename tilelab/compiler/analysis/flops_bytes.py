@@ -130,7 +130,17 @@ def _async_copy(op, env, assumptions):
     return KernelCost(load_bytes=_numel(op.ptrs) * op.ptrs.type.element.pointee.itemsize)
 
 
-def _ring_stages(copy: ops.AsyncCopyGlobalToLocalOp) -> int:
+@_cost_of(ops.AsyncTMACopyOp)
+def _tma_copy(op, env, assumptions):
+    return KernelCost(load_bytes=_numel(op.view) * op.view.type.element.itemsize)
+
+
+@_cost_of(ops.AsyncTMAStoreOp)
+def _tma_store(op, env, assumptions):
+    return KernelCost(store_bytes=_numel(op.buf) * op.buf.type.element.itemsize)
+
+
+def _ring_stages(copy: ops.AsyncCopyGlobalToLocalOp | ops.AsyncTMACopyOp) -> int:
     """``S`` of the ring buffer a copy writes (1 when it writes a plain buffer)."""
     view = copy.view.defining_op
     ring = view.ring.defining_op if isinstance(view, ops.MemDescIndexOp) else view
@@ -139,8 +149,8 @@ def _ring_stages(copy: ops.AsyncCopyGlobalToLocalOp) -> int:
 
 def _prefetch_tail(body: Block) -> int:
     """Bytes of the copies a pipelined loop issues past its end: ``S - 1`` per copy in its body."""
-    copies = [op for op in body.ops if isinstance(op, ops.AsyncCopyGlobalToLocalOp)]
-    return sum((_ring_stages(c) - 1) * _async_copy(c, {}, []).load_bytes for c in copies)
+    copies = [op for op in body.ops if isinstance(op, (ops.AsyncCopyGlobalToLocalOp, ops.AsyncTMACopyOp))]
+    return sum((_ring_stages(c) - 1) * _op_cost(c, {}, []).load_bytes for c in copies)
 
 
 @_cost_of(ops.StoreOp)

@@ -28,6 +28,14 @@ staged to match: loaded in a compact layout, stored to a buffer of its own and r
 where it was used (``stage_loads_feeding_dots``; undone when the loop is not pipelined).
 Other loads (a pointer carried from iteration to iteration, a volatile load) are left as they are.
 
+On sm_90 (``CompileOptions.tma``) the tile of a host tensor descriptor's load is copied by the
+Tensor Memory Accelerator instead (``tma_copies.plan`` says when): thread 0 issues one
+``ttng.async_tma_copy_global_to_local`` per tile through the descriptor's ``ttng.tensormap``,
+at the block offsets cloned for the iteration, and each stage has an mbarrier (initialized
+before the loop, one arrival per TMA copy, invalidated after it) that the iteration waits on
+(``ttng.wait_barrier``, in a phase that flips each time the read slot wraps) instead of
+``async_wait``. A loop with both kinds of copies waits for both.
+
 before:
     tt.func @k(%x: !ptr<f16>, %n: i32) {
       %0 = arith.constant {value = 0} : i32
