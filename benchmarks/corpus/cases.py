@@ -342,6 +342,28 @@ def attention(t, bh=128, s=4096, d=128, causal=False):
     )  # fmt: skip
 
 
+def attention_descriptors(t, bh=128, s=4096, d=128, causal=False):
+    q, k, v = (t.randn(bh, s, d, dtype="f16") for _ in range(3))
+    o = t.empty(bh, s, d, dtype="f16")
+    scale = 1 / math.sqrt(d)
+    configs = [cfg(w, st, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal) for bm, bn, w, st in ATTENTION_CONFIGS]
+
+    def args(c):
+        bm, bn = c["BLOCK_M"], c["BLOCK_N"]
+        rows = [x.reshape(bh * s, d) for x in (q, k, v, o)]
+        blocks = ([bm, d], [bn, d], [bn, d], [bm, d])
+        return (*(t.descriptor(x, b) for x, b in zip(rows, blocks)), scale, s)
+
+    def sdpa():
+        return t.torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
+
+    flops = 4 * bh * s * s * d // (2 if causal else 1)
+    return Setup(
+        K.attention_fwd_descriptor_kernel, args, lambda c: (cdiv(s, c["BLOCK_M"]), bh), configs, [o],
+        lambda: [sdpa()], sdpa, flops=flops, tol=1e-2,
+    )  # fmt: skip
+
+
 # the config tuple: (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, num_warps, num_stages), BLOCK_N1 == BLOCK_M2
 # (Triton's tutorial: 32, 128, 128, 32 on 4 warps, 5 stages)
 ATTENTION_BWD_CONFIGS = [(32, 128, 128, 32, 4, 5), (32, 128, 128, 32, 8, 3), (64, 64, 64, 64, 4, 3),
@@ -450,6 +472,8 @@ CASES = {
     "attention fwd bh128 s4096 d128 causal": lambda t: attention(t, causal=True),
     "attention fwd bh256 s1024 d64": lambda t: attention(t, 256, 1024, 64),
     "attention fwd bh64 s4000 d64 causal": lambda t: attention(t, 64, 4000, 64, causal=True),
+    "attention fwd descriptors bh128 s4096 d128": attention_descriptors,
+    "attention fwd descriptors bh128 s4096 d128 causal": lambda t: attention_descriptors(t, causal=True),
     "attention bwd bh128 s2048 d128": attention_bwd,
     "attention bwd bh128 s2048 d128 causal": lambda t: attention_bwd(t, causal=True),
     "attention bwd bh64 s4096 d64 causal": lambda t: attention_bwd(t, 64, 4096, 64, causal=True),

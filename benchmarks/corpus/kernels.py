@@ -436,6 +436,43 @@ def attention_fwd_kernel(
     tl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 
 
+def attention_fwd_descriptor_kernel(
+    desc_q, desc_k, desc_v, desc_o, sm_scale, N_CTX,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+):  # fmt: skip
+    # host descriptors over q, k, v, out seen as [batch * heads * N_CTX, HEAD_DIM] (Triton 3's tutorial style);
+    # N_CTX a multiple of BLOCK_M: a tile's rows stay in its head
+    start_m = tl.program_id(0)
+    offset_y = tl.program_id(1) * N_CTX
+    qo_offset_y = offset_y + start_m * BLOCK_M
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = desc_q.load([qo_offset_y, 0])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX) if CAUSAL else N_CTX
+    for start_n in tl.range(0, hi, BLOCK_N):
+        k = desc_k.load([offset_y + start_n, 0]).T
+        qk = tl.dot(q, k)
+        cols = start_n + offs_n
+        keep = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(keep, qk * qk_scale, -1.0e6)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = desc_v.load([offset_y + start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    desc_o.store([qo_offset_y, 0], acc.to(desc_o.dtype))
+
+
 def attention_bwd_preprocess_kernel(
     O, DO, Delta, stride_z, stride_tok, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr
 ):  # fmt: skip

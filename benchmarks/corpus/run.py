@@ -64,6 +64,10 @@ class Spec:
     def numel(self):
         return int(_prod(self.shape))
 
+    def reshape(self, *shape):
+        """The same elements seen with another (contiguous) shape, as torch's ``reshape`` of a contiguous tensor."""
+        return Spec(shape, self.dtype)
+
 
 def _prod(xs):
     out = 1
