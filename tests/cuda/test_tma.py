@@ -59,6 +59,45 @@ def persistent_nt(
         c_desc.store([om, on], acc.to(c_desc.dtype))
 
 
+@tilelab.jit
+def made_matmul(a, b, c, M, N, K, sam, sbk, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``desc_matmul`` with the descriptors made in the kernel from runtime strides."""
+    a_desc = tl.make_tensor_descriptor(a, [M, K], [sam, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b, [K, N], [sbk, 1], [BK, BN])
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+MADE = {"a": "*f16", "b": "*f16", "c": "*f32", "M": "i32", "N": "i32", "K": "i32", "sam": "i32", "sbk": "i32"}
+
+
+def _made_matmul_ir(divisibility):
+    module = stages.build(made_matmul.fn, MADE, {"BM": 64, "BN": 64, "BK": 64}, divisibility)
+    stages.run_passes(module, CompileOptions(target="cuda", arch="sm_90a", num_warps=4), "cuda", snapshots=False)
+    return module
+
+
+def test_descriptors_made_in_the_kernel_use_tma_where_their_strides_are_proven_aligned(rng):
+    """Strides divisible by 16 (as a launch specializes them): TMA; of unknown divisibility: cp.async."""
+    aligned = _made_matmul_ir({"a": 16, "b": 16, "c": 16, "sam": 16, "sbk": 16})
+    assert len(_ops(aligned, TensorMapOp)) == 2 and not _ops(aligned, AsyncCopyGlobalToLocalOp)
+    unknown = _made_matmul_ir({"a": 16, "b": 16, "c": 16, "sam": 16})  # b's row stride: not known to be 16-byte
+    assert [m.base.name_hint for m in _ops(unknown, TensorMapOp)] == ["a"] and _ops(unknown, AsyncCopyGlobalToLocalOp)
+    m, n, k = 100, 72, 150
+    a = rng.uniform(-1, 1, (m, 160)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k, 80)).astype(np.float16)
+    for module in (aligned, unknown):
+        c = np.full((m, n), np.nan, np.float32)
+        run_kernel(module, (2, 2), [a.ravel(), b.ravel(), c, m, n, k, 160, 80])
+        expected = a[:, :k].astype(np.float32) @ b[:, :n].astype(np.float32)
+        np.testing.assert_allclose(c, expected, rtol=2e-2, atol=2e-2)
+
+
 def _parts(name, dtype="*f16"):
     return {f"{name}_base": dtype, f"{name}_shape0": "i32", f"{name}_shape1": "i32", f"{name}_stride0": "i32"}
 
@@ -199,3 +238,16 @@ def test_tma_persistent_matmul_on_the_gpu(m, n, k):
         TensorDescriptor.from_tensor(c, [bm, bn]), m, n, k, bm, bn, bk, sms, num_warps=8, num_stages=4,
     )  # fmt: skip
     torch.testing.assert_close(c.float(), a.float() @ b.float().T, rtol=2e-2, atol=1e-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("width", [160, 152])  # row strides of 16 elements (TMA) and of 8 (cp.async)
+def test_made_descriptors_on_the_gpu(width):
+    torch = _cuda()
+    m, n, k = 300, 136, width - 10
+    a = torch.randn((m, width), device="cuda", dtype=torch.float16)[:, :k]
+    b = torch.randn((k, width), device="cuda", dtype=torch.float16)[:, :n]
+    c = torch.full((m, n), float("nan"), device="cuda")
+    grid = (tilelab.cdiv(m, 64), tilelab.cdiv(n, 64))
+    made_matmul[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), 64, 64, 64, num_warps=4, num_stages=3)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=2e-2, atol=5e-2)

@@ -17,7 +17,7 @@ tt.func @k(%c: !ptr<f32>, %m: i32, %n: i32, %s: i32, %pm: i32, %pn: i32) {
   %2 = ttg.convert_layout %1 : tensor<64x128xf32, #b>
   %3 = tt.splat %c : tensor<64x128x!ptr<f32>, #b>
   %4 = arith.constant {value = true} : tensor<64x128xi1, #b>
-  tt.store %3, %2, %4, %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2} : tensor<64x128x!ptr<f32>, #b>
+  tt.store %3, %2, %4, %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2, descriptor_checked = true} : tensor<64x128x!ptr<f32>, #b>
   tt.return
 }
 """
@@ -45,7 +45,7 @@ def test_the_tile_is_stored_from_its_fragments_and_copied_in_four_boxes():
 def test_negative_other_architectures_and_plain_stores_keep_their_stores():
     check_unchanged(tma_stores, STORE, attrs={"arch": "sm_80"})
     check_unchanged(tma_stores, STORE, attrs={"arch": "sm_90a", "tma": False})
-    plain = STORE.replace(", %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2}", "")
+    plain = STORE.replace(", %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2, descriptor_checked = true}", "")
     check_unchanged(tma_stores, plain, attrs={"arch": "sm_90a"})
 
 
@@ -56,3 +56,14 @@ def test_negative_rows_under_32_bytes_have_no_swizzle_to_copy_in():
         .replace("#mma>", "#b>")
     )
     check_unchanged(tma_stores, narrow, attrs={"arch": "sm_90a"})
+
+
+def test_a_descriptor_made_in_the_kernel_needs_its_alignment_proven():
+    """``tl.make_tensor_descriptor`` over arguments: TMA only where the specialization proves 16-byte strides."""
+    made = STORE.replace(", descriptor_checked = true", "")
+    check_unchanged(tma_stores, made, attrs={"arch": "sm_90a"})  # %s of unknown divisibility
+    check_pass(
+        tma_stores,
+        made + "// CHECK: ttng.async_tma_copy_local_to_global",
+        {"arch": "sm_90a", "arg_divisibility": {"s": 16}},
+    )

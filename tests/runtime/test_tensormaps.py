@@ -195,6 +195,15 @@ def test_a_non_contiguous_last_dimension_is_refused_before_the_driver(driver):
     assert driver.encodes == []
 
 
+def test_an_empty_dimension_is_refused_before_the_driver(driver):
+    """A descriptor made in the kernel over an empty array (M = 0): a clear error, not the driver's."""
+    with pytest.raises(
+        KernelRuntimeError, match="argument 'a_desc': TMA copies need every dimension .* shape \\[0, 64\\]"
+    ):
+        tensormaps.encode(A_DESC, [ADDRESS, 0, 64, 72])
+    assert driver.encodes == []
+
+
 def test_a_tensormap_box_takes_bytes_through_value(rng):
     data = rng.integers(0, 256, 128, dtype=np.uint8).tobytes()
     buffer = ParamBuffer([ctypes.c_uint64, cuda_driver.PARAM_CTYPES["tensormap"]])

@@ -97,6 +97,8 @@ def _tiled(address: int, dims: tuple, strides: tuple, box: tuple, dtype: str, sw
     """``cuTensorMapEncodeTiled``, which takes every list innermost dimension first, strides in bytes."""
     if strides[-1] != 1:
         raise ValueError(f"the last dimension must be contiguous (stride 1), got stride {strides[-1]}")
+    if min(dims) < 1:  # a descriptor made in the kernel over an empty array: TMA has no map for it
+        raise ValueError(f"TMA copies need every dimension of a descriptor to be at least 1, got shape {list(dims)}")
     cuda_driver.context()  # the driver must be initialized, even before the first kernel is loaded
     drv = cuda_driver._driver()
     data_type, size = DATA_TYPES[dtype]

@@ -105,7 +105,7 @@ class MemoryMixin:
                  for v in (*desc.shape, *desc.strides)]  # fmt: skip
         rank = len(desc.shape)
         corner = tuple(self.cast_scalar_to(o, irt.i32).handle for o in offsets)
-        return Descriptor(desc.base.handle, tuple(sizes[:rank]), tuple(sizes[rank:]), corner)
+        return Descriptor(desc.base.handle, tuple(sizes[:rank]), tuple(sizes[rank:]), corner, desc.host)
 
     def store(
         self, ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="", descriptor=None

@@ -399,8 +399,9 @@ class tensor_descriptor:
     elements read as ``padding`` (zero or NaN) and are not written, as with a TMA descriptor.
     Each access is a block-pointer access with every dimension bounds-checked. ``shape`` and
     ``strides`` hold Python ints or scalar tensors; only the tensors are runtime ``parts``.
-    A ``host`` descriptor (a launch argument, checked by the launch as Triton checks it) also
-    tells its loads what it is (``LoadOp.descriptor``), so that a GPU may copy blocks with TMA.
+    Its loads and stores say what they go through (``LoadOp.descriptor``), so that a GPU may
+    copy blocks with TMA; a ``host`` descriptor (a launch argument) is one the launch checked
+    as Triton checks it (alignment, 16-byte strides).
     """
 
     def __init__(self, base, shape, strides, block_shape, padding="zero", host=False):
@@ -443,7 +444,7 @@ class tensor_descriptor:
             block,
             boundary_check=checks,
             padding_option=self.padding,
-            descriptor=(self, block.offsets) if self.host else None,
+            descriptor=(self, block.offsets),
         )
 
     def store(self, offsets, value):
@@ -451,8 +452,7 @@ class tensor_descriptor:
         checks = tuple(range(len(self.block_shape)))
         value = sem.cast(sem.to_tensor(value), self.dtype)
         block = self._block_ptr(offsets)
-        described = (self, block.offsets) if self.host else None
-        return sem.store(block, value, boundary_check=checks, descriptor=described)
+        return sem.store(block, value, boundary_check=checks, descriptor=(self, block.offsets))
 
     def __repr__(self) -> str:
         return f"tensor_descriptor({self.base.type}, block_shape={self.block_shape})"

@@ -7,6 +7,8 @@ of the last dim) and all its rows deep, and the tile is one box per atom-wide co
 block, which is how ``#nvmma_shared`` stores it. The map needs the array's base, shape and
 strides at launch: each must be a kernel argument or a constant (a host descriptor's parts,
 or ``tl.make_tensor_descriptor`` over arguments), since the launch encodes the map from them.
+A descriptor made in the kernel also needs the specialization to prove TMA's alignment rules
+(``_aligned``); a host descriptor's were checked by the launch.
 
     >>> TMA_ARCHS
     ('sm_90', 'sm_90a')
@@ -46,12 +48,32 @@ def plan(op: LoadOp | StoreOp, layout, func: FuncOp) -> TmaPlan | None:
         return None  # the copy moves rows of the last dim; a tile stored transposed needs cp.async
     if not all(_launch_known(v, func) for v in (d.base, *d.shape, *d.strides)):
         return None
+    if not d.checked and not _aligned(d, t.element.itemsize, func):
+        return None  # made in the kernel: TMA needs a 16-byte aligned base and strides the launch cannot vouch for
     swizzle, size = layout.params["swizzle_bytes"], t.element.itemsize
     width = swizzle // size
     rows, cols = t.shape
     if cols % width or rows > 256 or rows % 8:  # 8 rows: the swizzle's repeat, where each box starts
         return None
     return TmaPlan(op, (rows, width), swizzle, tuple(d.offsets), cols // width)
+
+
+def _aligned(d, itemsize: int, func: FuncOp) -> bool:
+    """Whether the specialization proves what TMA needs of a descriptor made in the kernel.
+
+    The base 16-byte aligned, the last stride 1, the others multiples of 16 bytes: from the
+    arguments' divisibility (a launch specializes pointers and integers divisible by 16).
+    """
+    divisibility = dict(zip(func.args, func.attrs.get("arg_divisibility") or ()))
+
+    def known(v, scale: int) -> int:
+        op = v.defining_op
+        return int(op.value) * scale if isinstance(op, ConstantOp) else divisibility.get(v, 1) * scale
+
+    last = d.strides[-1].defining_op
+    if not isinstance(last, ConstantOp) or last.value != 1 or known(d.base, 1) % 16:
+        return False
+    return all(known(s, itemsize) % 16 == 0 for s in d.strides[:-1])
 
 
 def _launch_known(v: Value, func: FuncOp) -> bool:

@@ -11,16 +11,17 @@ The copy's lowering waits until the buffer has been read; the barrier pass order
 buffer's next writers after it. A store whose value arrives through a layout conversion is
 stored from the value before it (the shared buffer is the conversion).
 
-Applies to stores with a host descriptor (``StoreOp.descriptor``) whose base, shape and strides
-are kernel arguments or constants, on sm_90 with ``CompileOptions.tma``; 2-D blocks whose rows
-span 32 bytes or more (the narrowest swizzle), at most 256 rows, a multiple of 8.
+Applies to stores through a descriptor (``StoreOp.descriptor``) whose base, shape and strides
+are kernel arguments or constants, and whose alignment the launch checked (a host descriptor) or
+the specialization proves (``tma_copies.plan``), on sm_90 with ``CompileOptions.tma``; 2-D blocks
+whose rows span 32 bytes or more (the narrowest swizzle), at most 256 rows, a multiple of 8.
 
 before (arch=sm_90a, num_warps=4):
     tt.func @k(%c: !ptr<f16>, %m: i32, %n: i32, %s: i32, %pm: i32, %pn: i32) {
       %0 = arith.constant {value = 1} : i64
       %1 = arith.constant {value = 0.0} : tensor<64x64xf16, #blocked<sizePerThread=[1, 8], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
       %2 = tt.splat %c : tensor<64x64x!ptr<f16>, #blocked<sizePerThread=[1, 8], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
-      tt.store %2, %1, %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2} : tensor<64x64x!ptr<f16>, #blocked<sizePerThread=[1, 8], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
+      tt.store %2, %1, %c, %m, %n, %s, %0, %pm, %pn {descriptor = 2, descriptor_checked = true} : tensor<64x64x!ptr<f16>, #blocked<sizePerThread=[1, 8], threadsPerWarp=[4, 8], warpsPerCTA=[4, 1], order=[1, 0]>>
       tt.return
     }
 

@@ -58,6 +58,8 @@ class LoadOp(Op):
         if descriptor is not None:
             operands += descriptor.values()
             attrs["descriptor"] = descriptor.rank
+            if descriptor.checked:
+                attrs["descriptor_checked"] = True
         super().__init__(operands, [type], attrs, loc=loc)
 
     @property
@@ -94,7 +96,7 @@ class LoadOp(Op):
 def _descriptor(op: Op, start: int) -> Descriptor | None:
     """The descriptor whose scalars are ``op``'s operands from ``start`` on (attr ``descriptor``: the rank)."""
     rank = op.attrs.get("descriptor", 0)
-    return Descriptor.of(op.operands[start:], rank) if rank else None
+    return Descriptor.of(op.operands[start:], rank, op.attrs.get("descriptor_checked", False)) if rank else None
 
 
 def _descriptor_count(op: Op) -> int:
@@ -123,12 +125,16 @@ def _verify_descriptor(op: Op, block_rank: int) -> None:
 
 @dataclass(frozen=True)
 class Descriptor:
-    """A load's tensor descriptor: the array's base, shape and strides (elements), the block's offsets."""
+    """A load's tensor descriptor: the array's base, shape and strides (elements), the block's offsets.
+
+    ``checked``: a host descriptor, whose alignment and strides the launch checked (as Triton checks them).
+    """
 
     base: Value
     shape: tuple
     strides: tuple
     offsets: tuple
+    checked: bool = False
 
     @property
     def rank(self) -> int:
@@ -138,13 +144,14 @@ class Descriptor:
         return [self.base, *self.shape, *self.strides, *self.offsets]
 
     @staticmethod
-    def of(values, rank: int) -> Descriptor:
+    def of(values, rank: int, checked: bool = False) -> Descriptor:
         values = list(values)
         return Descriptor(
             values[0],
             tuple(values[1 : 1 + rank]),
             tuple(values[1 + rank : 1 + 2 * rank]),
             tuple(values[1 + 2 * rank :]),
+            checked,
         )
 
 
@@ -165,6 +172,8 @@ class StoreOp(Op):
         if descriptor is not None:
             operands += descriptor.values()
             attrs["descriptor"] = descriptor.rank
+            if descriptor.checked:
+                attrs["descriptor_checked"] = True
         super().__init__(operands, [], attrs, loc=loc)
 
     @property
