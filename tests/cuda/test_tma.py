@@ -34,8 +34,8 @@ HAS_PTXAS = find_tool("ptxas") is not None
 
 
 @tilelab.jit
-def desc_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C (f32) = A @ B, A and B host descriptors (A: M x K, B: K x N)."""
+def _product(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """This program's tile of C (f32) = A @ B through descriptors of A (M x K) and B (K x N)."""
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
@@ -43,6 +43,12 @@ def desc_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilelab.jit
+def desc_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C (f32) = A @ B, A and B host descriptors (A: M x K, B: K x N)."""
+    _product(a_desc, b_desc, c_ptr, M, N, K, BM, BN, BK)
 
 
 @tilelab.jit
@@ -64,13 +70,7 @@ def made_matmul(a, b, c, M, N, K, sam, sbk, BM: tl.constexpr, BN: tl.constexpr, 
     """``desc_matmul`` with the descriptors made in the kernel from runtime strides."""
     a_desc = tl.make_tensor_descriptor(a, [M, K], [sam, 1], [BM, BK])
     b_desc = tl.make_tensor_descriptor(b, [K, N], [sbk, 1], [BK, BN])
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+    _product(a_desc, b_desc, c, M, N, K, BM, BN, BK)
 
 
 MADE = {"a": "*f16", "b": "*f16", "c": "*f32", "M": "i32", "N": "i32", "K": "i32", "sam": "i32", "sbk": "i32"}
@@ -251,3 +251,21 @@ def test_made_descriptors_on_the_gpu(width):
     grid = (tilelab.cdiv(m, 64), tilelab.cdiv(n, 64))
     made_matmul[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), 64, 64, 64, num_warps=4, num_stages=3)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+
+
+@tilelab.jit
+def desc_copy(src_desc, dst_desc, B: tl.constexpr):
+    """A tile copy through two host descriptors: a TMA store with no dot in the kernel."""
+    pid = tl.program_id(0)
+    dst_desc.store([pid * B, 0], src_desc.load([pid * B, 0]))
+
+
+def test_a_tma_store_alone_aligns_shared_memory_to_the_swizzle_repeat():
+    """The swizzled buffer a TMA store reads agrees with the hardware's swizzle only from a 1024-byte base."""
+    sig = {**_parts("src_desc", "*f32"), **_parts("dst_desc", "*f32")}
+    consts = {"B": 64, "src_desc": DescriptorArg((64, 64)), "dst_desc": DescriptorArg((64, 64))}
+    consts.update(src_desc_stride1=1, dst_desc_stride1=1)
+    ck = tilelab.compile(desc_copy, sig, consts, target="cuda:sm_90a", snapshots=False, cache=False)
+    ptx = ck.asm["ptx"]
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx and "wgmma" not in ptx
+    assert ".extern .shared .align 1024" in ptx

@@ -468,11 +468,16 @@ def pipeline_loop(loop: ForOp, stages: int, tma: bool = False) -> bool:
     return True
 
 
+def _tma_plan(loop: ForOp, c: Candidate) -> TmaPlan | None:
+    """How ``c``'s tile is copied with TMA (its coordinates clonable for later iterations), or None."""
+    p = plan(c.load, c.alloc.result.type.layout, _func_of(loop))
+    return p if p is not None and _address_slice(loop, list(p.offsets)) is not None else None
+
+
 def _with_tma(loop: ForOp, c: Candidate) -> Candidate:
     """``c`` copied with TMA when its load reads a tensor descriptor's block that TMA can copy."""
-    p = plan(c.load, c.alloc.result.type.layout, _func_of(loop))
-    slice_ = _address_slice(loop, list(p.offsets)) if p is not None else None
-    return c if slice_ is None else replace(c, tma=p, slice=slice_)
+    p = _tma_plan(loop, c)
+    return c if p is None else replace(c, tma=p, slice=_address_slice(loop, list(p.offsets)))
 
 
 def _feeds_a_dot(load: LoadOp, body: Block) -> bool:
@@ -750,8 +755,9 @@ def run(module: Module) -> bool:
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
             staged = stage_loads_feeding_dots(loop, warps, warp_size) if stages >= 2 and candidates(loop) else []
-            if stages >= 2:  # with room for the mbarriers of TMA copies
-                stages = fitting_stages(func, loop, int(stages), limit - 64 * tma if limit is not None else None)
+            if stages >= 2:  # with room for the mbarriers of TMA copies, where there will be some
+                bars = 64 if tma and limit is not None and any(_tma_plan(loop, c) for c in candidates(loop)) else 0
+                stages = fitting_stages(func, loop, int(stages), limit - bars if limit is not None else None)
             if stages >= 2 and pipeline_loop(loop, int(stages), tma):
                 changed = True
                 finish_staging(func, staged)

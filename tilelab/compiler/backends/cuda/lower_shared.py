@@ -49,6 +49,25 @@ def first_index(lw, buf: SharedBuffer) -> ir.Value:
     return first if buf.dynamic is None else lw.b.add(buf.dynamic, first)
 
 
+#: the largest swizzle repeat (8 rows of 128 bytes): where the dynamic shared memory starts when a
+#: swizzled buffer is read by the async proxy (wgmma, TMA), which swizzles absolute address bits
+SMEM_ALIGN = 1024
+
+
+def shared_address(lw, buf: SharedBuffer, elem: ir.Value | None = None) -> ir.Value:
+    """The i32 shared-memory address of a buffer's first element (or of element ``elem`` after it).
+
+    For the async proxy's readers and writers (wgmma descriptors, TMA copies): the dynamic shared
+    memory is declared ``SMEM_ALIGN``-aligned, so that swizzle patterns agree with the hardware's.
+    """
+    smem = lw.shared(ir.IntType(8), 0, private=False)
+    smem.align = max(smem.align or 1, SMEM_ALIGN)
+    index = first_index(lw, buf)
+    if elem is not None:
+        index = lw.b.add(index, elem)
+    return lw.b.ptrtoint(lw.smem_elem(smem, index, ir.IntType(buf.bits), private=False), ir.IntType(32))
+
+
 def buffer_places(shared: LinearLayout) -> np.ndarray:
     """``P``: for each row-major index of the tile, the element offset the shared layout gives it."""
     offsets = np.arange(shared.in_size(OFFSET))

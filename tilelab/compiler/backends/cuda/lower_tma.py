@@ -30,18 +30,9 @@ from tilelab.compiler.ir.ops import (
     WaitBarrierOp,
 )
 
-from ..common.types import I32, I64
+from ..common.types import I64
 from .context import const_i32, lower
-from .lower_shared import first_index
-
-
-def _shared_address(lw, buf, elem: ir.Value | None = None) -> ir.Value:
-    """The i32 shared-memory address of a buffer's first element (or of element ``elem`` after it)."""
-    smem = lw.shared(ir.IntType(8), 0, private=False)
-    index = first_index(lw, buf)
-    if elem is not None:
-        index = lw.b.add(index, elem)
-    return lw.b.ptrtoint(lw.smem_elem(smem, index, ir.IntType(buf.bits), private=False), I32)
+from .lower_shared import shared_address
 
 
 def _asm(lw, text: str, constraints: str, args: list) -> None:
@@ -63,14 +54,14 @@ def lower_tma_copy(lw, op):
     b = lw.b
     view, bars = lw.get(op.view), lw.get(op.bars)
     issue = b.and_(lw.get(op.pred), _thread0(lw))
-    bar = _shared_address(lw, bars, lw.get(op.slot))
+    bar = shared_address(lw, bars, lw.get(op.slot))
     t = op.view.type
     nbytes = t.numel * t.element.itemsize
     _asm(lw, f"@$0 mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {nbytes};", "b,r", [issue, bar])
     tmap = op.map.defining_op
     rows, width = tmap.attrs["box"]
     outer, inner = (lw.get(c) for c in op.coords)
-    dst = _shared_address(lw, view)
+    dst = shared_address(lw, view)
     text = (
         "@$0 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [$1], [$2, {$3, $4}], [$5];"
@@ -87,7 +78,7 @@ def lower_tma_store(lw, op):
     tmap = op.map.defining_op
     rows, width = tmap.attrs["box"]
     outer, inner = (lw.get(c) for c in op.coords)
-    src = _shared_address(lw, lw.get(op.buf))
+    src = shared_address(lw, lw.get(op.buf))
     text = "@$0 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$4];"
     for j in range(op.buf.type.shape[1] // width):
         at = b.add(src, const_i32(j * rows * tmap.attrs["swizzle"])) if j else src
@@ -100,7 +91,7 @@ def lower_tma_store(lw, op):
 def lower_init_barriers(lw, op):
     bars, first = lw.get(op.operands[0]), _thread0(lw)
     for s in range(op.attrs["num"]):
-        address = _shared_address(lw, bars, const_i32(s))
+        address = shared_address(lw, bars, const_i32(s))
         _asm(lw, f"@$0 mbarrier.init.shared::cta.b64 [$1], {op.attrs['count']};", "b,r", [first, address])
     _asm(lw, "fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;", "", [])
 
@@ -109,7 +100,7 @@ def lower_init_barriers(lw, op):
 def lower_inval_barriers(lw, op):
     bars, first = lw.get(op.operands[0]), _thread0(lw)
     for s in range(op.attrs["num"]):
-        _asm(lw, "@$0 mbarrier.inval.shared::cta.b64 [$1];", "b,r", [first, _shared_address(lw, bars, const_i32(s))])
+        _asm(lw, "@$0 mbarrier.inval.shared::cta.b64 [$1];", "b,r", [first, shared_address(lw, bars, const_i32(s))])
 
 
 _WAIT = """{
@@ -123,4 +114,4 @@ _WAIT = """{
 @lower(WaitBarrierOp)
 def lower_wait_barrier(lw, op):
     bars = lw.get(op.bars)
-    _asm(lw, _WAIT, "r,r", [_shared_address(lw, bars, lw.get(op.operands[1])), lw.get(op.operands[2])])
+    _asm(lw, _WAIT, "r,r", [shared_address(lw, bars, lw.get(op.operands[1])), lw.get(op.operands[2])])

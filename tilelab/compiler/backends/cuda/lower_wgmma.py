@@ -67,10 +67,9 @@ from tilelab.compiler.layouts.distributed import wgmma_a_fragment
 from ..common.types import F32, I32, I64
 from .context import GTile, LoweringBug, const_i32, lower, xor_flat
 from .lower_memory import to_bits
-from .lower_shared import first_index
+from .lower_shared import shared_address
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
-SMEM_ALIGN = 1024  # the largest swizzle repeat (8 rows of 128 bytes)
 
 
 # --------------------------------------------------------------------------- descriptors (pure Python)
@@ -250,10 +249,7 @@ def _start_field(lw, buf, operand: Operand) -> ir.Value:
     repeat = 8 * operand.swizzle
     if (buf.first * nbytes) % repeat or (buf.dynamic is not None and (buf.stage_elems * nbytes) % repeat):
         raise LoweringBug(f"a wgmma operand buffer must start at a multiple of {repeat} bytes (its swizzle repeat)")
-    smem = lw.shared(ir.IntType(8), 0, private=False)
-    smem.align = max(smem.align or 1, SMEM_ALIGN)
-    address = b.ptrtoint(lw.smem_elem(smem, first_index(lw, buf), ir.IntType(buf.bits), private=False), I32)
-    return b.and_(b.lshr(address, const_i32(4)), const_i32(0x3FFF))
+    return b.and_(b.lshr(shared_address(lw, buf), const_i32(4)), const_i32(0x3FFF))
 
 
 def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
