@@ -27,17 +27,20 @@ _SUCCESS = (_CUresult.CUDA_SUCCESS,)
 
 
 class FakeDriver:
-    """Answers driver calls with success; ``launches`` keeps ``(grid, block, params address)``."""
+    """Answers driver calls with success; ``launches`` keeps ``(grid, block, params address)``,
+    ``streams`` each launch's stream."""
 
     CUresult = _CUresult
 
     def __init__(self, record: bool = True):
         self.launches = []
+        self.streams = []
         self.record = record  # a benchmark turns recording off
 
     def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         if self.record:
             self.launches.append(((gx, gy, gz), bx, params))
+            self.streams.append(stream)
         return _SUCCESS
 
     def cuModuleLoadData(self, image):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from types import ModuleType, SimpleNamespace
 
 import matplotlib
 import numpy as np
@@ -73,18 +75,21 @@ class FakeDriver:
         from tilelab.runtime import cuda_driver
 
         self.flushes = 0
+        self.streams = set()  # of every event record and flush
         driver = self
 
         class Event:
             def record(self, stream=0):
+                driver.streams.add(stream)
                 self.at = time.perf_counter()
 
             @staticmethod
             def elapsed_ms(start, end):
                 return (end.at - start.at) * 1e3
 
-        def memset_d8(ptr, value, nbytes):
+        def memset_d8(ptr, value, nbytes, stream=0):
             assert nbytes == testing.FLUSH_BYTES
+            driver.streams.add(stream)
             driver.flushes += 1
 
         monkeypatch.setattr(cuda_driver, "Event", Event)
@@ -106,6 +111,22 @@ def test_gpu_timing_uses_events_and_flushes_l2(monkeypatch):
     assert all(0.9 < t < 30 for t in times) and 1 <= len(times) <= 10
     assert fake.flushes == 5 + len(times)  # once per estimating run, once per timed run
     assert len(calls) > 1 + 5 + len(times)  # first call, estimate, warm-up, timed runs
+
+
+def test_gpu_timing_records_and_flushes_on_torchs_current_stream(monkeypatch):
+    """A launch over torch tensors goes on torch's current stream: the events and the flush go there too."""
+    fake = FakeDriver(monkeypatch)
+    torch = ModuleType("torch")
+    torch.cuda = SimpleNamespace(
+        is_initialized=lambda: True, current_stream=lambda device: SimpleNamespace(cuda_stream=77)
+    )
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    testing.do_bench(lambda: None, warmup=1, rep=1, device="cuda")
+    assert fake.streams == {77}
+    torch.cuda.is_initialized = lambda: False  # torch imported, CUDA never set up by it: the legacy stream
+    fake.streams.clear()
+    testing.do_bench(lambda: None, warmup=1, rep=1, device="cuda")
+    assert fake.streams == {0}
 
 
 def test_automatic_device_follows_cuda_launches(monkeypatch):

@@ -15,6 +15,7 @@ own stride arithmetic.
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,46 @@ def array_info(value) -> ArrayInfo | None:
     if hasattr(value, "__dlpack__") and not isinstance(value, type):
         return _dlpack_info(value)
     return None
+
+
+def stream_reader(value):
+    """A function of no argument that gives the CUDA stream a launch over device array ``value`` is
+    ordered on: the current stream of the library that owns the array, as Triton launches on
+    torch's current stream. ``None`` for arrays of no such library (tilelab.cuda, numba, DLPack
+    exports, host arrays): those launches go on the legacy default stream, 0.
+
+        with torch.cuda.stream(side):       # the producer of x runs on side
+            add[grid](x, y, out, n, BLOCK=1024)   # so does the kernel: no race with it
+    """
+    library = _library(value)
+    if library is None:
+        return None
+    if library.__name__ == "torch" and value.is_cuda:
+        raw = getattr(library._C, "_cuda_getCurrentRawStream", None)  # what torch.cuda.current_stream reads
+        if raw is not None:
+            return lambda: raw(0)
+        return lambda: library.cuda.current_stream(0).cuda_stream
+    if library.__name__ == "cupy" and hasattr(value, "__cuda_array_interface__"):
+        return lambda: library.cuda.get_current_stream().ptr
+    return None
+
+
+def _library(value):
+    """The imported top-level module that defines ``value``'s array class (torch for its subclasses too)."""
+    for cls in type(value).__mro__:
+        root = cls.__module__.split(".")[0]
+        if root in ("torch", "cupy"):
+            return sys.modules.get(root)
+    return None
+
+
+def launch_stream(values) -> int:
+    """The stream of a launch over ``values``: that of its first array with one (``stream_reader``), else 0."""
+    for value in values:
+        reader = stream_reader(value)
+        if reader is not None:
+            return int(reader())
+    return 0
 
 
 def cuda_pointer(name: str, value) -> int | np.ndarray | None:

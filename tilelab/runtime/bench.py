@@ -13,6 +13,7 @@ wrapper, and host timing never needs it.
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -95,12 +96,21 @@ def _events(n: int) -> list:
     return pool[:n]
 
 
-def _flush_l2() -> None:
+def _flush_l2(stream: int) -> None:
     from tilelab.runtime import cuda_driver
 
     if "flush" not in _gpu_cache:
         _gpu_cache["flush"] = cuda_driver.mem_alloc(FLUSH_BYTES)
-    cuda_driver.memset_d8(_gpu_cache["flush"], 0, FLUSH_BYTES)
+    cuda_driver.memset_d8(_gpu_cache["flush"], 0, FLUSH_BYTES, stream)
+
+
+def _stream() -> int:
+    """The stream the timed launches go on: torch's current one once torch has set CUDA up (a launch
+    over torch tensors goes there, ``arrays.stream_reader``), else the legacy default stream."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return int(torch.cuda.current_stream(0).cuda_stream)
+    return 0
 
 
 def _clear_grads(grad_to_none) -> None:
@@ -114,21 +124,22 @@ def _gpu_times(fn, warmup: float, rep: float, grad_to_none) -> list[float]:
 
     fn()
     cuda_driver.synchronize()
+    stream = _stream()
     (start, end), *_ = _events(1)
-    start.record()
+    start.record(stream)
     for _ in range(5):
-        _flush_l2()
+        _flush_l2(stream)
         fn()
-    end.record()
+    end.record(stream)
     estimate = max(cuda_driver.Event.elapsed_ms(start, end) / 5, 1e-4)
     for _ in range(max(1, int(warmup / estimate))):
         fn()
     pairs = _events(max(1, min(int(rep / estimate), MAX_GPU_REPS)))
     for start, end in pairs:
         _clear_grads(grad_to_none)
-        _flush_l2()
-        start.record()
+        _flush_l2(stream)
+        start.record(stream)
         fn()
-        end.record()
+        end.record(stream)
     cuda_driver.synchronize()
     return [cuda_driver.Event.elapsed_ms(start, end) for start, end in pairs]

@@ -225,9 +225,10 @@ def copy_to_host(host_ptr: int, src: int, nbytes: int) -> None:
     check(_driver().cuMemcpyDtoH(host_ptr, src, nbytes), "cuMemcpyDtoH")
 
 
-def memset_d8(ptr: int, value: int, nbytes: int) -> None:
+def memset_d8(ptr: int, value: int, nbytes: int, stream: int = 0) -> None:
+    """Set ``nbytes`` bytes at ``ptr`` to ``value``, ordered on ``stream``."""
     context()
-    check(_driver().cuMemsetD8(ptr, value, nbytes), "cuMemsetD8")
+    check(_driver().cuMemsetD8Async(ptr, value, nbytes, stream), "cuMemsetD8Async")
 
 
 def synchronize() -> None:

@@ -9,7 +9,8 @@ Compiling needs no GPU: PTX comes from llvmlite, so the inspector shows it anywh
 Launching takes arrays with ``__cuda_array_interface__`` (torch, CuPy, numba,
 ``tilelab.cuda.DeviceArray``), a ``data_ptr()`` or a CUDA DLPack export (JAX...); host
 arrays (numpy, CPU tensors) are copied to the
-device and back around the launch (never do that inside a timing). Launch overhead is
+device and back around the launch (never do that inside a timing). A launch goes on the
+current stream of the library that owns its arrays (torch's, CuPy's; ``arrays.stream_reader``). Launch overhead is
 kept low: parameter kinds are computed once, the ``Function`` is loaded once, and a warm
 launch (``CudaLauncher.warm_plan``) fills a reusable parameter buffer straight from the
 arguments: one cheap read per array (``data_ptr()``, ``.ptr``) and one ``cuLaunchKernel``.
@@ -25,7 +26,7 @@ from tilelab.compiler.interpreter.errors import KernelRuntimeError
 from tilelab.compiler.options import DEFAULT_ARCH
 
 from . import cuda_driver
-from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor
+from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor, launch_stream, stream_reader
 from .grid import launch_dims
 from .targets import Artifact
 from .tensormaps import encode, encode_tiled
@@ -133,7 +134,7 @@ class CudaLauncher:
         dims = launch_dims(grid, KernelRuntimeError)
         fn = self.function or self._load()
         if all(dims):
-            fn.launch(dims, values)
+            fn.launch(dims, values, launch_stream(args))
             CudaLauncher.launches += 1
         for host, dev in copies:
             cuda_driver.synchronize()
@@ -184,7 +185,8 @@ class CudaLauncher:
         reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, i) for j, i in enumerate(positions)]
         if None in reads:
             return None
-        return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types, self.tensormaps)
+        stream = next((r for r in map(stream_reader, values) if r is not None), None)
+        return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types, self.tensormaps, stream)
 
 
 #: The warm launch of one kernel: fill the parameter boxes from the call's arguments, launch, count.
@@ -195,7 +197,7 @@ def warm_launch(dims, given):
     acquire()
     try:
 {fills}
-        result = cu_launch(handle, dims[0], dims[1], dims[2], block, 1, 1, shared, 0, params, 0)
+        result = cu_launch(handle, dims[0], dims[1], dims[2], block, 1, 1, shared, {stream}, params, 0)
     finally:
         release()
     if result[0] != success:
@@ -204,7 +206,7 @@ def warm_launch(dims, given):
 """
 
 
-def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps: list = ()):
+def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps: list = (), stream=None):
     """``warm(dims, given)``: fills ``function``'s parameter boxes with the expressions ``reads``
     (one per parameter, over ``given``) and launches on ``dims``, with no per-call allocation::
 
@@ -212,7 +214,8 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps:
         warm((4, 1, 1), (tensor, 1000))
 
     The boxes after those of ``reads`` get the ``tensormaps`` recipes' maps, read from the
-    filled boxes (a cache lookup once the arrays have been seen).
+    filled boxes (a cache lookup once the arrays have been seen). ``stream`` (``arrays.stream_reader``
+    of the arguments) gives the stream of each launch; without it, launches go on stream 0.
     """
     buffer = cuda_driver.ParamBuffer(function.ctypes)
     lines = [f"        box{i}.value = {read}" for i, read in enumerate(reads)]
@@ -235,8 +238,10 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps:
         scalar=scalar_value,
         types=scalar_types,
         tensormap=encode_tiled,
+        stream=stream,
     )
-    exec(_WARM_LAUNCH.format(fills=fills or "        pass"), namespace)
+    source = _WARM_LAUNCH.format(fills=fills or "        pass", stream="0" if stream is None else "stream()")
+    exec(source, namespace)
     return namespace["warm_launch"]
 
 
