@@ -111,10 +111,9 @@ amdhsa.kernels:
 
 
 @pytest.mark.parametrize("case", [SOFTMAX, TRANSPOSE])
-def test_the_amd_pipelines_final_ir_computes_the_reference(case):
+def test_the_amd_pipelines_final_ir_computes_the_reference(case, rng):
     """The passes with 64-lane layouts (conversions through the LDS included) keep the kernel's meaning."""
     ck = compile_for(case)
-    rng = np.random.default_rng()
     if case is SOFTMAX:
         x = rng.standard_normal((3, 1000)).astype(np.float32)
         out = np.full_like(x, np.nan)
@@ -139,8 +138,8 @@ def test_unknown_amd_architecture_is_refused():
         compile_for(ADD, target="amd:gfx1100")
 
 
-def test_launch_is_refused_as_inspection_only():
-    x = np.random.default_rng().standard_normal(64).astype(np.float32)
+def test_launch_is_refused_as_inspection_only(rng):
+    x = rng.standard_normal(64).astype(np.float32)
     out = np.full_like(x, np.nan)
     with pytest.raises(tilelab.LaunchError, match=r"target amd:gfx942 is for inspection only \(tilelab has no AMD"):
         ADD[0][(1,)](x, x, out, 64, BLOCK=64, target="amd:gfx942")

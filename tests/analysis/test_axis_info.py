@@ -1,6 +1,5 @@
 """Axis info on kernels built with the IR builder, checked by hand and on random concrete values."""
 
-import numpy as np
 import pytest
 
 from tilelab.compiler import ir
@@ -29,8 +28,7 @@ def random_args(module, rng):
     return [int(rng.integers(1, 1 << 20)) * d for d in divs]
 
 
-def check_on_random_values(module, n=5):
-    rng = np.random.default_rng()
+def check_on_random_values(rng, module, n=5):
     info = analyze(module)
     checked = 0
     for _ in range(n):
@@ -43,13 +41,13 @@ def check_on_random_values(module, n=5):
     assert checked > 0
 
 
-def test_vector_add_offsets_are_contiguous_and_aligned():
+def test_vector_add_offsets_are_contiguous_and_aligned(rng):
     module, offs, ptr, mask = vector_add()
     info = analyze(module)
     assert (info[offs].contiguity, info[offs].divisibility) == ((1024,), (1024,))
     assert (info[ptr].contiguity, info[ptr].divisibility, info[ptr].constancy) == ((1024,), (16,), (1,))
     assert vector_width(info[ptr], 4) == 4 and vector_width(info[ptr], 4, mask=info[mask]) == 4
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
 def test_unaligned_pointer_loads_scalars():
@@ -58,24 +56,24 @@ def test_unaligned_pointer_loads_scalars():
     assert info[ptr].divisibility == (1,) and vector_width(info[ptr], 4) == 1
 
 
-def test_stride_two_is_not_contiguous():
+def test_stride_two_is_not_contiguous(rng):
     module, offs, ptr, _ = vector_add(stride=2)
     info = analyze(module)
     assert info[offs].contiguity == (1,) and info[ptr].contiguity == (1,)
     assert vector_width(info[ptr], 4) == 1
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
 @pytest.mark.parametrize("n_div,mask_runs,width", [(16, 16, 4), (1, 1, 1)])
-def test_masked_tail_limits_the_vector(n_div, mask_runs, width):
+def test_masked_tail_limits_the_vector(n_div, mask_runs, width, rng):
     module, _, ptr, mask = vector_add(n_div=n_div)
     info = analyze(module)
     assert info[mask].constancy == (mask_runs,)
     assert vector_width(info[ptr], 4, mask=info[mask]) == width
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
-def test_row_major_2d_tile():
+def test_row_major_2d_tile(rng):
     k = Kit("copy", divisibility={"x": 16, "stride": 16}, x="*fp16", stride="i32")
     rows = k.expand(k.bin("mul", k.arange(0, 32), k.arg["stride"]), 1)
     cols = k.expand(k.arange(0, 64), 0)
@@ -86,10 +84,10 @@ def test_row_major_2d_tile():
     assert info[offs].contiguity == (1, 64) and info[offs].divisibility == (1, 16)
     assert info[ptr].contiguity == (1, 64) and info[ptr].divisibility == (2, 16)
     assert vector_width(info[ptr], 2, dim=1) == 8
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
-def test_division_and_remainder_by_constants():
+def test_division_and_remainder_by_constants(rng):
     k = Kit("idx", divisibility={"n": 16}, n="i32")
     offs = k.bin("add", k.bin("mul", k.pid(), 1024), k.arange(0, 1024))
     quotient, rest = k.bin("div", offs, 16), k.bin("rem", offs, 64)
@@ -104,7 +102,7 @@ def test_division_and_remainder_by_constants():
     assert info[shifted].constancy == (8,)
     assert info[masked].contiguity == (32,)
     assert (info[scaled].contiguity, info[scaled].divisibility) == ((1,), (4,))
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
 def test_hints_override_the_facts():
@@ -119,7 +117,7 @@ def test_hints_override_the_facts():
     assert vector_width(info[ptr], 4) == 4
 
 
-def test_select_and_constants_fold():
+def test_select_and_constants_fold(rng):
     k = Kit("sel", n="i32")
     offs = k.arange(0, 256)
     half = k.cmp("lt", offs, 128)
@@ -130,7 +128,7 @@ def test_select_and_constants_fold():
     assert info[half].constancy == (128,)
     assert info[picked].contiguity == (128,) and info[picked].divisibility == (128,)
     assert info[three].constant == 3
-    check_on_random_values(module)
+    check_on_random_values(rng, module)
 
 
 def test_loop_carried_pointer_keeps_its_alignment():

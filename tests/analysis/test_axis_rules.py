@@ -5,7 +5,6 @@ by hand (``c`` contiguity, ``d`` divisibility, ``k`` constancy), and evaluates t
 (small divisors included, so that wrap-arounds happen inside a tile) to check the facts hold.
 """
 
-import numpy as np
 import pytest
 
 from tilelab.compiler import ir
@@ -212,8 +211,7 @@ def test_loop_carried_pointer_advanced_by_a_runtime_stride():
     assert vector_width(info[loop.body.args[1]], 2) == 8
 
 
-def test_random_programs_of_the_wrapped_tile():
+def test_random_programs_of_the_wrapped_tile(rng):
     module, _, _ = wrapped_rows(16, block=256)
-    rng = np.random.default_rng()
     sets = [[16 * int(rng.integers(1, 4096)), 16 * int(rng.integers(1, 64))] for _ in range(6)]
     check_values(module, sets, pids=tuple(int(p) for p in rng.integers(0, 500, 4)))

@@ -1,6 +1,5 @@
 """FLOP and byte counts from the IR and the grid."""
 
-import numpy as np
 import pytest
 
 from tilelab.compiler import ir
@@ -20,9 +19,9 @@ def vector_add_module(block):
     return k.done()
 
 
-def test_vector_add_is_one_flop_per_12_bytes():
-    block = int(np.random.default_rng().choice([128, 256, 1024]))
-    programs = int(np.random.default_rng().integers(1, 50))
+def test_vector_add_is_one_flop_per_12_bytes(rng):
+    block = int(rng.choice([128, 256, 1024]))
+    programs = int(rng.integers(1, 50))
     cost = count_flops_bytes(vector_add_module(block), grid=(programs,))
     n = block * programs
     assert (cost.flops, cost.load_bytes, cost.store_bytes) == (n, 8 * n, 4 * n)

@@ -16,8 +16,8 @@ def sectors_reference(addresses, owner_lists, elem_bytes):
 
 
 @pytest.mark.parametrize("spt,per_request", [(4, 16), (1, 4), (2, 8)])
-def test_unit_stride_f32(spt, per_request):
-    base = 4096 * int(np.random.default_rng().integers(1, 1000))
+def test_unit_stride_f32(spt, per_request, rng):
+    base = 4096 * int(rng.integers(1, 1000))
     addr = affine_addresses([1024], [1], 4, base=base)
     layout = blocked([1024], [spt], [32], [4], [0])
     model = access_model(ALIGNED_1D, layout, 4, addr)
@@ -53,8 +53,7 @@ def test_masked_lanes_touch_nothing():
     assert model.useful_bytes == 800
 
 
-def test_2d_column_access_matches_brute_force():
-    rng = np.random.default_rng()
+def test_2d_column_access_matches_brute_force(rng):
     rows = int(rng.choice([64, 96, 130]))  # a row pitch in elements
     addr = affine_addresses([32, 32], [rows, 1], 2, base=0)
     layout = blocked([32, 32], [1, 1], [32, 1], [4, 1], [0, 1])  # lanes walk down columns

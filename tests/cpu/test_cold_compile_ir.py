@@ -36,8 +36,7 @@ def test_vector_add_bounds_checks_use_i64_not_i128(monkeypatch):
     assert ", 0\n" not in text and "and i1 1" not in text
 
 
-def test_vector_add_with_i32_and_i64_offsets_matches_numpy_on_partial_blocks():
-    rng = np.random.default_rng()
+def test_vector_add_with_i32_and_i64_offsets_matches_numpy_on_partial_blocks(rng):
     for n in (1000, 1024, 77):
         x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         out, out64 = np.empty_like(x), np.empty_like(x)

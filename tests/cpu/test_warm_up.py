@@ -18,9 +18,8 @@ def test_the_library_is_found_without_importing_the_bindings_and_loads_once():
     assert llvm.__name__ == "llvmlite.binding"
 
 
-def test_kernels_compiled_while_warm_ups_run_beside_them_compute_the_same_values():
+def test_kernels_compiled_while_warm_ups_run_beside_them_compute_the_same_values(rng):
     """The warm-up shares LLVM with the main thread's compiles: one call at a time, its own context."""
-    rng = np.random.default_rng()
     errors = []
 
     def warm_up_repeatedly():

@@ -75,7 +75,7 @@ def test_conversions_do_not_change_the_product(elem, rng):
     np.testing.assert_allclose(outs[1], a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2, atol=1e-2)
 
 
-def test_an_operand_already_converted_is_converted_from_its_source():
+def test_an_operand_already_converted_is_converted_from_its_source(rng):
     """``convert(convert(k))``: one trip through shared memory, the skipped conversion dropped."""
     module = laid_out("f16")
     ops = module.kernel.body.ops
@@ -93,7 +93,6 @@ def test_an_operand_already_converted_is_converted_from_its_source():
     conversions = [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]
     b = dot.operands[1].defining_op
     assert b.src is loaded_b and detour not in conversions
-    rng = np.random.default_rng()
     a_np, b_np = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))
     c = np.zeros((32, 32), np.float32)
     run_kernel(module, (1,), [a_np, b_np, c])

@@ -62,14 +62,13 @@ def test_ptxas_reports_resources():
 @pytest.mark.gpu
 @pytest.mark.skipif(not cuda_driver.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("image", ["ptx", "cubin"])
-def test_launch_axpy(image):
+def test_launch_axpy(image, rng):
     import tilelab.cuda as tc
 
     arch = cuda_driver.device_info().arch
     ptx = _ptx(arch)
     blob = ptx.encode() if image == "ptx" else emit.ptx_to_cubin(ptx, arch, sass=False).cubin
     fn = cuda_driver.Module(blob).function("add", ["ptr", "ptr", "ptr", "i32", "f32"], num_warps=4)
-    rng = np.random.default_rng()
     n = 1000 + int(rng.integers(0, 100))
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     dx, dy, do = tc.to_device(x), tc.to_device(y), tc.empty(n, np.float32).fill_bytes(0xFF)  # NaN poison

@@ -278,7 +278,7 @@ def _loop_conversions(module) -> int:
     return sum(isinstance(op, ConvertLayoutOp) for op in loop.walk())
 
 
-def test_loop_carried_statistic_moves_to_the_layout_its_loop_computes():
+def test_loop_carried_statistic_moves_to_the_layout_its_loop_computes(rng):
     """Attention's ``l_i``: the conversion in the loop goes; one after the loop feeds the store."""
     text = _carried_kernel()
     module = parse_module(text)
@@ -289,7 +289,6 @@ def test_loop_carried_statistic_moves_to_the_layout_its_loop_computes():
     loop = next(op for op in module.walk() if isinstance(op, ForOp))
     assert str(loop.results[0].type.layout) == SLICE and str(loop.body.args[1].type.layout) == SLICE
     assert str(loop.init_args[0].type.layout) == SLICE  # the zeros made again in the new layout
-    rng = np.random.default_rng()
     assert_same_values(
         remove_layout_conversions,
         text,

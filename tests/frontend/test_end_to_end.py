@@ -12,8 +12,7 @@ interpreter = pytest.importorskip("tilelab.compiler.interpreter")
 P = PointerType
 
 
-def test_vector_add():
-    rng = np.random.default_rng()
+def test_vector_add(rng):
     x, y = rng.standard_normal((2, 1000)).astype(np.float32)
     out = np.full(1000, np.nan, np.float32)
     m = build_module(kernels.add, {"x_ptr": P(f32), "y_ptr": P(f32), "out_ptr": P(f32), "n": i32}, {"BLOCK": 128})
@@ -21,8 +20,7 @@ def test_vector_add():
     np.testing.assert_allclose(out, x + y, rtol=1e-6)
 
 
-def test_softmax_rows():
-    rng = np.random.default_rng()
+def test_softmax_rows(rng):
     a = rng.standard_normal((4, 100)).astype(np.float32)
     out = np.full_like(a, np.nan)
     sig = {"out_ptr": P(f32), "in_ptr": P(f32), "stride": i32, "n_cols": i32}
@@ -32,8 +30,7 @@ def test_softmax_rows():
     np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), atol=1e-6)
 
 
-def test_matmul_with_runtime_loop():
-    rng = np.random.default_rng()
+def test_matmul_with_runtime_loop(rng):
     M, N, K = 48, 40, 72
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)

@@ -28,8 +28,7 @@ def unsigned_literals(a_ptr, out_ptr, B: tl.constexpr):
     tl.store(out_ptr + 7 * B + r, (a > 2147483648).to(tl.uint32) + (7 < a).to(tl.uint32))
 
 
-def test_unsigned_tile_with_python_ints_matches_numpy():
-    rng = np.random.default_rng()
+def test_unsigned_tile_with_python_ints_matches_numpy(rng):
     a = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
     out = np.full((8, 64), 0xDEADBEEF, np.uint32)  # poisoned: every element must be written
     m = build_module(unsigned_literals, {"a_ptr": P(u32), "out_ptr": P(u32)}, {"B": 64})
@@ -56,8 +55,7 @@ def narrow_literals(a_ptr, out_ptr, B: tl.constexpr):
     tl.store(out_ptr + r, a + 200)
 
 
-def test_u8_tile_with_literal_stays_u8():
-    rng = np.random.default_rng()
+def test_u8_tile_with_literal_stays_u8(rng):
     a = rng.integers(0, 256, 32, dtype=np.uint8)
     out = np.full(32, 0xA5, np.uint8)  # poisoned
     m = build_module(narrow_literals, {"a_ptr": P(u8), "out_ptr": P(u8)}, {"B": 32})
@@ -77,8 +75,7 @@ def argmax_ties(x_ptr, left_ptr, any_ptr, B: tl.constexpr):
     tl.store(any_ptr, tl.argmin(x, 0, tie_break_left=False))
 
 
-def test_argmax_tie_break():
-    rng = np.random.default_rng()
+def test_argmax_tie_break(rng):
     x = rng.integers(0, 4, 64).astype(np.float32)  # many ties
     left, anywhere = np.full(1, -1, np.int32), np.full(1, -1, np.int32)
     m = build_module(argmax_ties, {"x_ptr": P(f32), "left_ptr": P(i32), "any_ptr": P(i32)}, {"B": 64})

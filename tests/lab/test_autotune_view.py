@@ -28,26 +28,26 @@ def _tuned(blocks, fake_ms):
     return tilelab.autotune(configs, key=["n"], do_bench=bench)(scale)
 
 
-def _launch(kernel, n=1000):
-    x = np.random.default_rng().standard_normal(n).astype(np.float32)
+def _launch(rng, kernel, n=1000):
+    x = rng.standard_normal(n).astype(np.float32)
     out = np.full(n, np.nan, np.float32)
     kernel[lambda meta: (tilelab.cdiv(n, meta["BLOCK"]),)](x, out, n, target="cpu")
     np.testing.assert_allclose(out, 2 * x)
 
 
-def test_plain_python_prints_one_progress_line(capsys, monkeypatch):
+def test_plain_python_prints_one_progress_line(capsys, monkeypatch, rng):
     monkeypatch.setattr(autotune, "PROGRESS", [])
     kernel = _tuned([64, 128, 256], [0.3, 0.1, 0.2])
-    _launch(kernel)
+    _launch(rng, kernel)
     err = capsys.readouterr().err
     assert "autotune scale: 2/3 BLOCK: 128" in err and "benchmark" in err
     assert err.rstrip().split("\r")[-1].startswith("autotune scale: best BLOCK: 128")
 
 
-def test_a_failing_config_is_skipped_with_its_reason(monkeypatch):
+def test_a_failing_config_is_skipped_with_its_reason(monkeypatch, rng):
     monkeypatch.setattr(autotune, "PROGRESS", [lambda *a: None])
     kernel = _tuned([64, 100, 128], [0.2, 0.1])  # BLOCK=100: tl.arange needs a power of two
-    _launch(kernel)
+    _launch(rng, kernel)
     (failed,) = kernel.failures
     assert failed.kwargs == {"BLOCK": 100} and "power of" in kernel.failures[failed]
     rows = summary_rows(kernel)
@@ -56,7 +56,7 @@ def test_a_failing_config_is_skipped_with_its_reason(monkeypatch):
     assert len(times_figure(kernel).axes[0].patches) == 2
 
 
-def test_notebook_listener_shows_a_bar_then_the_table_and_chart(monkeypatch):
+def test_notebook_listener_shows_a_bar_then_the_table_and_chart(monkeypatch, rng):
     import ipywidgets as w
 
     shown = []
@@ -64,7 +64,7 @@ def test_notebook_listener_shows_a_bar_then_the_table_and_chart(monkeypatch):
     listener = AutotuneProgress()
     monkeypatch.setattr(autotune, "PROGRESS", [listener])
     kernel = _tuned([64, 128], [0.2, 0.1])
-    _launch(kernel)
+    _launch(rng, kernel)
     (box,) = shown
     bar, label = box.children[0].children
     assert isinstance(bar, w.IntProgress) and bar.value == bar.max == 4 and "best: BLOCK: 128" in label.value

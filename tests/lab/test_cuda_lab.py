@@ -82,8 +82,7 @@ def test_sass_tab_links_lines_to_the_cell(ip):
 
 
 @pytest.mark.skipif(cuda_driver.is_available(), reason="a GPU is present")
-def test_run_without_gpu_says_so_and_still_shows_the_inspector(ip):
-    rng = np.random.default_rng()
+def test_run_without_gpu_says_so_and_still_shows_the_inspector(ip, rng):
     ip.user_ns.update(a=rng.random(100).astype(np.float32), b=rng.random(100).astype(np.float32))
     ip.user_ns["c"] = np.empty(100, np.float32)
     with pytest.raises(CellError, match="^--run: no GPU on this machine: vadd was compiled for inspection"):

@@ -64,8 +64,7 @@ def test_bad_options_are_one_line_messages(line, message):
     assert (message or "expected NAME=VALUE, got 'x'") in str(info.value)
 
 
-def test_signature_from_array_args():
-    rng = np.random.default_rng()
+def test_signature_from_array_args(rng):
     ns = {"a": rng.random(int(rng.integers(1, 100))).astype(np.float16), "n": int(rng.integers(0, 2**31)), "s": 0.5}
     ns["big"] = 2**40
     assert signature_from_args("a, n s,big", ns) == {"a": "*f16", "n": "i32", "s": "fp32", "big": "i64"}
@@ -91,8 +90,7 @@ def test_cell_defines_a_jit_kernel_and_shows_the_inspector(ip):
     assert "tl.store(out + offs" in ip.user_ns["add"].src  # the compiler can read the cell's source back
 
 
-def test_args_specialize_from_notebook_arrays(ip):
-    rng = np.random.default_rng()
+def test_args_specialize_from_notebook_arrays(ip, rng):
     ip.user_ns.update(xs=rng.random(10).astype(np.float64), m=7)
     ip.run_cell_magic("tile_kernel", "--args xs,m --const BLOCK=16", "def k(xs, m, BLOCK: tl.constexpr):\n    pass\n")
     assert ip.calls[0][1]["signature"] == {"xs": "*f64", "m": "i32"}
@@ -105,13 +103,12 @@ DESC_CELL = """def rows(src_desc, dst_desc, BM: tl.constexpr, BN: tl.constexpr):
 """
 
 
-def test_a_cell_compiles_and_launches_host_descriptors():
+def test_a_cell_compiles_and_launches_host_descriptors(rng):
     """``--args`` over notebook descriptors gives Triton's ``tensordesc`` types; the kernel then launches with them."""
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
     shell.run_line_magic("load_ext", "tilelab")
-    rng = np.random.default_rng()
     src, dst = rng.standard_normal((20, 16)).astype(np.float32), np.zeros((20, 16), np.float32)
     make = tilelab.TensorDescriptor.from_tensor
     shell.user_ns.update(src_desc=make(src, [8, 16]), dst_desc=make(dst, [8, 16]))
@@ -150,8 +147,7 @@ def test_launch_error_is_short(ip):
         ip.run_cell_magic("tile_kernel", SIG, CELL)
 
 
-def test_run_shows_outputs_and_time_above_the_full_width_inspector(ip):
-    rng = np.random.default_rng()
+def test_run_shows_outputs_and_time_above_the_full_width_inspector(ip, rng):
     ip.user_ns.update(np=np, a=rng.random(5).astype(np.float32), b=rng.random(5).astype(np.float32))
     ip.user_ns["c"] = np.empty(5, np.float32)
     ip.run_cell_magic("tile_kernel", f'{SIG} --run "np.add(a, b, out=c)"', CELL)
@@ -170,8 +166,8 @@ def test_tile_inspect_reopens_the_last_compile(ip):
         ip.run_line_magic("tile_inspect", "sub")
 
 
-def test_tile_bench_reports_median_ms(ip):
-    ip.user_ns.update(np=np, v=np.random.default_rng().random(1000))
+def test_tile_bench_reports_median_ms(ip, rng):
+    ip.user_ns.update(np=np, v=rng.random(1000))
     ip.run_line_magic("tile_bench", "np.sort(v)")
     text = ip.shown[-1]["text/plain"]
     assert text.startswith("np.sort(v): ") and text.endswith("ms (median)") and float(text.split()[1]) > 0

@@ -37,22 +37,20 @@ def reference_apply(layout, **idx):
     return np.array(out)
 
 
-def test_apply_matches_definition():
-    rng = np.random.default_rng()
+def test_apply_matches_definition(rng):
     L = random_bijection(rng, [16, 32])
     reg, lane, warp = rng.integers(0, 4, 50), rng.integers(0, 32, 50), rng.integers(0, 4, 50)
     got = L.apply(register=reg, lane=lane, warp=warp)
     assert np.array_equal(got, reference_apply(L, register=reg, lane=lane, warp=warp))
 
 
-def test_bijection_covers_every_element_once():
-    L = random_bijection(np.random.default_rng(), [32, 16])
+def test_bijection_covers_every_element_once(rng):
+    L = random_bijection(rng, [32, 16])
     flat = L.coords().reshape(-1, 2) @ np.array([16, 1])
     assert sorted(flat.tolist()) == list(range(512))
 
 
-def test_inverse_after_apply_is_identity():
-    rng = np.random.default_rng()
+def test_inverse_after_apply_is_identity(rng):
     L = random_bijection(rng, [8, 64])
     inv = L.invert()
     hw = {"register": rng.integers(0, 4, 100), "lane": rng.integers(0, 32, 100), "warp": rng.integers(0, 4, 100)}
@@ -69,16 +67,14 @@ def test_inverse_after_apply_is_identity():
     )
 
 
-def test_preimage_round_trip_and_owner():
-    rng = np.random.default_rng()
+def test_preimage_round_trip_and_owner(rng):
     L = random_bijection(rng, [16, 32])
     coords = np.stack([rng.integers(0, 16, 64), rng.integers(0, 32, 64)], axis=-1)
     warp, lane, reg = L.owner_of(coords)
     assert np.array_equal(L.apply(register=reg, lane=lane, warp=warp), coords)
 
 
-def test_compose_matches_function_composition():
-    rng = np.random.default_rng()
+def test_compose_matches_function_composition(rng):
     inner = random_bijection(rng, [4, 32], (("register", 3), ("lane", 4)))
     outer = random_bijection(rng, [128], (("dim0", 2), ("dim1", 5)))
     both = inner.compose(outer)
@@ -87,8 +83,7 @@ def test_compose_matches_function_composition():
     assert np.array_equal(both.apply(register=reg, lane=lane), outer.apply(dim0=mid[:, 0], dim1=mid[:, 1]))
 
 
-def test_invert_and_compose_finds_the_same_element():
-    rng = np.random.default_rng()
+def test_invert_and_compose_finds_the_same_element(rng):
     a, b = random_bijection(rng, [16, 32]), random_bijection(rng, [16, 32])
     c = a.invert_and_compose(b)
     hw = c.coords().reshape(-1, 3)
@@ -143,10 +138,9 @@ def _apply_bit_by_bit(layout, **indices):
     return out
 
 
-def test_apply_matches_the_bit_by_bit_definition():
+def test_apply_matches_the_bit_by_bit_definition(rng):
     from tilelab.compiler.layouts import blocked, dot_operand, mma_m16n8k16_accumulator, swizzled_shared
 
-    rng = np.random.default_rng()
     acc = mma_m16n8k16_accumulator([64, 64], [2, 2])
     layouts = [
         blocked([64, 64], [1, 4], [4, 8], [2, 2], [1, 0]),

@@ -153,8 +153,7 @@ def random_blocked(rng, shape):
     return blocked(shape, spt, tpw, wpc, order)
 
 
-def test_conversion_kind_agrees_with_enumeration_on_random_layouts():
-    rng = np.random.default_rng()
+def test_conversion_kind_agrees_with_enumeration_on_random_layouts(rng):
     seen = set()
     for _ in range(60):
         shape = [16, 32] if rng.random() < 0.7 else [256]
@@ -190,8 +189,7 @@ def wavefronts_by_hand(reg, offsets_of, elem_bytes, vec):
     return worst
 
 
-def test_bank_conflicts_agree_with_a_hand_count_on_random_swizzles():
-    rng = np.random.default_rng()
+def test_bank_conflicts_agree_with_a_hand_count_on_random_swizzles(rng):
     for _ in range(6):
         vec, per_phase, max_phase = (int(rng.choice(c)) for c in ([1, 2, 4, 8], [1, 2, 4], [1, 2, 4, 8]))
         spt_col = int(rng.choice([1, 2, 4, 8]))
@@ -215,10 +213,9 @@ def _reference_wavefronts(byte_addresses: np.ndarray, access_bytes: int) -> int:
     return total
 
 
-def test_all_wavefronts_match_the_instruction_by_instruction_count():
+def test_all_wavefronts_match_the_instruction_by_instruction_count(rng):
     from tilelab.compiler.layouts.queries import _all_wavefronts
 
-    rng = np.random.default_rng()
     for _ in range(100):
         warps, regs = int(rng.choice([1, 2, 4])), int(rng.choice([4, 8, 16, 32]))
         elem_bytes = int(rng.choice([1, 2, 4, 8]))
@@ -230,11 +227,10 @@ def test_all_wavefronts_match_the_instruction_by_instruction_count():
                 assert got[w, i] == _reference_wavefronts(addr[w, :, i * v : (i + 1) * v], v * elem_bytes)
 
 
-def test_every_warp_takes_warp_zeros_wavefronts():
+def test_every_warp_takes_warp_zeros_wavefronts(rng):
     """``bank_conflicts`` counts warp 0 only: another warp's offsets are warp 0's XOR one constant."""
     from tilelab.compiler.layouts.queries import _all_wavefronts
 
-    rng = np.random.default_rng()
     for _ in range(8):
         elem_bytes = int(rng.choice([1, 2, 4]))
         reg = blocked([64, 64], [1, int(rng.choice([1, 2, 4]))], [8, 4], [int(rng.choice([1, 2, 4])), 2], [1, 0])

@@ -34,7 +34,7 @@ def test_transpose_conversion_gets_a_swizzle_with_fewer_wavefronts():
     assert wavefronts(shared) < wavefronts(row_major_shared([32, 32]))
 
 
-def test_round_trip_keeps_the_values():
+def test_round_trip_keeps_the_values(rng):
     text = func(
         f"""
         %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, #slice<dim=1, parent={ROW}>>
@@ -50,7 +50,6 @@ def test_round_trip_keeps_the_values():
         """,
         "%x: !ptr<i32>",
     )
-    rng = np.random.default_rng()
     assert_same_values(convert_through_shared, text, lambda: [rng.integers(-99, 99, 64, dtype=np.int32)], grid=(1,))
     out, _ = run_pass(convert_through_shared, text)
     assert out.count("ttg.local_alloc") == 2 and "ttg.convert_layout" not in out
@@ -84,9 +83,8 @@ def _transpose(result_layout: str) -> str:
     )
 
 
-def test_trans_that_moves_data_becomes_a_free_trans_and_a_swizzled_round_trip():
+def test_trans_that_moves_data_becomes_a_free_trans_and_a_swizzled_round_trip(rng):
     text = _transpose(ROW64)  # the trans itself would gather across threads, through a row-major scratch
-    rng = np.random.default_rng()
     assert_same_values(
         convert_through_shared,
         text,
@@ -269,12 +267,11 @@ def _depth(op) -> int:
     return d
 
 
-def _random_args():
-    rng = np.random.default_rng()
+def _random_args(rng):
     return lambda: [rng.integers(-99, 99, 1024, dtype=np.int32), np.zeros(1024, np.int32), 4]
 
 
-def test_loop_invariant_conversion_is_stored_once_before_the_loop():
+def test_loop_invariant_conversion_is_stored_once_before_the_loop(rng):
     """Attention's ``q``: the tile is stored before the loop; only its ``local_load`` runs per iteration."""
     text = _loop_converting("").replace(
         "%lo = arith.constant", f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>\n  %lo = arith.constant"
@@ -286,23 +283,23 @@ def test_loop_invariant_conversion_is_stored_once_before_the_loop():
     (store_v,) = [op for op in stores if op.operands[1].defining_op.name == "tt.load"]
     readers = [op for op in module.walk() if isinstance(op, LocalLoadOp) and op.operands[0] is store_v.operands[0]]
     assert [_depth(op) for op in readers] == [1]
-    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+    assert_same_values(convert_through_shared, text, _random_args(rng), grid=(1,))
 
 
-def test_negative_conversion_of_a_value_made_in_the_loop_stays_in_the_loop():
+def test_negative_conversion_of_a_value_made_in_the_loop_stays_in_the_loop(rng):
     text = _loop_converting(f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>")
     out, _ = run_pass(convert_through_shared, text)
     assert sorted(_stores_by_depth(out)) == [0, 0, 1]
-    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+    assert_same_values(convert_through_shared, text, _random_args(rng), grid=(1,))
 
 
-def test_negative_conversion_inside_a_branch_is_not_hoisted():
+def test_negative_conversion_inside_a_branch_is_not_hoisted(rng):
     text = _loop_converting("", convert_inside_if=True).replace(
         "%lo = arith.constant", f"%v = tt.load %4 : tensor<32x32xi32, {ROW}>\n  %lo = arith.constant"
     )
     out, _ = run_pass(convert_through_shared, text)
     assert sorted(_stores_by_depth(out)) == [0, 0, 1]
-    assert_same_values(convert_through_shared, text, _random_args(), grid=(1,))
+    assert_same_values(convert_through_shared, text, _random_args(rng), grid=(1,))
 
 
 def test_dot_operand_buffer_follows_the_stored_tiles_order():

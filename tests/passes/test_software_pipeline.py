@@ -253,7 +253,7 @@ def test_verifier_rejects_copying_other_elements():
 
 
 @pytest.mark.parametrize("stages, n", [(2, 1024), (3, 1280), (4, 512), (3, 256)])
-def test_values_are_preserved_on_the_interpreter(stages, n):
+def test_values_are_preserved_on_the_interpreter(stages, n, rng):
     """A pipelined copy loop (rings, slots, masked prologue and tail) writes what the plain loop writes."""
     import numpy as np
 
@@ -265,7 +265,6 @@ def test_values_are_preserved_on_the_interpreter(stages, n):
     %yp = tt.addptr %yo, %oo : tensor<256x!ptr<f16>, {R}>
     tt.store %yp, %w : tensor<256x!ptr<f16>, {R}>
     """
-    rng = np.random.default_rng()
 
     def args():
         x = rng.standard_normal(n).astype(np.float16)

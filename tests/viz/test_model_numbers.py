@@ -11,7 +11,6 @@ import importlib.util
 import pathlib
 import sys
 
-import numpy as np
 import pytest
 
 from tilelab.compiler.analysis.memory_access import shared_round_trips, wavefronts
@@ -65,8 +64,7 @@ def test_transpose_whole_kernel_totals(ncu_check):
     assert (numbers["shared_st"], numbers["shared_ld"]) == (case.programs * 4 * 32, 0)
 
 
-def test_wavefronts_on_random_addresses():
-    rng = np.random.default_rng()
+def test_wavefronts_on_random_addresses(rng):
     words = rng.integers(0, 1 << 12, size=32)
     expected = max(len({w for w in words if w % 32 == b}) for b in range(32))
     assert wavefronts(words * 4, 4) == expected

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from tests.viz import kernels
@@ -17,8 +16,8 @@ def cache_dir(tmp_path, monkeypatch):
     roofline.clear_measurements()
 
 
-def test_vector_add_f32_is_one_flop_per_twelve_bytes():
-    programs = int(np.random.default_rng().integers(2, 64))
+def test_vector_add_f32_is_one_flop_per_twelve_bytes(rng):
+    programs = int(rng.integers(2, 64))
     point = roofline.count_point(kernels.compile_add(block=1024), grid=(programs,))
     assert point.cost.flops == 1024 * programs and point.cost.bytes == 12 * 1024 * programs
     assert point.intensity == pytest.approx(1 / 12)
@@ -38,10 +37,10 @@ def test_tiled_matmul_counts_2mnk_flops_and_tile_traffic():
     assert point.intensity == pytest.approx(flops / (loads + m * n * 4))
 
 
-def test_defaults_until_measured_then_stored_per_device(cache_dir):
+def test_defaults_until_measured_then_stored_per_device(cache_dir, rng):
     ceil = roofline.load_ceilings("cpu")
     assert not ceil.measured and ceil.device.startswith("cpu:")
-    bw, peak = np.random.default_rng().uniform(1, 100, 2)
+    bw, peak = rng.uniform(1, 100, 2)
     roofline.save_ceilings(roofline.Ceilings(ceil.device, bw, peak))
     roofline.save_ceilings(roofline.Ceilings("cuda:other", 1.0, 2.0, 3.0))
     again = roofline.load_ceilings("cpu")

@@ -61,12 +61,11 @@ def test_shared_memory_toggle_recomputes_without_swizzle():
     assert "1/1/1" in tab.table.value and "1/1/1" not in swizzled
 
 
-def test_coalescing_tab_retraces_the_chosen_program():
+def test_coalescing_tab_retraces_the_chosen_program(rng):
     from tilelab.viz.plugins.coalescing import CoalescingTab
     from tilelab.viz.plugins.launch import set_launch
 
     ck = kernels.compile_add(block=128, n_divisible=False)
-    rng = np.random.default_rng()
     n = 128 + int(rng.integers(1, 100))
     set_launch(ck, (2,), *(rng.standard_normal(256).astype(np.float32) for _ in range(3)), n)
     tab = CoalescingTab(ck)
