@@ -94,13 +94,15 @@ def _library(value):
     return None
 
 
+def launch_stream_reader(values):
+    """The ``stream_reader`` of the first of ``values`` that has one (the arrays' library decides), or ``None``."""
+    return next((r for r in map(stream_reader, values) if r is not None), None)
+
+
 def launch_stream(values) -> int:
-    """The stream of a launch over ``values``: that of its first array with one (``stream_reader``), else 0."""
-    for value in values:
-        reader = stream_reader(value)
-        if reader is not None:
-            return int(reader())
-    return 0
+    """The stream of a launch over ``values``: that of ``launch_stream_reader``, else the legacy default stream 0."""
+    reader = launch_stream_reader(values)
+    return 0 if reader is None else int(reader())
 
 
 def cuda_pointer(name: str, value) -> int | np.ndarray | None:

@@ -10,8 +10,8 @@ Launching takes arrays with ``__cuda_array_interface__`` (torch, CuPy, numba,
 ``tilelab.cuda.DeviceArray``), a ``data_ptr()`` or a CUDA DLPack export (JAX...); host
 arrays (numpy, CPU tensors) are copied to the
 device and back around the launch (never do that inside a timing). A launch goes on the
-current stream of the library that owns its arrays (torch's, CuPy's; ``arrays.stream_reader``). Launch overhead is
-kept low: parameter kinds are computed once, the ``Function`` is loaded once, and a warm
+current stream of the library that owns its arrays (torch's, CuPy's; ``arrays.stream_reader``).
+Launch overhead is kept low: parameter kinds are computed once, the ``Function`` is loaded once, and a warm
 launch (``CudaLauncher.warm_plan``) fills a reusable parameter buffer straight from the
 arguments: one cheap read per array (``data_ptr()``, ``.ptr``) and one ``cuLaunchKernel``.
 """
@@ -26,7 +26,7 @@ from tilelab.compiler.interpreter.errors import KernelRuntimeError
 from tilelab.compiler.options import DEFAULT_ARCH
 
 from . import cuda_driver
-from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor, launch_stream, stream_reader
+from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor, launch_stream, launch_stream_reader
 from .grid import launch_dims
 from .targets import Artifact
 from .tensormaps import encode, encode_tiled
@@ -185,7 +185,7 @@ class CudaLauncher:
         reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, i) for j, i in enumerate(positions)]
         if None in reads:
             return None
-        stream = next((r for r in map(stream_reader, values) if r is not None), None)
+        stream = launch_stream_reader(values)
         return warm_cuda_launch(self.function or self._load(), reads, self.scalar_types, self.tensormaps, stream)
 
 
@@ -214,7 +214,7 @@ def warm_cuda_launch(function, reads: list[str], scalar_types: list, tensormaps:
         warm((4, 1, 1), (tensor, 1000))
 
     The boxes after those of ``reads`` get the ``tensormaps`` recipes' maps, read from the
-    filled boxes (a cache lookup once the arrays have been seen). ``stream`` (``arrays.stream_reader``
+    filled boxes (a cache lookup once the arrays have been seen). ``stream`` (``arrays.launch_stream_reader``
     of the arguments) gives the stream of each launch; without it, launches go on stream 0.
     """
     buffer = cuda_driver.ParamBuffer(function.ctypes)
