@@ -82,6 +82,14 @@ class SharedMemory(Trait):
     """Touches the program's shared memory (the barrier and allocation passes look for these)."""
 
 
+class AsyncCopy(Trait):
+    """Writes shared memory through an asynchronous copy (``cp.async``, TMA), not a store from registers.
+
+    Its bytes land before a wait; the tensor cores then read them with no proxy fence between
+    (only stores from registers need ``fence.proxy.async``: ``hoist-fences``).
+    """
+
+
 class Loop(Trait):
     """Runs its body region repeatedly (``scf.for``, ``scf.while``)."""
 
@@ -101,5 +109,6 @@ __all__ = [
     "MemoryRead",
     "MemoryWrite",
     "SharedMemory",
+    "AsyncCopy",
     "Loop",
 ]

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
-from ..traits import MemoryRead, MemoryWrite, Pure, SameOperandsAndResultShape, SameOperandsAndResultType, SharedMemory
+from ..traits import (
+    AsyncCopy,
+    MemoryRead,
+    MemoryWrite,
+    Pure,
+    SameOperandsAndResultShape,
+    SameOperandsAndResultType,
+    SharedMemory,
+)
 from ..types import Type, i32
 from .shape import check_permuted
 
@@ -223,7 +231,7 @@ class AsyncCopyGlobalToLocalOp(Op):
     """
 
     name = "ttg.async_copy_global_to_local"
-    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory})
+    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory, AsyncCopy})
 
     def __init__(self, view: Value, ptrs: Value, mask: Value | None = None, loc: Loc = UNKNOWN_LOC):
         operands = [view, ptrs] + ([mask] if mask is not None else [])
@@ -371,9 +379,11 @@ class FenceAsyncSharedOp(Op):
     """Order this thread's earlier ordinary shared-memory writes before later *async-proxy* reads.
 
     ``wgmma`` (and TMA) read shared memory through the async proxy, which does not see
-    ``st.shared`` or ``cp.async`` writes until the writing thread runs this fence
+    stores from registers (``st.shared``, ``stmatrix``) until the writing thread runs this fence
     (``fence.proxy.async.shared::cta``); a barrier after it then lets every thread's
-    wgmma read every thread's bytes.
+    wgmma read every thread's bytes. Bytes that land through ``cp.async`` or TMA copies
+    (ops with the ``AsyncCopy`` trait) need none once waited for, as in Triton's and CUTLASS's
+    pipelined loops; ``hoist-fences`` moves a fence out of a loop that stores nothing from registers.
 
         ttng.fence_async_shared
     """

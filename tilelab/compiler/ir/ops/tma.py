@@ -22,7 +22,7 @@ Placed on sm_90 for host tensor descriptors: ``software-pipeline`` copies their 
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
-from ..traits import MemoryRead, MemoryWrite, Pure, SharedMemory
+from ..traits import AsyncCopy, MemoryRead, MemoryWrite, Pure, SharedMemory
 from ..types import i1, i32, i64
 
 #: what out-of-bounds elements of a box read as
@@ -79,7 +79,7 @@ class AsyncTMACopyOp(Op):
     """
 
     name = "ttng.async_tma_copy_global_to_local"
-    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory})
+    traits = frozenset({MemoryRead, MemoryWrite, SharedMemory, AsyncCopy})
 
     def __init__(self, view: Value, map: Value, bars: Value, slot: Value, pred: Value, coords, loc=UNKNOWN_LOC):
         super().__init__([view, map, bars, slot, pred, *coords], [], loc=loc)
