@@ -72,9 +72,7 @@ NAME = "hoist-fences"
 
 def stores_from_registers(op: Op) -> bool:
     """Whether ``op`` or an op in its regions writes shared memory other than by an asynchronous copy."""
-    return any(
-        o.has_trait(MemoryWrite) and o.has_trait(SharedMemory) and not o.has_trait(AsyncCopy) for o in op.walk()
-    )
+    return any(o.has_trait(MemoryWrite) and o.has_trait(SharedMemory) and not o.has_trait(AsyncCopy) for o in op.walk())
 
 
 def _hoist(fence: Op) -> bool:
