@@ -249,6 +249,16 @@ def _mm_args(a, b, c, m, n, k):
     return (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
 
 
+def _tf32(t, fn):
+    """``fn()`` with torch's f32 matmuls in tf32, the precision ``tl.dot`` of f32 tiles asks for (then restored)."""
+    flags = t.torch.backends.cuda.matmul
+    before, flags.allow_tf32 = flags.allow_tf32, True
+    try:
+        return fn()
+    finally:
+        flags.allow_tf32 = before
+
+
 def _mm_ref(t, a, b, c):
     return lambda: [(a.float() @ b.float()).to(c.dtype)]
 
@@ -259,8 +269,10 @@ def matmul(t, m=4096, n=4096, k=4096, dtype="f16", hints=False):
                for bm, bn, bk, w, s in MATMUL_CONFIGS]  # fmt: skip
     if dtype == "fp8e4":  # as Triton's tutorial for fp8: BK 128
         configs = [dict(c, BLOCK_SIZE_K=128, num_stages=min(c["num_stages"], 3)) for c in configs]
+    if dtype == "f32":  # tl.dot of f32 tiles is tf32 (its default input_precision): BK 32 is 128 bytes of K, as 64 f16
+        configs = [dict(c, BLOCK_SIZE_K=32) for c in configs]
     torch_fn = (lambda: t.torch._scaled_mm(a, b, t.one, t.one, out_dtype=t.torch.float32)) if dtype == "fp8e4" else (
-        lambda: a @ b)  # fmt: skip
+        (lambda: _tf32(t, lambda: a @ b)) if dtype == "f32" else (lambda: a @ b))  # fmt: skip
     return Setup(
         K.matmul_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
         lambda c_: (cdiv(m, c_["BLOCK_SIZE_M"]) * cdiv(n, c_["BLOCK_SIZE_N"]),), configs,
@@ -463,6 +475,7 @@ CASES = {
     "matmul 512x4096x4096 f16": lambda t: matmul(t, 512, 4096, 4096),
     "matmul 8192x12288x4096 f16": lambda t: matmul(t, 8192, 12288, 4096),
     "matmul 4096^3 bf16": lambda t: matmul(t, dtype="bf16"),
+    "matmul 4096^3 f32 (tf32)": lambda t: matmul(t, dtype="f32"),
     "matmul 4096^3 fp8e4 (f32 out)": lambda t: matmul(t, dtype="fp8e4"),
     "matmul block-ptr 4096^3 f16": matmul_block_ptr,
     "matmul persistent 4096^3 f16": matmul_persistent,

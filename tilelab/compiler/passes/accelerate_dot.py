@@ -99,7 +99,7 @@ from tilelab.compiler.layouts import (
 )
 from tilelab.compiler.layouts.distributed import wgmma_accumulator
 from tilelab.compiler.options import options_of
-from tilelab.compiler.passes.assign_layouts import FP8, collapse
+from tilelab.compiler.passes.assign_layouts import FP8, collapse, reads_tf32
 from tilelab.compiler.passes.convert_through_shared import permuted, stored_order
 
 NAME = "accelerate-dot"
@@ -138,10 +138,11 @@ WGMMA_ARCHS = ("sm_90a",)
 
 
 def operands_fit(op: DotOp) -> bool:
-    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit or 8-bit float type."""
+    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit or 8-bit float type, or f32 in tf32."""
     a, b = op.operands[0].type, op.operands[1].type
     types = ("f16", "bf16", *FP8)
-    return a.element == b.element and a.element.name in types and len(op.operands[2].type.shape) == 2
+    fits = a.element.name in types or reads_tf32(op)
+    return a.element == b.element and fits and len(op.operands[2].type.shape) == 2
 
 
 def wgmma_layout(op: DotOp, arch: str | None) -> LinearLayout | None:
@@ -182,7 +183,7 @@ def operand_shared(t, instr_n: int | None = None) -> LinearLayout:
     """
     elem_bytes = t.element.itemsize
     k_major = t.layout is not None and stored_order(t.layout) == (0, 1)
-    if instr_n is not None and (k_major or t.element.name in FP8):  # 8-bit B: wgmma reads it K-major only
+    if instr_n is not None and (k_major or elem_bytes != 2):  # 8- and 32-bit B: wgmma reads it K-major only
         return nvmma_shared(t.shape, elem_bytes, min(128, t.shape[0] * elem_bytes), [0, 1])
     width = t.shape[1] if instr_n is None else min(t.shape[1], instr_n)
     return nvmma_shared(t.shape, elem_bytes, min(128, width * elem_bytes), [1, 0])

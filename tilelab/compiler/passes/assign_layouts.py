@@ -157,23 +157,30 @@ def chained_dots(module: Module) -> set[DotOp]:
     return found
 
 
-#: 8-bit float operands: only Hopper's wgmma multiplies them (``fp8`` below)
+#: 8-bit float operands: only Hopper's wgmma multiplies them (``wgmma`` below)
 FP8 = ("fp8e4nv", "fp8e5")
 
 
-def mma_layout(op: DotOp, num_warps: int, chained: bool = False, fp8: bool = False) -> LinearLayout | None:
+def reads_tf32(op: DotOp) -> bool:
+    """Whether ``op`` multiplies f32 tiles in tf32 (``input_precision="tf32"``, ``tl.dot``'s default for f32)."""
+    a = op.operands[0].type
+    return a.element.name == "f32" and op.attrs.get("input_precision") == "tf32"
+
+
+def mma_layout(op: DotOp, num_warps: int, chained: bool = False, wgmma: bool = False) -> LinearLayout | None:
     """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
 
     Warps split the tile so each warp's own part stays close to square (``warp_split``):
     a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
-    With ``fp8`` (the target has wgmma) an fp8 dot whose shape wgmma takes (M a multiple of 64,
-    K of 32, whole warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma.
+    With ``wgmma`` (the target has it) an fp8 dot, or an f32 dot in tf32, whose shape wgmma
+    takes (M a multiple of 64, K of one instruction's 32 bytes, whole warpgroups) gets it too:
+    ``accelerate-dot`` turns it into a wgmma (mma.sync is not used for these types).
     """
     a, b, c = (v.type for v in op.operands)
     if len(c.shape) != 2 or c.element.name != "f32" or a.element != b.element:
         return None
-    if a.element.name in FP8:
-        if not fp8 or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % 32:
+    if a.element.name in FP8 or reads_tf32(op):
+        if not wgmma or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % (32 // a.element.itemsize):
             return None
     elif a.element.name not in ("f16", "bf16"):
         return None
@@ -201,10 +208,10 @@ def collapse(layout: LinearLayout, dims) -> LinearLayout:
 
 
 class _Assigner:
-    def __init__(self, num_warps: int, vectors: dict, chained: set, fp8: bool = False, warp_size: int = 32):
+    def __init__(self, num_warps: int, vectors: dict, chained: set, wgmma: bool = False, warp_size: int = 32):
         self.num_warps = num_warps
         self.warp_size = warp_size
-        self.fp8 = fp8
+        self.wgmma = wgmma
         self.chained = chained
         self.vectors = vectors
         self.want: dict[Value, LinearLayout] = {}
@@ -222,7 +229,7 @@ class _Assigner:
         """The mma accumulator layout of ``op`` (NVIDIA's 32-lane ``mma.sync`` only; None for other warp sizes)."""
         if self.warp_size != 32:
             return None
-        return mma_layout(op, self.num_warps, op in self.chained, self.fp8)
+        return mma_layout(op, self.num_warps, op in self.chained, self.wgmma)
 
     def wanted(self, v: Value) -> LinearLayout:
         shape = tuple(v.type.shape)
@@ -414,8 +421,8 @@ def access_vectors(module: Module) -> dict[tuple, int]:
 def run(module: Module) -> bool:
     """Attach a layout to every tensor type of the kernel (see the module docstring)."""
     options = options_of(module)
-    fp8 = options.arch == "sm_90a" and options.wgmma
-    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), fp8, options.warp_size)
+    wgmma = options.arch == "sm_90a" and options.wgmma
+    assigner = _Assigner(options.num_warps, access_vectors(module), chained_dots(module), wgmma, options.warp_size)
     for func in module.funcs:
         for arg in func.args:
             assigner.fresh(arg)

@@ -271,7 +271,14 @@ def _descriptor(lw, start: ir.Value, fields: Descriptor) -> ir.Value:
 
 
 #: PTX names of the operand types, and the K of one instruction (32 bytes of each row)
-WGMMA_TYPES = {"f16": ("f16", 16), "bf16": ("bf16", 16), "fp8e4nv": ("e4m3", 32), "fp8e5": ("e5m2", 32)}
+#: operand type -> (its PTX name, one instruction's K): 32 bytes of K per instruction; f32 tiles are read as tf32
+WGMMA_TYPES = {
+    "f16": ("f16", 16),
+    "bf16": ("bf16", 16),
+    "fp8e4nv": ("e4m3", 32),
+    "fp8e5": ("e5m2", 32),
+    "f32": ("tf32", 8),
+}
 
 
 def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int, use_acc: bool = True) -> list:
@@ -281,8 +288,8 @@ def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int, use_a
     the accumulator registers are not read, so a zero accumulator needs none of its zeros written.
 
     ``a`` is A's descriptor (an i64), or its four packed registers (a list: ``{a0, a1, a2, a3}``,
-    which has no A transpose operand). 8-bit types have no transpose operands (both operands
-    are K-major).
+    which has no A transpose operand). 8- and 32-bit types (tf32) have no transpose operands
+    (both operands are K-major).
     """
     n_out = len(acc_regs)
     outs = ", ".join(f"${i}" for i in range(n_out))
@@ -439,8 +446,8 @@ def lower_warp_group_dot(lw, op):
     trans_b = 0 if b_op.k_major else 1
     regs, read = _zero_start(lw, op, list(acc.regs))
     out = _fence(lw, regs)
-    if a_type.element.itemsize == 1 and not b_op.k_major:
-        raise LoweringBug("an 8-bit wgmma operand B must be stored K-major")
+    if a_type.element.itemsize != 2 and not b_op.k_major:
+        raise LoweringBug("an 8- or 32-bit wgmma operand B must be stored K-major")
     for ins in plan(acc.layout, a_op, b_op, WGMMA_TYPES[a_type.element.name][1]):
         desc_a = _descriptor(lw, b.add(start_a, const_i32(ins.a_offset >> 4)), fields_a)
         desc_b = _descriptor(lw, b.add(start_b, const_i32(ins.b_offset >> 4)), fields_b)

@@ -1,0 +1,137 @@
+"""f32 dots in tf32 on Hopper's tensor cores (``wgmma ... .tf32.tf32``), as ``tl.dot`` of f32 tiles asks by default.
+
+Before, an f32 ``tl.dot`` ran on the FMA fallback: a few percent of the tensor cores' rate. The
+kernel is written as Triton users write it: runtime strides, a masked K tail, pointers advanced
+with ``+=``, f32 tensors straight from torch.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tilelab
+import tilelab.language as tl
+from tilelab.compiler.backends.cuda import find_tool
+from tilelab.compiler.interpreter import run_kernel
+from tilelab.compiler.ir.ops import DotOp, WarpGroupDotOp
+
+needs_ptxas = pytest.mark.skipif(find_tool("ptxas") is None, reason="ptxas not found")
+
+
+@tilelab.jit
+def f32_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr,
+):  # fmt: skip
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        acc += tl.dot(a, b, input_precision=PRECISION)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+SIG.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")})
+#: row-major tensors, as a launch over contiguous torch tensors specializes them (unit strides are constants)
+UNIT = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+
+
+@pytest.fixture(autouse=True)
+def wgmma_on(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")
+    monkeypatch.setenv("TILELAB_CACHE_DIR", str(tmp_path))
+
+
+def compile_f32(bm, bn, bk, num_warps, num_stages, precision="tf32", arch="sm_90a"):
+    consts = {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, **UNIT}
+    div = {name: 16 for name in SIG}
+    return tilelab.compile(
+        f32_matmul_kernel, SIG, consts, target=f"cuda:{arch}", num_warps=num_warps, num_stages=num_stages,
+        divisibility=div, cache=False,
+    )  # fmt: skip
+
+
+def dots(ck):
+    return [op for op in ck.module.walk() if isinstance(op, (DotOp, WarpGroupDotOp))]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("bm, bn, bk, num_warps", [(64, 64, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8)])
+def test_an_f32_dot_is_a_tf32_wgmma_with_b_stored_k_major(bm, bn, bk, num_warps):
+    """wgmma has no transpose for 32-bit types: B (N-contiguous in memory) goes to a K-major buffer."""
+    ck = compile_f32(bm, bn, bk, num_warps, num_stages=3)
+    (dot,) = dots(ck)
+    assert isinstance(dot, WarpGroupDotOp)
+    b = dot.operands[1].type.layout.params
+    assert b["kind"] == "nvmma_shared" and b["order"] == (0, 1) and "elemBytes=4" in str(dot.operands[1].type)
+    ptx = ck.asm["ptx"]
+    kinds = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k(\d+)\.f32\.(\w+)\.(\w+)", ptx))
+    assert kinds == {("8", "tf32", "tf32")}
+    assert "cp.async" in ptx and ck.metadata["spills"] == 0
+
+
+@pytest.mark.parametrize("precision, arch", [("ieee", "sm_90a"), ("tf32x3", "sm_90a"), ("tf32", "sm_80")])
+def test_negative_exact_f32_products_and_other_architectures_keep_the_fma_dot(precision, arch):
+    """``ieee`` and ``tf32x3`` ask for f32 products; before Hopper no tf32 tensor-core path is taken."""
+    ck = compile_f32(64, 64, 32, 4, num_stages=1, precision=precision, arch=arch)
+    assert [type(op) for op in dots(ck)] == [DotOp]
+    assert "wgmma" not in ck.asm["ptx"]
+
+
+@pytest.mark.parametrize("num_stages", [1, 3])
+@pytest.mark.parametrize("m, n, k", [(128, 128, 96), (100, 72, 40)])
+def test_the_pipelined_ir_computes_the_product(rng, num_stages, m, n, k):
+    """The final sm_90a IR (rings, cp.async, the tf32 wgmma) on the interpreter, ragged shapes included."""
+    ck = compile_f32(64, 64, 32, 4, num_stages)
+    assert any(isinstance(op, WarpGroupDotOp) for op in ck.module.walk())
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    assert within_tf32(c, a, b)
+
+
+def within_tf32(got, a, b) -> bool:
+    """Whether ``got`` is ``a @ b`` up to tf32 inputs: 10 mantissa bits kept of each (2^-9 a product at most)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    bound = 2.0**-9 * (np.abs(a) @ np.abs(b)) + 1e-4
+    return bool((np.abs(np.asarray(got, np.float64) - a @ b) <= bound).all())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "m, n, k, bm, bn, bk, num_warps",
+    [
+        (256, 256, 256, 128, 128, 32, 8),  # two warpgroups stacked along M
+        (200, 136, 100, 64, 64, 32, 4),  # ragged: masked rows, columns and K tail
+        (256, 512, 128, 128, 256, 32, 8),  # n256 instructions
+        (192, 256, 64, 64, 128, 16, 8),  # two warpgroups side by side; 64-byte K rows
+    ],
+)
+@pytest.mark.parametrize("num_stages", [1, 3])
+def test_tf32_matmul_values_on_the_gpu(rng, m, n, k, bm, bn, bk, num_warps, num_stages):
+    torch = pytest.importorskip("torch")
+    ck = compile_f32(bm, bn, bk, num_warps, num_stages)
+    a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float32)).cuda()
+    b = torch.from_numpy(rng.standard_normal((k, n)).astype(np.float32)).cuda()
+    c = torch.full((m, n), float("nan"), device="cuda")
+    ck[(-(-m // bm), -(-n // bn))](a, b, c, m, n, k, k, n, n)
+    got, a, b = c.cpu().numpy(), a.cpu().numpy(), b.cpu().numpy()
+    assert within_tf32(got, a, b)
+    err = np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max()
+    assert err > 1e-5 * np.sqrt(k)  # tf32, not exact f32 products: the tensor cores did the work
