@@ -280,6 +280,21 @@ def matmul(t, m=4096, n=4096, k=4096, dtype="f16", hints=False):
     )  # fmt: skip
 
 
+def matmul_int8(t, m=4096, n=4096, k=4096, b_k_major=True):
+    """int8 x int8 -> int32, exact; B K-major (``x @ w.T`` of a row-major ``w``) or row-major (N-contiguous)."""
+    a = t.int8(m, k)
+    b = t.transpose(t.int8(n, k)) if b_k_major else t.int8(k, n)
+    c = t.empty(m, n, dtype="i32")
+    configs = [cfg(w, s, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=128, GROUP_SIZE_M=8)
+               for bm, bn, _, w, s in MATMUL_CONFIGS]  # fmt: skip
+    return Setup(
+        K.matmul_int8_kernel, lambda c_: _mm_args(a, b, c, m, n, k),
+        lambda c_: (cdiv(m, c_["BLOCK_SIZE_M"]) * cdiv(n, c_["BLOCK_SIZE_N"]),), configs,
+        [c], lambda: [(a.double() @ b.double()).to(t.torch.int32)], lambda: t.torch._int_mm(a, b),
+        flops=2 * m * n * k, tol=0,
+    )  # fmt: skip
+
+
 def matmul_block_ptr(t, m=4096, n=4096, k=4096):
     a, b, c = _mm_inputs(t, m, n, k, "f16")
     configs = [cfg(w, s, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk) for bm, bn, bk, w, s in MATMUL_CONFIGS]
@@ -476,6 +491,8 @@ CASES = {
     "matmul 8192x12288x4096 f16": lambda t: matmul(t, 8192, 12288, 4096),
     "matmul 4096^3 bf16": lambda t: matmul(t, dtype="bf16"),
     "matmul 4096^3 f32 (tf32)": lambda t: matmul(t, dtype="f32"),
+    "matmul 4096^3 int8 (i32 out)": matmul_int8,
+    "matmul 4096^3 int8 (i32 out), B row-major": lambda t: matmul_int8(t, b_k_major=False),
     "matmul 4096^3 fp8e4 (f32 out)": lambda t: matmul(t, dtype="fp8e4"),
     "matmul block-ptr 4096^3 f16": matmul_block_ptr,
     "matmul persistent 4096^3 f16": matmul_persistent,

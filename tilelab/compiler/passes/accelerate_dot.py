@@ -138,9 +138,9 @@ WGMMA_ARCHS = ("sm_90a",)
 
 
 def operands_fit(op: DotOp) -> bool:
-    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16-bit or 8-bit float type, or f32 in tf32."""
+    """Whether wgmma can read ``op``'s operands: 2-d tiles of one 16- or 8-bit type, or f32 in tf32."""
     a, b = op.operands[0].type, op.operands[1].type
-    types = ("f16", "bf16", *FP8)
+    types = ("f16", "bf16", "i8", *FP8)
     fits = a.element.name in types or reads_tf32(op)
     return a.element == b.element and fits and len(op.operands[2].type.shape) == 2
 

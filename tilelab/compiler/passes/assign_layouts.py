@@ -172,14 +172,16 @@ def mma_layout(op: DotOp, num_warps: int, chained: bool = False, wgmma: bool = F
 
     Warps split the tile so each warp's own part stays close to square (``warp_split``):
     a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
-    With ``wgmma`` (the target has it) an fp8 dot, or an f32 dot in tf32, whose shape wgmma
-    takes (M a multiple of 64, K of one instruction's 32 bytes, whole warpgroups) gets it too:
-    ``accelerate-dot`` turns it into a wgmma (mma.sync is not used for these types).
+    With ``wgmma`` (the target has it) an fp8 dot, an f32 dot in tf32 or an int8 dot into i32,
+    whose shape wgmma takes (M a multiple of 64, K of one instruction's 32 bytes, whole
+    warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma (mma.sync is not used for
+    these types).
     """
     a, b, c = (v.type for v in op.operands)
-    if len(c.shape) != 2 or c.element.name != "f32" or a.element != b.element:
+    integer = a.element.name == "i8" and c.element.name == "i32"
+    if len(c.shape) != 2 or (c.element.name != "f32" and not integer) or a.element != b.element:
         return None
-    if a.element.name in FP8 or reads_tf32(op):
+    if a.element.name in FP8 or reads_tf32(op) or integer:
         if not wgmma or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % (32 // a.element.itemsize):
             return None
     elif a.element.name not in ("f16", "bf16"):

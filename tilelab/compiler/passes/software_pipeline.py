@@ -138,6 +138,7 @@ from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 from tilelab.compiler.passes.assign_layouts import tile_layout
 from tilelab.compiler.passes.coalesce import wanted_order
+from tilelab.compiler.passes.convert_through_shared import stored_order
 from tilelab.compiler.passes.rematerialize import Chain, drop_unused
 from tilelab.compiler.passes.tma_copies import TMA_ARCHS, TmaPlan, plan, tensor_map
 
@@ -246,6 +247,8 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
         return None
     if alloc.stage_bytes % 16 or (load.mask is not None and load.mask.type != load.ptr.type.with_element(i1)):
         return None
+    if against_the_grain(load, alloc):
+        return None
     order = {op: i for i, op in enumerate(loop.body.ops)}
     for user in shared_users(alloc.result):
         if user is store:
@@ -255,6 +258,20 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
     roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
     slice_ = _address_slice(loop, roots)
     return None if slice_ is None else Candidate(load, store, alloc, slice_)
+
+
+def against_the_grain(load: LoadOp, alloc: LocalAllocOp) -> bool:
+    """Whether copying ``load``'s tile into ``alloc`` moves one element at a time, and elements under 4 bytes.
+
+    An 8-bit B contiguous along N (``x @ w`` of int8 or fp8 tensors), stored K-major because wgmma
+    reads 8-bit B no other way: each element lands in another row of the buffer than its neighbour in
+    memory, and ``cp.async`` copies 4, 8 or 16 bytes, so the copy would be one synchronous load and
+    store per byte. Left in the loop, the tile is loaded 16 bytes a thread along its pointers and
+    stored transposed (as Triton does); 4-byte elements (tf32) still go by ``cp.async``, one each.
+    """
+    order = alloc.result.type.layout.params.get("order")
+    t = load.result.type
+    return order is not None and t.element.itemsize < 4 and stored_order(t.layout)[0] != order[0]
 
 
 def _top(op: Op, block: Block) -> Op | None:

@@ -278,6 +278,7 @@ WGMMA_TYPES = {
     "fp8e4nv": ("e4m3", 32),
     "fp8e5": ("e5m2", 32),
     "f32": ("tf32", 8),
+    "i8": ("s8", 32),  # into s32: exact, and no imm-scale operands
 }
 
 
@@ -298,16 +299,18 @@ def _wgmma(lw, kind: str, instr_n: int, acc_regs, a, desc_b, trans_b: int, use_a
     db, scale = first + len(a_regs), first + len(a_regs) + 1
     a_text = "{" + ", ".join(f"${first + i}" for i in range(len(a_regs))) + "}" if len(a_regs) > 1 else f"${first}"
     name, k = WGMMA_TYPES[kind]
+    integer = name == "s8"
     transposes = (f", {trans_b}" if len(a_regs) > 1 else f", 0, {trans_b}") if k == 16 else ""
+    scales = "" if integer else ", 1, 1"  # the integer form has no imm-scale-a / imm-scale-b
     text = (
         f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
-        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{k}.f32.{name}.{name} {{{outs}}}, {a_text}, ${db}, "
-        f"p, 1, 1{transposes}; }}"
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{k}.{'s32' if integer else 'f32'}.{name}.{name} "
+        f"{{{outs}}}, {a_text}, ${db}, p{scales}{transposes}; }}"
     )
     a_cons = ["r"] * len(a_regs) if len(a_regs) > 1 else ["l"]
-    cons = ",".join(["=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "n"])
+    cons = ",".join(["=r" if integer else "=f"] * n_out + [str(i) for i in range(n_out)] + a_cons + ["l", "n"])
     args = [*acc_regs, *a_regs, desc_b, const_i32(int(use_acc))]
-    ftype = ir.FunctionType(lw.struct([F32] * n_out), [a.type for a in args])
+    ftype = ir.FunctionType(lw.struct([I32 if integer else F32] * n_out), [a.type for a in args])
     res = lw.b.call(ir.InlineAsm(ftype, text, cons, True), args)
     return [lw.b.extract_value(res, i) for i in range(n_out)]
 

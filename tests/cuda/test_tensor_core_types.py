@@ -1,8 +1,8 @@
-"""f32 dots in tf32 on Hopper's tensor cores (``wgmma ... .tf32.tf32``), as ``tl.dot`` of f32 tiles asks by default.
+"""f32 dots in tf32 and int8 dots into int32 on Hopper's tensor cores (``wgmma ... .tf32`` / ``.s32.s8.s8``).
 
-Before, an f32 ``tl.dot`` ran on the FMA fallback: a few percent of the tensor cores' rate. The
-kernel is written as Triton users write it: runtime strides, a masked K tail, pointers advanced
-with ``+=``, f32 tensors straight from torch.
+Before, these ``tl.dot``s ran on the FMA fallback: a few percent of the tensor cores' rate (tf32 is
+what ``tl.dot`` of f32 tiles asks for by default). The kernels are written as Triton users write them:
+runtime strides, a masked K tail, pointers advanced with ``+=``, tensors straight from torch.
 """
 
 from __future__ import annotations
@@ -135,3 +135,98 @@ def test_tf32_matmul_values_on_the_gpu(rng, m, n, k, bm, bn, bk, num_warps, num_
     assert within_tf32(got, a, b)
     err = np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max()
     assert err > 1e-5 * np.sqrt(k)  # tf32, not exact f32 products: the tensor cores did the work
+
+
+# --------------------------------------------------------------------------- int8 -> int32
+
+
+@tilelab.jit
+def int8_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+):  # fmt: skip
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+I8 = {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32"}
+I8.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_bn", "stride_cm")})
+
+
+def compile_i8(bm, bn, bk, num_warps, num_stages, b_k_major):
+    """B K-major (``stride_bk`` 1: ``x @ w.T`` of a row-major ``w``) or row-major (``stride_bn`` 1)."""
+    unit = {"stride_ak": 1, "stride_cn": 1, ("stride_bk" if b_k_major else "stride_bn"): 1}
+    sig = {k: v for k, v in I8.items() if k not in unit}
+    return tilelab.compile(
+        int8_matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk, **unit}, target="cuda:sm_90a",
+        num_warps=num_warps, num_stages=num_stages, divisibility={name: 16 for name in sig}, cache=False,
+    )  # fmt: skip
+
+
+def i8_args(a, b, c, b_k_major):
+    """The launch's runtime arguments: B given as ``(K, N)`` either way (transposed storage when K-major)."""
+    (m, k), n = a.shape, b.shape[1]
+    strides = [k, k, n] if b_k_major else [k, n, n]  # stride_am, then stride_bn or stride_bk, stride_cm
+    return [m, n, k, *strides]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("b_k_major", [True, False])
+def test_an_int8_dot_is_an_s8_wgmma_into_s32(b_k_major):
+    """K-major B is copied by ``cp.async``; a row-major one is loaded 16 bytes a thread and stored transposed."""
+    ck = compile_i8(128, 128, 64, 8, 3, b_k_major)
+    (dot,) = dots(ck)
+    assert isinstance(dot, WarpGroupDotOp) and dot.operands[1].type.layout.params["order"] == (0, 1)
+    ptx = ck.asm["ptx"]
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+(k\d+\.\w+\.\w+\.\w+)", ptx)) == {"k32.s32.s8.s8"}
+    loads = re.findall(r"ld\.global(\.\S+)", ptx)
+    assert "ld.global.b8" not in ptx and ("cp.async" in ptx) and ck.metadata["spills"] == 0
+    assert loads == ([] if b_k_major else [".v4.b32"] * len(loads)) and (b_k_major or loads)
+
+
+@pytest.mark.parametrize("b_k_major", [True, False])
+@pytest.mark.parametrize("num_stages", [1, 3])
+def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_stages):
+    ck = compile_i8(64, 64, 32, 4, num_stages, b_k_major)
+    assert any(isinstance(op, WarpGroupDotOp) for op in ck.module.walk())
+    m, n, k = 100, 72, 72
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    c = np.full((m, n), -(2**31) + 7, np.int32)
+    stored = np.ascontiguousarray(b.T) if b_k_major else b
+    run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, stored, c, *i8_args(a, b, c, b_k_major)])
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("b_k_major", [True, False])
+@pytest.mark.parametrize(
+    "m, n, k, bm, bn, bk, num_warps",
+    [(256, 256, 256, 128, 128, 64, 8), (200, 136, 100, 64, 64, 32, 4), (256, 512, 128, 128, 256, 128, 8)],
+)
+@pytest.mark.parametrize("num_stages", [1, 3])
+def test_int8_matmul_values_on_the_gpu(rng, b_k_major, m, n, k, bm, bn, bk, num_warps, num_stages):
+    torch = pytest.importorskip("torch")
+    ck = compile_i8(bm, bn, bk, num_warps, num_stages, b_k_major)
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    stored = np.ascontiguousarray(b.T) if b_k_major else b
+    a_d, b_d = (torch.from_numpy(x).cuda() for x in (a, stored))
+    c_d = torch.full((m, n), -(2**31) + 7, dtype=torch.int32, device="cuda")
+    ck[(-(-m // bm), -(-n // bn))](a_d, b_d, c_d, *i8_args(a, b, None, b_k_major))
+    np.testing.assert_array_equal(c_d.cpu().numpy(), a.astype(np.int32) @ b.astype(np.int32))
