@@ -125,12 +125,15 @@ def within_tf32(got, a, b) -> bool:
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
 def test_tf32_matmul_values_on_the_gpu(rng, m, n, k, bm, bn, bk, num_warps, num_stages):
+    """Launched as users launch it: the jit specializes sizes and strides (200 is no multiple of 16) itself."""
     torch = pytest.importorskip("torch")
-    ck = compile_f32(bm, bn, bk, num_warps, num_stages)
     a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float32)).cuda()
     b = torch.from_numpy(rng.standard_normal((k, n)).astype(np.float32)).cuda()
     c = torch.full((m, n), float("nan"), device="cuda")
-    ck[(-(-m // bm), -(-n // bn))](a, b, c, m, n, k, k, n, n)
+    f32_matmul_kernel[(-(-m // bm), -(-n // bn))](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BM=bm, BN=bn, BK=bk, PRECISION="tf32", num_warps=num_warps, num_stages=num_stages,
+    )  # fmt: skip
     got, a, b = c.cpu().numpy(), a.cpu().numpy(), b.cpu().numpy()
     assert within_tf32(got, a, b)
     err = np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max()
@@ -221,12 +224,15 @@ def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_st
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
 def test_int8_matmul_values_on_the_gpu(rng, b_k_major, m, n, k, bm, bn, bk, num_warps, num_stages):
+    """Launched as users launch it (the jit specializes), B given as a ``(K, N)`` view either way."""
     torch = pytest.importorskip("torch")
-    ck = compile_i8(bm, bn, bk, num_warps, num_stages, b_k_major)
     a = rng.integers(-128, 128, (m, k)).astype(np.int8)
     b = rng.integers(-128, 128, (k, n)).astype(np.int8)
-    stored = np.ascontiguousarray(b.T) if b_k_major else b
-    a_d, b_d = (torch.from_numpy(x).cuda() for x in (a, stored))
+    a_d = torch.from_numpy(a).cuda()
+    b_d = torch.from_numpy(np.ascontiguousarray(b.T)).cuda().t() if b_k_major else torch.from_numpy(b).cuda()
     c_d = torch.full((m, n), -(2**31) + 7, dtype=torch.int32, device="cuda")
-    ck[(-(-m // bm), -(-n // bn))](a_d, b_d, c_d, *i8_args(a, b, None, b_k_major))
+    int8_matmul_kernel[(-(-m // bm), -(-n // bn))](
+        a_d, b_d, c_d, m, n, k, a_d.stride(0), a_d.stride(1), b_d.stride(0), b_d.stride(1), c_d.stride(0),
+        c_d.stride(1), BM=bm, BN=bn, BK=bk, num_warps=num_warps, num_stages=num_stages,
+    )  # fmt: skip
     np.testing.assert_array_equal(c_d.cpu().numpy(), a.astype(np.int32) @ b.astype(np.int32))
