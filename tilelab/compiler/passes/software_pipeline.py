@@ -261,7 +261,7 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
 
 
 def against_the_grain(load: LoadOp, alloc: LocalAllocOp) -> bool:
-    """Whether copying ``load``'s tile into ``alloc`` moves one element at a time, and elements under 4 bytes.
+    """Whether copying ``load``'s tile into wgmma operand buffer ``alloc`` moves elements under 4 bytes one at a time.
 
     An 8-bit B contiguous along N (``x @ w`` of int8 or fp8 tensors), stored K-major because wgmma
     reads 8-bit B no other way: each element lands in another row of the buffer than its neighbour in
@@ -269,9 +269,11 @@ def against_the_grain(load: LoadOp, alloc: LocalAllocOp) -> bool:
     store per byte. Left in the loop, the tile is loaded 16 bytes a thread along its pointers and
     stored transposed (as Triton does); 4-byte elements (tf32) still go by ``cp.async``, one each.
     """
-    order = alloc.result.type.layout.params.get("order")
-    t = load.result.type
-    return order is not None and t.element.itemsize < 4 and stored_order(t.layout)[0] != order[0]
+    params = alloc.result.type.layout.params
+    order, t = params.get("order"), load.result.type
+    if params.get("kind") != "nvmma_shared" or len(t.shape) != 2 or t.element.itemsize >= 4:
+        return False
+    return stored_order(t.layout)[0] != order[0]
 
 
 def _top(op: Op, block: Block) -> Op | None:
