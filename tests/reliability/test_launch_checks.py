@@ -145,3 +145,30 @@ def test_store_shape_error_says_shape_once():
     message = str(info.value)
     assert "cannot store a value of shape [16] to [8]" in message and "shape shape" not in message
     assert "test_launch_checks.py:" in message
+
+
+def _aligned(n):
+    raw = np.zeros(n + 16, np.float32)
+    start = (-raw.ctypes.data % 16) // raw.itemsize
+    return raw[start : start + n]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_compiled_kernel_refuses_arguments_that_break_its_divisibility(target, rng):
+    """``tilelab.compile(..., divisibility=...)`` promised multiples of 16: a launch breaking it is an error.
+
+    Its code may rely on the promise (16-byte copies on a GPU: a fault that takes the context down,
+    then every later launch fails); the launch names the argument instead. Values that keep the
+    promise launch and compute as before.
+    """
+    sig = {"x": "*fp32", "out": "*fp32", "n": "i32"}
+    ck = tilelab.compile(add_one, sig, {"BLOCK": 64}, target=target, divisibility={"x": 16, "out": 16, "n": 16})
+    x, out = _aligned(65), _aligned(65)
+    x[:] = rng.standard_normal(65)
+    with pytest.raises(LaunchError, match=r"argument 'n' = 40 is not a multiple of 16"):
+        ck[(1,)](x, out, 40)
+    with pytest.raises(LaunchError, match=r"argument 'x' is at address 0x[0-9a-f]+, not a multiple of 16 bytes"):
+        ck[(1,)](x[1:], out, 48)
+    ck[(2,)](x, out, 64)
+    np.testing.assert_array_equal(out[:64], x[:64] + 1)
+    assert out[64] == 0  # n = 64: the 65th element is not written

@@ -47,6 +47,7 @@ class CompiledKernel:
     from_cache: bool = False
     _plan: list | None = field(default=None, repr=False, compare=False)  # (name, parsed type) per argument
     _written: set | None = field(default=None, repr=False, compare=False)  # pointer arguments stored through
+    _promised: list | None = field(default=None, repr=False, compare=False)  # (name, divisibility) over 1
 
     def __getitem__(self, grid):
         """``ck[grid]`` -> a function taking the ``arg_names`` arguments (positional or by name)."""
@@ -76,7 +77,39 @@ class CompiledKernel:
 
     def launch(self, grid, values: dict, sanitize=None):
         """Launch over ``grid`` with ``values`` (name -> launch value of each of ``arg_names``)."""
+        self.check_specialization(values)
         return self.launch_normalized(normalize_grid(grid, values, self.name), values, sanitize)
+
+    def check_specialization(self, values: dict) -> None:
+        """Raise ``LaunchError`` where an argument breaks the divisibility the kernel was compiled for.
+
+        ``tilelab.compile(..., divisibility={"n": 16, "x": 16})`` promises multiples of 16 (for a
+        pointer, a 16-byte aligned address); the code relies on it (16-byte copies and vectors), and
+        a value that breaks the promise reads and writes the wrong bytes, or faults and takes the
+        GPU context with it. The jit derives the specialization from the arguments themselves,
+        so its launches (``launch_normalized``) skip this check.
+        """
+        if self._promised is None:
+            func = self.module.kernel
+            names = func.attrs.get("arg_names") or [a.name_hint for a in func.args]
+            divs = dict(zip(names, func.attrs.get("arg_divisibility") or ()))
+            self._promised = [(n, int(divs[n])) for n in self.arg_names if int(divs.get(n, 1)) > 1]
+        for name, div in self._promised:
+            value = values[name]
+            info = array_info(value)
+            if info is not None:
+                if info.address % div:
+                    raise LaunchError(
+                        f"{self.name}(): argument '{name}' is at address {info.address:#x}, not a multiple of "
+                        f"{div} bytes as the kernel was compiled for (its divisibility); compile it without "
+                        f"that promise, or launch through the jit, which specializes on the arguments"
+                    )
+            elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) % div:
+                raise LaunchError(
+                    f"{self.name}(): argument '{name}' = {int(value)} is not a multiple of {div}, as the kernel "
+                    f"was compiled for (its divisibility); compile it without that promise, or launch "
+                    f"through the jit, which specializes on the arguments"
+                )
 
     def launch_normalized(self, grid: tuple[int, int, int], values: dict, sanitize=None):
         """``launch`` for a grid ``normalize_grid`` already checked (the jit launch path)."""
