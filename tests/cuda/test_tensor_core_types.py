@@ -1,4 +1,4 @@
-"""f32 dots in tf32 and int8 dots into int32 on Hopper's tensor cores (``wgmma ... .tf32`` / ``.s32.s8.s8``).
+"""f32 dots in tf32 and int8 dots into int32 on tensor cores (``wgmma`` on Hopper, else ``mma.sync``).
 
 Before, these ``tl.dot``s ran on the FMA fallback: a few percent of the tensor cores' rate (tf32 is
 what ``tl.dot`` of f32 tiles asks for by default). The kernels are written as Triton users write them:
@@ -85,24 +85,37 @@ def test_an_f32_dot_is_a_tf32_wgmma_with_b_stored_k_major(bm, bn, bk, num_warps)
     assert "cp.async" in ptx and ck.metadata["spills"] == 0
 
 
-@pytest.mark.parametrize("precision, arch", [("ieee", "sm_90a"), ("tf32x3", "sm_90a"), ("tf32", "sm_80")])
-def test_negative_exact_f32_products_and_other_architectures_keep_the_fma_dot(precision, arch):
-    """``ieee`` and ``tf32x3`` ask for f32 products; before Hopper no tf32 tensor-core path is taken."""
-    ck = compile_f32(64, 64, 32, 4, num_stages=1, precision=precision, arch=arch)
+@pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
+def test_negative_exact_f32_products_keep_the_fma_dot(precision):
+    """``ieee`` and ``tf32x3`` ask for f32 products: no tensor-core instruction gives them."""
+    ck = compile_f32(64, 64, 32, 4, num_stages=1, precision=precision)
     assert [type(op) for op in dots(ck)] == [DotOp]
-    assert "wgmma" not in ck.asm["ptx"]
+    assert "mma" not in ck.asm["ptx"]
+
+
+@needs_ptxas
+@pytest.mark.parametrize(
+    "arch, bm, bn, num_warps",
+    [("sm_80", 64, 64, 4), ("sm_90a", 32, 64, 4), ("sm_90a", 64, 32, 2)],  # before Hopper; tiles wgmma cannot take
+)
+def test_where_wgmma_cannot_an_f32_dot_is_a_tf32_mma_sync(arch, bm, bn, num_warps):
+    ck = compile_f32(bm, bn, 32, num_warps, num_stages=3, arch=arch)
+    assert [type(op) for op in dots(ck)] == [DotOp]
+    shapes = set(re.findall(r"mma\.sync\.aligned\.(\S+)", ck.asm["ptx"]))
+    assert shapes == {"m16n8k8.row.col.f32.tf32.tf32.f32"} and ck.metadata["spills"] == 0
 
 
 @pytest.mark.parametrize("num_stages", [1, 3])
 @pytest.mark.parametrize("m, n, k", [(128, 128, 96), (100, 72, 40)])
-def test_the_pipelined_ir_computes_the_product(rng, num_stages, m, n, k):
-    """The final sm_90a IR (rings, cp.async, the tf32 wgmma) on the interpreter, ragged shapes included."""
-    ck = compile_f32(64, 64, 32, 4, num_stages)
-    assert any(isinstance(op, WarpGroupDotOp) for op in ck.module.walk())
+@pytest.mark.parametrize("bm, kind", [(64, WarpGroupDotOp), (32, DotOp)])  # wgmma; mma.sync (32 rows)
+def test_the_pipelined_ir_computes_the_product(rng, num_stages, m, n, k, bm, kind):
+    """The final sm_90a IR (rings, cp.async, the tf32 wgmma or mma.sync) on the interpreter, ragged shapes included."""
+    ck = compile_f32(bm, 64, 32, 4, num_stages)
+    assert [type(op) for op in dots(ck)] == [kind]
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = np.full((m, n), np.nan, np.float32)
-    run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    run_kernel(ck.module, (-(-m // bm), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
     assert within_tf32(c, a, b)
 
 
@@ -121,6 +134,8 @@ def within_tf32(got, a, b) -> bool:
         (200, 136, 100, 64, 64, 32, 4),  # ragged: masked rows, columns and K tail
         (256, 512, 128, 128, 256, 32, 8),  # n256 instructions
         (192, 256, 64, 64, 128, 16, 8),  # two warpgroups side by side; 64-byte K rows
+        (100, 72, 40, 32, 64, 32, 4),  # 32 rows: mma.sync m16n8k8
+        (96, 96, 64, 32, 32, 16, 2),  # two warps, K steps of 8 twice: mma.sync
     ],
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
@@ -202,17 +217,27 @@ def test_an_int8_dot_is_an_s8_wgmma_into_s32(b_k_major):
     assert loads == ([] if b_k_major else [".v4.b32"] * len(loads)) and (b_k_major or loads)
 
 
+@needs_ptxas
+@pytest.mark.parametrize("b_k_major", [True, False])
+def test_where_wgmma_cannot_an_int8_dot_is_an_s8_mma_sync(b_k_major):
+    ck = compile_i8(32, 64, 64, 4, 3, b_k_major)
+    assert [type(op) for op in dots(ck)] == [DotOp]
+    shapes = set(re.findall(r"mma\.sync\.aligned\.(\S+)", ck.asm["ptx"]))
+    assert shapes == {"m16n8k32.row.col.satfinite.s32.s8.s8.s32"} and ck.metadata["spills"] == 0
+
+
 @pytest.mark.parametrize("b_k_major", [True, False])
 @pytest.mark.parametrize("num_stages", [1, 3])
-def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_stages):
-    ck = compile_i8(64, 64, 32, 4, num_stages, b_k_major)
-    assert any(isinstance(op, WarpGroupDotOp) for op in ck.module.walk())
+@pytest.mark.parametrize("bm, kind", [(64, WarpGroupDotOp), (32, DotOp)])  # wgmma; mma.sync (32 rows)
+def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_stages, bm, kind):
+    ck = compile_i8(bm, 64, 32, 4, num_stages, b_k_major)
+    assert [type(op) for op in dots(ck)] == [kind]
     m, n, k = 100, 72, 72
     a = rng.integers(-128, 128, (m, k)).astype(np.int8)
     b = rng.integers(-128, 128, (k, n)).astype(np.int8)
     c = np.full((m, n), -(2**31) + 7, np.int32)
     stored = np.ascontiguousarray(b.T) if b_k_major else b
-    run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, stored, c, *i8_args(a, b, c, b_k_major)])
+    run_kernel(ck.module, (-(-m // bm), -(-n // 64)), [a, stored, c, *i8_args(a, b, c, b_k_major)])
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
 
 
@@ -220,7 +245,13 @@ def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_st
 @pytest.mark.parametrize("b_k_major", [True, False])
 @pytest.mark.parametrize(
     "m, n, k, bm, bn, bk, num_warps",
-    [(256, 256, 256, 128, 128, 64, 8), (200, 136, 100, 64, 64, 32, 4), (256, 512, 128, 128, 256, 128, 8)],
+    [
+        (256, 256, 256, 128, 128, 64, 8),
+        (200, 136, 100, 64, 64, 32, 4),  # ragged
+        (256, 512, 128, 128, 256, 128, 8),
+        (100, 72, 72, 32, 64, 32, 4),  # 32 rows: mma.sync m16n8k32
+        (96, 96, 128, 32, 32, 64, 2),  # two warps, two K steps: mma.sync
+    ],
 )
 @pytest.mark.parametrize("num_stages", [1, 3])
 def test_int8_matmul_values_on_the_gpu(rng, b_k_major, m, n, k, bm, bn, bk, num_warps, num_stages):

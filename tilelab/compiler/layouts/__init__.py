@@ -6,7 +6,7 @@ L = blocked([128], size_per_thread=[4], threads_per_warp=[32], warps_per_cta=[1]
 L.owner_of([[5]])        # (warp, lane, register) of element 5: lane 1, register 1
 """
 
-from .distributed import blocked, default_blocked, dot_operand, mma_m16n8k16_accumulator, slice_layout
+from .distributed import blocked, default_blocked, dot_operand, mma_k_width, mma_m16n8k16_accumulator, slice_layout
 from .indexing import (
     broadcast_index,
     coords_of,
@@ -33,6 +33,7 @@ __all__ = [
     "slice_layout",
     "mma_m16n8k16_accumulator",
     "dot_operand",
+    "mma_k_width",
     "swizzled_shared",
     "row_major_shared",
     "nvmma_shared",

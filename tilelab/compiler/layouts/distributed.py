@@ -155,6 +155,19 @@ def mma_m16n8k16_accumulator(shape, warps_per_cta) -> LinearLayout:
     )
 
 
+def mma_k_width(itemsize: int) -> int:
+    """K elements per 32-bit operand register of ``mma.sync`` for ``itemsize``-byte elements.
+
+    2 for f16/bf16 (``m16n8k16``), 1 for tf32 (``m16n8k8``), 4 for int8 (``m16n8k32``): one
+    instruction's K is ``8 * k_width``, and the fragments' pattern is the same with the K
+    coordinates scaled (``dot_operand``).
+
+        >>> [mma_k_width(b) for b in (2, 4, 1)]
+        [2, 1, 4]
+    """
+    return 4 // itemsize
+
+
 def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | None = None) -> LinearLayout:
     """The A (``op_idx=0``, MxK) or B (``op_idx=1``, KxN) fragment of ``mma.sync m16n8k16``.
 

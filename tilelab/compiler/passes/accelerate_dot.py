@@ -92,6 +92,7 @@ from tilelab.compiler.layouts import (
     WARP,
     LinearLayout,
     dot_operand,
+    mma_k_width,
     needed_indices,
     nvmma_shared,
     registers_holding,
@@ -110,8 +111,9 @@ def operand_layouts(op: DotOp) -> tuple[LinearLayout, LinearLayout] | None:
     acc = op.operands[2].type.layout
     if acc is None or acc.params.get("kind") != "mma" or acc.params.get("version") == 3:
         return None
-    k = op.operands[0].type.shape[-1]
-    return dot_operand(acc, 0, k=k), dot_operand(acc, 1, k=k)
+    a = op.operands[0].type
+    k, kw = a.shape[-1], mma_k_width(a.element.itemsize)
+    return dot_operand(acc, 0, kw, k=k), dot_operand(acc, 1, kw, k=k)
 
 
 def insert_conversion(dot: DotOp, v, layout: LinearLayout):

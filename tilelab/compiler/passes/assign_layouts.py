@@ -168,30 +168,31 @@ def reads_tf32(op: DotOp) -> bool:
 
 
 def mma_layout(op: DotOp, num_warps: int, chained: bool = False, wgmma: bool = False) -> LinearLayout | None:
-    """The ``mma.sync m16n8k16`` accumulator layout for a 2-d f16/bf16 dot into f32, or None.
+    """The ``mma.sync`` accumulator layout for a 2-d dot, or None where the dot stays an FMA loop.
 
-    Warps split the tile so each warp's own part stays close to square (``warp_split``):
-    a warp reads ``K x (rows + columns)`` operand elements per dot, least for a square part.
-    With ``wgmma`` (the target has it) an fp8 dot, an f32 dot in tf32 or an int8 dot into i32,
-    whose shape wgmma takes (M a multiple of 64, K of one instruction's 32 bytes, whole
-    warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma (mma.sync is not used for
-    these types).
+    f16/bf16 into f32 (``m16n8k16``), f32 in tf32 (``m16n8k8``) and int8 into i32
+    (``m16n8k32``): the accumulator's layout is the same for all three. Warps split the tile
+    so each warp's own part stays close to square (``warp_split``): a warp reads
+    ``K x (rows + columns)`` operand elements per dot, least for a square part. With
+    ``wgmma`` (the target has it) an fp8 dot whose shape wgmma takes (M a multiple of 64, K of
+    32, whole warpgroups) gets it too: ``accelerate-dot`` turns it into a wgmma (mma.sync has
+    no fp8 form before sm_89, and this path does not use it).
     """
     a, b, c = (v.type for v in op.operands)
     integer = a.element.name == "i8" and c.element.name == "i32"
     if len(c.shape) != 2 or (c.element.name != "f32" and not integer) or a.element != b.element:
         return None
-    if a.element.name in FP8 or reads_tf32(op) or integer:
-        if not wgmma or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % (32 // a.element.itemsize):
+    if a.element.name in FP8:
+        if not wgmma or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % 32:
             return None
-    elif a.element.name not in ("f16", "bf16"):
+    elif a.element.name not in ("f16", "bf16") and not reads_tf32(op) and not integer:
         return None
     m, n = c.shape
     k = a.shape[-1]
     wm, wn = warp_split(m, n, num_warps)
     if chained and m >= 16 * num_warps:
         wm, wn = num_warps, 1
-    if m < 16 * wm or n < 8 * wn or k < 16:
+    if m < 16 * wm or n < 8 * wn or k < 32 // a.element.itemsize:  # one instruction's K: 32 bytes
         return None
     return mma_m16n8k16_accumulator([m, n], [wm, wn])
 

@@ -1,56 +1,82 @@
-"""GPU lowering of f16/bf16 ``tt.dot`` on tensor cores: ``mma.sync.aligned.m16n8k16``.
+"""GPU lowering of ``tt.dot`` on tensor cores with ``mma.sync``: f16/bf16, f32 in tf32, int8 into i32.
 
 The accumulator already has the mma layout (``assign-layouts`` chose it): each warp
-holds 16x8 tiles, four f32 registers per lane each. The operands are gathered into the
+holds 16x8 tiles, four 32-bit registers per lane each. The operands are gathered into the
 dot-operand layouts (through shared memory), whose registers are exactly the PTX
-fragments: A gives 8 halves per 16x16 tile, B 4 halves per 16x8 tile. Then, for every
-accumulator tile and every K step of 16, one instruction::
+fragments: each 32-bit register holds ``k_width`` consecutive K elements (2 halves, one
+tf32, 4 bytes: ``layouts.mma_k_width``), A four registers per 16 x K-step tile, B two per
+K-step x 8. Then, for every accumulator tile and every K step, one instruction::
 
     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3};
+    mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 ...       (K step 8)
+    mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 ...  (K step 32, as Triton emits it)
 
 Registers are matched by their coordinates (the layouts' register bases), so the same
-code serves every tile size and warp split.
+code serves every tile size, warp split and element type.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.layouts import dot_operand
+from tilelab.compiler.layouts import dot_operand, mma_k_width
 
 from ..common.types import F32, I32
 from .context import GTile, reg_indices
 from .lower_memory import to_bits
 from .lower_shape import gather
 
-A_FRAGMENT = [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)]
-B_FRAGMENT = [(0, 0), (1, 0), (8, 0), (9, 0)]
 C_FRAGMENT = [(0, 0), (0, 1), (8, 0), (8, 1)]
+#: element type -> the instruction's shape and types (K step = 8 * k_width)
+SHAPES = {
+    "f16": "m16n8k16.row.col.f32.f16.f16.f32",
+    "bf16": "m16n8k16.row.col.f32.bf16.bf16.f32",
+    "f32": "m16n8k8.row.col.f32.tf32.tf32.f32",
+    "i8": "m16n8k32.row.col.satfinite.s32.s8.s8.s32",
+}
+
+
+def fragments(k_width: int) -> tuple[list, list]:
+    """(row, k) of A's and (k, col) of B's elements for lane 0, register by register, ``k_width`` per register.
+
+    >>> fragments(2)[1]
+    [(0, 0), (1, 0), (8, 0), (9, 0)]
+    >>> fragments(1)[0]
+    [(0, 0), (8, 0), (0, 4), (8, 4)]
+    """
+    ks = [j for j in range(k_width)]
+    a = [(r, k0 + j) for k0 in (0, 4 * k_width) for r in (0, 8) for j in ks]
+    b = [(k0 + j, 0) for k0 in (0, 4 * k_width) for j in ks]
+    return a, b
 
 
 def _by_coords(layout) -> dict[tuple, int]:
     return {tuple(layout.unflatten(flat)): r for r, flat in enumerate(reg_indices(layout))}
 
 
-def _pairs(b, halves) -> list:
-    """16-bit values packed two by two into i32 registers (low half first)."""
+def _packed(b, values, k_width: int) -> list:
+    """Elements packed ``k_width`` to a 32-bit register, the lowest K in the low bits."""
     out = []
-    for lo, hi in zip(halves[0::2], halves[1::2]):
-        lo32 = b.zext(lo, I32)
-        hi32 = b.shl(b.zext(hi, I32), ir.Constant(I32, 16))
-        out.append(b.or_(lo32, hi32))
+    width = 32 // k_width
+    for i in range(0, len(values), k_width):
+        reg = None
+        for j, v in enumerate(values[i : i + k_width]):
+            part = b.zext(v, I32) if width < 32 else v
+            if j:
+                part = b.shl(part, ir.Constant(I32, width * j))
+            reg = part if reg is None else b.or_(reg, part)
+        out.append(reg)
     return out
 
 
-def _mma(lw, kind: str, a_regs, b_regs, c_regs):
+def _mma(lw, shape: str, a_regs, b_regs, c_regs):
     b = lw.b
-    text = (
-        f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
-        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"
-    )
-    cons = ",".join(["=f"] * 4 + ["r"] * 6 + ["f"] * 4)
+    text = f"mma.sync.aligned.{shape} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
+    integer = ".s32" in shape
+    c = "r" if integer else "f"
+    cons = ",".join([f"={c}"] * 4 + ["r"] * 6 + [c] * 4)
     args = [*a_regs, *b_regs, *c_regs]
-    ftype = ir.FunctionType(ir.LiteralStructType([F32] * 4), [a.type for a in args])
+    ftype = ir.FunctionType(ir.LiteralStructType([I32 if integer else F32] * 4), [a.type for a in args])
     res = b.call(ir.InlineAsm(ftype, text, cons, False), args)
     return [b.extract_value(res, i) for i in range(4)]
 
@@ -60,22 +86,24 @@ def lower_mma(lw, op):
     a_type, b_type, c_type = (v.type for v in op.operands)
     acc = lw.get(op.operands[2])
     k = a_type.shape[-1]
-    a_layout = dot_operand(acc.layout, 0, k=k)
-    b_layout = dot_operand(acc.layout, 1, k=k)
+    kw = mma_k_width(a_type.element.itemsize)
+    a_layout = dot_operand(acc.layout, 0, kw, k=k)
+    b_layout = dot_operand(acc.layout, 1, kw, k=k)
     a = gather(lw, [lw.get(op.operands[0])], a_layout, a_type.element, lambda i: i)
     bt = gather(lw, [lw.get(op.operands[1])], b_layout, b_type.element, lambda i: i)
-    kind = a_type.element.name
+    shape = SHAPES[a_type.element.name]
+    a_frag, b_frag = fragments(kw)
     a_at, b_at, c_at = _by_coords(a_layout), _by_coords(b_layout), _by_coords(acc.layout)
     out = list(acc.regs)
     # K outermost: only one K step's A and B fragments need to be live at a time
-    for k0 in range(0, k, 16):
+    for k0 in range(0, k, 8 * kw):
         for row, col in sorted(c_at):
             if row % 16 or col % 8:
                 continue
             c_idx = [c_at[(row + dr, col + dc)] for dr, dc in C_FRAGMENT]
-            a_halves = [to_bits(b, a.regs[a_at[(row + dr, k0 + dk)]], a.elem) for dr, dk in A_FRAGMENT]
-            b_halves = [to_bits(b, bt.regs[b_at[(k0 + dk, col + dc)]], bt.elem) for dk, dc in B_FRAGMENT]
-            c_regs = _mma(lw, kind, _pairs(b, a_halves), _pairs(b, b_halves), [out[i] for i in c_idx])
+            a_bits = [to_bits(b, a.regs[a_at[(row + dr, k0 + dk)]], a.elem) for dr, dk in a_frag]
+            b_bits = [to_bits(b, bt.regs[b_at[(k0 + dk, col + dc)]], bt.elem) for dk, dc in b_frag]
+            c_regs = _mma(lw, shape, _packed(b, a_bits, kw), _packed(b, b_bits, kw), [out[i] for i in c_idx])
             for i, v in zip(c_idx, c_regs):
                 out[i] = v
     lw.set(op.result, GTile(acc.layout, c_type.element, out))
