@@ -22,10 +22,11 @@ needs_ptxas = pytest.mark.skipif(find_tool("ptxas") is None, reason="ptxas not f
 
 
 @tilelab.jit
-def f32_matmul_kernel(
+def tc_matmul_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr,
+    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
+    """``a @ b`` accumulated in ``ACC`` (f32 for f32 tiles, i32 for int8), the tutorial's way."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = (pid_m * BM + tl.arange(0, BM)) % M
@@ -33,10 +34,10 @@ def f32_matmul_kernel(
     rk = tl.arange(0, BK)
     a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
     b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc = tl.zeros((BM, BN), dtype=ACC)
     for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
         acc += tl.dot(a, b, input_precision=PRECISION)
         a_ptrs += BK * stride_ak
         b_ptrs += BK * stride_bk
@@ -58,10 +59,10 @@ def wgmma_on(monkeypatch, tmp_path):
 
 
 def compile_f32(bm, bn, bk, num_warps, num_stages, precision="tf32", arch="sm_90a"):
-    consts = {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, **UNIT}
+    consts = {"BM": bm, "BN": bn, "BK": bk, "ACC": tl.float32, "PRECISION": precision, **UNIT}
     div = {name: 16 for name in SIG}
     return tilelab.compile(
-        f32_matmul_kernel, SIG, consts, target=f"cuda:{arch}", num_warps=num_warps, num_stages=num_stages,
+        tc_matmul_kernel, SIG, consts, target=f"cuda:{arch}", num_warps=num_warps, num_stages=num_stages,
         divisibility=div, cache=False,
     )  # fmt: skip
 
@@ -145,9 +146,9 @@ def test_tf32_matmul_values_on_the_gpu(rng, m, n, k, bm, bn, bk, num_warps, num_
     a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float32)).cuda()
     b = torch.from_numpy(rng.standard_normal((k, n)).astype(np.float32)).cuda()
     c = torch.full((m, n), float("nan"), device="cuda")
-    f32_matmul_kernel[(-(-m // bm), -(-n // bn))](
+    tc_matmul_kernel[(-(-m // bm), -(-n // bn))](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BM=bm, BN=bn, BK=bk, PRECISION="tf32", num_warps=num_warps, num_stages=num_stages,
+        BM=bm, BN=bn, BK=bk, ACC=tl.float32, PRECISION="tf32", num_warps=num_warps, num_stages=num_stages,
     )  # fmt: skip
     got, a, b = c.cpu().numpy(), a.cpu().numpy(), b.cpu().numpy()
     assert within_tf32(got, a, b)
@@ -156,30 +157,6 @@ def test_tf32_matmul_values_on_the_gpu(rng, m, n, k, bm, bn, bk, num_warps, num_
 
 
 # --------------------------------------------------------------------------- int8 -> int32
-
-
-@tilelab.jit
-def int8_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-):  # fmt: skip
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = (pid_m * BM + tl.arange(0, BM)) % M
-    rn = (pid_n * BN + tl.arange(0, BN)) % N
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
-    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.int32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
-        acc += tl.dot(a, b)
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-    cm = pid_m * BM + tl.arange(0, BM)
-    cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
 I8 = {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32"}
@@ -191,7 +168,8 @@ def compile_i8(bm, bn, bk, num_warps, num_stages, b_k_major):
     unit = {"stride_ak": 1, "stride_cn": 1, ("stride_bk" if b_k_major else "stride_bn"): 1}
     sig = {k: v for k, v in I8.items() if k not in unit}
     return tilelab.compile(
-        int8_matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk, **unit}, target="cuda:sm_90a",
+        tc_matmul_kernel, sig, {"BM": bm, "BN": bn, "BK": bk, "ACC": tl.int32, "PRECISION": "ieee", **unit},
+        target="cuda:sm_90a",
         num_warps=num_warps, num_stages=num_stages, divisibility={name: 16 for name in sig}, cache=False,
     )  # fmt: skip
 
@@ -262,8 +240,9 @@ def test_int8_matmul_values_on_the_gpu(rng, b_k_major, m, n, k, bm, bn, bk, num_
     a_d = torch.from_numpy(a).cuda()
     b_d = torch.from_numpy(np.ascontiguousarray(b.T)).cuda().t() if b_k_major else torch.from_numpy(b).cuda()
     c_d = torch.full((m, n), -(2**31) + 7, dtype=torch.int32, device="cuda")
-    int8_matmul_kernel[(-(-m // bm), -(-n // bn))](
+    tc_matmul_kernel[(-(-m // bm), -(-n // bn))](
         a_d, b_d, c_d, m, n, k, a_d.stride(0), a_d.stride(1), b_d.stride(0), b_d.stride(1), c_d.stride(0),
-        c_d.stride(1), BM=bm, BN=bn, BK=bk, num_warps=num_warps, num_stages=num_stages,
+        c_d.stride(1), BM=bm, BN=bn, BK=bk, ACC=tl.int32, PRECISION="ieee", num_warps=num_warps,
+        num_stages=num_stages,
     )  # fmt: skip
     np.testing.assert_array_equal(c_d.cpu().numpy(), a.astype(np.int32) @ b.astype(np.int32))
