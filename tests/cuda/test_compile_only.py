@@ -138,8 +138,12 @@ def test_softmax_with_one_warp_needs_no_shared_memory():
 
 
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
-@pytest.mark.parametrize("dtype, instruction", [("fp32", "fma.rn.f32"), ("fp16", "mma.sync"), ("bf16", "mma.sync")])
-def test_matmul_uses_tensor_cores_for_16_bit_inputs(dtype, instruction):
+@pytest.mark.parametrize(
+    "dtype, instruction",
+    [("fp32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32"), ("fp16", "mma.sync"), ("bf16", "mma.sync")],
+)
+def test_matmul_uses_tensor_cores(dtype, instruction):
+    """16-bit inputs, and f32 ones in tf32 (``tl.dot``'s default ``input_precision``)."""
     sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "K": "i32"}
     ck = compile_cuda(matmul_kernel, sig, {"BM": 32, "BN": 32, "BK": 32})
     assert instruction in ck.asm["ptx"] and ck.metadata["spills"] == 0
