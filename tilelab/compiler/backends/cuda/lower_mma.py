@@ -44,9 +44,8 @@ def fragments(k_width: int) -> tuple[list, list]:
     >>> fragments(1)[0]
     [(0, 0), (8, 0), (0, 4), (8, 4)]
     """
-    ks = [j for j in range(k_width)]
-    a = [(r, k0 + j) for k0 in (0, 4 * k_width) for r in (0, 8) for j in ks]
-    b = [(k0 + j, 0) for k0 in (0, 4 * k_width) for j in ks]
+    a = [(r, k0 + j) for k0 in (0, 4 * k_width) for r in (0, 8) for j in range(k_width)]
+    b = [(k0 + j, 0) for k0 in (0, 4 * k_width) for j in range(k_width)]
     return a, b
 
 
