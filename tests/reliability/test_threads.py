@@ -55,3 +55,16 @@ def test_each_failing_launch_reports_its_own_assert():
     assert not wrong, wrong[:3]
     assert len(messages) == 300
     assert all("device assertion failed in program (0, 0, 0) at element [5]: x must be >= 0" in m for m in messages)
+
+
+def test_a_launch_while_another_thread_times_the_kernel_still_runs():
+    """The launcher counts a launch before it keeps its time (launch 2 is timed): a launch on another
+    thread in between found three launches and no time, and failed with a ``TypeError`` (one way the
+    test above, four threads of 300 launches, could fail: it did once, on two busy cores). The state
+    of that moment, then a launch."""
+    ck = tilelab.compile(chk, {"x": "*i32", "out": "*i32"}, {"BLOCK": 64}, target="cpu")
+    good = np.arange(64, dtype=np.int32)
+    out = np.zeros_like(good)
+    ck.launcher.launches, ck.launcher.program_seconds = 3, None
+    ck[(2,)](good, out)
+    np.testing.assert_array_equal(out, good * 2)

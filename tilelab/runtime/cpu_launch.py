@@ -175,7 +175,8 @@ class CpuLauncher:
         """Threads worth starting for ``programs`` programs (the module docstring says how it is decided)."""
         if not self.split_pays:
             return 1
-        if self.launches < 3:  # not timed yet: element operations
+        if self.launches < 3 or self.program_seconds is None:  # not timed yet: element operations
+            # (launches count up before their time is kept: a launch on another thread may be timing launch 2)
             work = programs * self.meta.get("work_per_program", MIN_WORK_PER_THREAD)
             if work < 2 * MIN_WORK_PER_THREAD:
                 return 1  # decided without asking the OS for the usable cores
@@ -215,7 +216,7 @@ class CpuLauncher:
         finally:  # a signal's exception too waits for the other threads, which the stop flag ends
             rest = wait_all([f.result for f in futures])
         status = max([first, *rest])
-        if not extra_args and self.launches >= 3:  # timed on one thread: did splitting pay?
+        if not extra_args and self.launches >= 3 and self.program_seconds is not None:  # did splitting pay?
             if time.perf_counter() - t > SPLIT_MUST_SAVE * total * self.program_seconds:
                 self.split_pays = False
         return status
