@@ -8,8 +8,9 @@ stores from registers; software-pipeline then turns those stores into ``cp.async
 copies, and the fence stays in the loop. Copied bytes need no fence once waited for (the
 ``AsyncCopy`` trait; Triton's pipelined loops and CUTLASS's ``cp.async`` wgmma mainloop read them
 without one), but ptxas makes the fence a ``MEMBAR.ALL.CTA`` and a ``FENCE.VIEW.ASYNC.S`` that
-every iteration stalls on. A fence in a loop body moves in front of the loop when nothing in
-the body (nested regions included) stores to shared memory from registers: it still orders
+every iteration runs (attention's forward loop: 4% of its time on an H100). A fence in a loop
+body moves in front of the loop when nothing in the body (nested regions included) stores to
+shared memory from registers: it still orders
 every such store made before the loop (a persistent kernel's epilogue, whose buffer may share
 bytes with the next tile's rings), once instead of once per iteration, and it climbs out of each
 enclosing loop that meets the same test. A fence with another fence just before it is dropped.
