@@ -174,7 +174,7 @@ def compile_i8(bm, bn, bk, num_warps, num_stages, b_k_major):
     )  # fmt: skip
 
 
-def i8_args(a, b, c, b_k_major):
+def i8_args(a, b, b_k_major):
     """The launch's runtime arguments: B given as ``(K, N)`` either way (transposed storage when K-major)."""
     (m, k), n = a.shape, b.shape[1]
     strides = [k, k, n] if b_k_major else [k, n, n]  # stride_am, then stride_bn or stride_bk, stride_cm
@@ -215,7 +215,7 @@ def test_the_int8_pipelined_ir_computes_the_exact_product(rng, b_k_major, num_st
     b = rng.integers(-128, 128, (k, n)).astype(np.int8)
     c = np.full((m, n), -(2**31) + 7, np.int32)
     stored = np.ascontiguousarray(b.T) if b_k_major else b
-    run_kernel(ck.module, (-(-m // bm), -(-n // 64)), [a, stored, c, *i8_args(a, b, c, b_k_major)])
+    run_kernel(ck.module, (-(-m // bm), -(-n // 64)), [a, stored, c, *i8_args(a, b, b_k_major)])
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
 
 
