@@ -34,6 +34,7 @@ from .emit import target_machine
 from .hooks import NVVM, NotOnTarget
 from .math import libdevice_path
 from .tensormaps import tensormap_ops
+from .wide_offsets import keep_offsets_wide
 
 LOWERINGS.load()  # the common lowerings load with the backend, the others with their first op
 
@@ -244,7 +245,7 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
             llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz, context
         )
         t2 = time.perf_counter()
-        ptx = target_machine(arch).emit_assembly(mod)
+        ptx = keep_offsets_wide(target_machine(arch).emit_assembly(mod))
         if seconds is not None:
             seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
         return str(mod), ptx, lw.scratch_bytes
