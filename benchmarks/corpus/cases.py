@@ -166,6 +166,9 @@ def layernorm_bwd(t, m=4096, n=5000, rows=16):
         def fill_(self, v):
             self.p.fill_(v)
 
+        def is_floating_point(self):
+            return self.p.is_floating_point()
+
     return Setup(
         K.layernorm_bwd_kernel, lambda c: (dx, dy, dw_p, db_p, x, w, mean, rstd, x.stride(0), m, n),
         lambda c: (progs,),

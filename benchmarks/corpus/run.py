@@ -287,12 +287,17 @@ def compile_time(names, configs=2, repeat=2):
 # ----------------------------------------------------------------------------- on the GPU
 
 
+def poison(outs) -> None:
+    """Fill each output with NaN, or for integers a value no correct result here takes."""
+    for out in outs:
+        out.fill_(float("nan") if out.is_floating_point() else -(2**31) + 7)
+
+
 def _check(setup, launch, torch):
     if setup.reset:
         setup.reset()
     else:
-        for out in setup.outs:  # poisoned: NaN, or for integers a value no correct result here takes
-            out.fill_(float("nan") if out.is_floating_point() else -(2**31) + 7)
+        poison(setup.outs)
     if setup.before:
         setup.before()
     launch()
