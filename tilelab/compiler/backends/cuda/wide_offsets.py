@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-_MUL_WIDE = re.compile(r"^(\s*)mul\.wide\.s32(\s+)(%rd\d+), (%r\d+), (\d+);$", re.MULTILINE)
+_MUL_WIDE = re.compile(r"^([ \t]*)mul\.wide\.s32([ \t]+)(%rd\d+), (%r\d+), (\d+);$", re.MULTILINE)
 
 
 def _shift(m: re.Match) -> str:
