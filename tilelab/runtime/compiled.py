@@ -98,17 +98,16 @@ class CompiledKernel:
             value = values[name]
             info = array_info(value)
             if info is not None:
-                if info.address % div:
-                    raise LaunchError(
-                        f"{self.name}(): argument '{name}' is at address {info.address:#x}, not a multiple of "
-                        f"{div} bytes as the kernel was compiled for (its divisibility); compile it without "
-                        f"that promise, or launch through the jit, which specializes on the arguments"
-                    )
+                broken = f"is at address {info.address:#x}, not a multiple of {div} bytes" if info.address % div else ""
             elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) % div:
+                broken = f"= {int(value)} is not a multiple of {div}"
+            else:
+                broken = ""
+            if broken:
                 raise LaunchError(
-                    f"{self.name}(): argument '{name}' = {int(value)} is not a multiple of {div}, as the kernel "
-                    f"was compiled for (its divisibility); compile it without that promise, or launch "
-                    f"through the jit, which specializes on the arguments"
+                    f"{self.name}(): argument '{name}' {broken}, as the kernel was compiled for (its "
+                    f"divisibility); compile it without that promise, or launch through the jit, which "
+                    f"specializes on the arguments"
                 )
 
     def launch_normalized(self, grid: tuple[int, int, int], values: dict, sanitize=None):
