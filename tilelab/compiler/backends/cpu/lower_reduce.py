@@ -25,6 +25,7 @@ from tilelab.compiler.ir.types import i64 as int64
 
 from ..common.scalars import to_arith
 from ..common.types import memory_type
+from .codegen import host_vector_bits
 from .context import Tile, i64, lower
 from .lower_cast import convert
 
@@ -213,17 +214,15 @@ def _register_blocked_dot(lw, a, bb, acc, rows: int, m_len: int, k_len: int, n_l
             for k: bv = b[k, n0 : n0 + vl]; c[i] = fmuladd(splat(a[r0 + i, k]), bv, c[i])
             acc[r0 + i, n0 : n0 + vl] = c[i]
     """
-    from .codegen import host_vector_bits
-
     b = lw.b
     scalar = memory_type(work)  # the three buffers hold work-type elements (_to_buffer)
-    bits = scalar.width if isinstance(scalar, ir.IntType) else (64 if isinstance(scalar, ir.DoubleType) else 32)
+    bits = 8 * work.itemsize
     simd = host_vector_bits()
     vl = math.gcd(n_len, simd // bits)  # columns per vector and rows per block divide the tile
     mr = math.gcd(m_len, 8 if simd >= 512 else 4)
     vec = ir.VectorType(scalar, vl)
-    integer = isinstance(scalar, ir.IntType)
-    fma = None if integer else lw.function(f"llvm.fmuladd.v{vl}{'f64' if bits == 64 else 'f32'}", vec, [vec] * 3)
+    integer = not work.is_float
+    fma = None if integer else lw.function(f"llvm.fmuladd.v{vl}f{bits}", vec, [vec] * 3)
 
     def vptr(buf, lin):
         ptr = b.gep(buf, [lin], inbounds=True, source_etype=scalar)
