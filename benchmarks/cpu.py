@@ -1,6 +1,6 @@
 """CPU backend benchmarks: tilelab's compiled kernels against numpy (and Triton's interpreter).
 
-Run ``python benchmarks/cpu.py`` (``--quick`` for smaller sizes). For each kernel it
+Run ``python benchmarks/cpu.py`` (``--quick`` for smaller sizes, ``--only matmul`` for some kernels). For each kernel it
 prints the median time of tilelab on the CPU target, of the numpy equivalent, of
 Triton's interpreter when ``triton`` and ``torch`` are installed, and the ratios. Then
 cold compile times (a fresh process and an empty cache) and the warm launch overhead.
@@ -90,6 +90,40 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
 
 
+@tilelab.jit
+def tutorial_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+):  # fmt: skip
+    """The same product as Triton's matmul tutorial writes it: grouped programs, ``% M`` wrap-around,
+    runtime strides, a masked K tail, pointers advanced with ``+=``, ``tl.dot``'s default (tf32) precision."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, accumulator, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
 def median_time(fn, repeat: int = 15) -> float:
     fn()  # warm up (compiles)
     if not TRITON:
@@ -159,6 +193,29 @@ def cases(quick: bool):
         lambda: matmul_kernel[(s // 64, s // 64)](a, bb, c, s, s, s, BM=64, BN=64, BK=32, **cpu),
         lambda: np.matmul(a, bb, out=c),
     )
+    yield (
+        f"tutorial matmul {s}^3",
+        lambda: tutorial_matmul_kernel[((s // 64) ** 2,)](
+            a,
+            bb,
+            c,
+            s,
+            s,
+            s,
+            s,
+            1,
+            s,
+            1,
+            s,
+            1,
+            BLOCK_SIZE_M=64,
+            BLOCK_SIZE_N=64,
+            BLOCK_SIZE_K=32,
+            GROUP_SIZE_M=8,
+            **cpu,
+        ),  # fmt: skip
+        lambda: np.matmul(a, bb, out=c),
+    )
 
 
 TRITON_RUN = """
@@ -226,10 +283,13 @@ def cold_compile(kernel: str, signature: dict, constants: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--only", default="", help="the kernels whose name contains this, and no compile report")
     args = parser.parse_args()
-    triton = triton_interpreter_times(args.quick)
+    triton = triton_interpreter_times(args.quick) if not args.only else {}
     print(f"{'kernel':<20}{'tilelab cpu':>14}{'numpy':>12}{'ratio':>8}{'triton interp':>16}{'ratio':>8}")
     for name, run, ref in cases(args.quick):
+        if args.only not in name:
+            continue
         t_cpu, t_np = median_time(run), median_time(ref)
         line = f"{name:<20}{t_cpu * 1e3:>12.3f}ms{t_np * 1e3:>10.3f}ms{t_cpu / t_np:>8.2f}"
         if triton.get(name) == "fails":
@@ -239,6 +299,8 @@ def main() -> None:
         else:
             line += f"{'n/a':>16}"
         print(line)
+    if args.only:
+        return
     print("\ncold compile (fresh process, empty cache): seconds, phases")
     print(
         "  vector add:",
