@@ -28,6 +28,9 @@ else:
     import tilelab
     import tilelab.language as tl
 
+from benchmarks.corpus import kernels as corpus_kernels  # noqa: E402
+from benchmarks.corpus.run import jit_from_source  # noqa: E402
+
 
 @tilelab.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -90,38 +93,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
 
 
-@tilelab.jit
-def tutorial_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
-):  # fmt: skip
-    """The same product as Triton's matmul tutorial writes it: grouped programs, ``% M`` wrap-around,
-    runtime strides, a masked K tail, pointers advanced with ``+=``, ``tl.dot``'s default (tf32) precision."""
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, accumulator, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+#: the corpus's matmul, as Triton's tutorial writes it (grouped programs, ``% M`` wrap-around, runtime
+#: strides, a masked K tail, pointers advanced with ``+=``, ``tl.dot``'s default tf32 precision)
+tutorial_matmul_kernel = jit_from_source(corpus_kernels.matmul_kernel, "triton" if TRITON else "tilelab")
 
 
 def median_time(fn, repeat: int = 15) -> float:
@@ -193,27 +167,10 @@ def cases(quick: bool):
         lambda: matmul_kernel[(s // 64, s // 64)](a, bb, c, s, s, s, BM=64, BN=64, BK=32, **cpu),
         lambda: np.matmul(a, bb, out=c),
     )
+    tutorial = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "HINTS": False}
     yield (
         f"tutorial matmul {s}^3",
-        lambda: tutorial_matmul_kernel[((s // 64) ** 2,)](
-            a,
-            bb,
-            c,
-            s,
-            s,
-            s,
-            s,
-            1,
-            s,
-            1,
-            s,
-            1,
-            BLOCK_SIZE_M=64,
-            BLOCK_SIZE_N=64,
-            BLOCK_SIZE_K=32,
-            GROUP_SIZE_M=8,
-            **cpu,
-        ),  # fmt: skip
+        lambda: tutorial_matmul_kernel[((s // 64) ** 2,)](a, bb, c, s, s, s, s, 1, s, 1, s, 1, **tutorial, **cpu),
         lambda: np.matmul(a, bb, out=c),
     )
 
