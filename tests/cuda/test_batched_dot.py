@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import tilelab
-import tilelab.language as tl
-from tests.kernels.support import DOT_TOL, assert_rel_norm
+from tests.kernels.support import cdiv
+from tests.kernels.test_matmul import bmm_kernel
 from tilelab.compiler.backends.cuda import find_tool, lower_mma
 from tilelab.compiler.ir.types import f16, f32
 from tilelab.compiler.layouts import LANE, REGISTER, WARP, dot_operand, mma_k_width
@@ -178,33 +178,6 @@ def test_one_batch_is_the_2d_pattern():
 # ----------------------------------------------------------------------------- kernels, compiled
 
 
-@tilelab.jit
-def bmm_kernel(
-    a_ptr, b_ptr, c_ptr, Z, M, N, K, stride_az, stride_am, stride_bz, stride_bk, stride_cz, stride_cm,
-    BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr,
-):  # fmt: skip
-    """``C[z] = A[z] @ B[z]``: ``BZ`` small products per program, K in steps of ``BK`` with a masked tail."""
-    pid_z = tl.program_id(0)
-    pid_m = tl.program_id(1)
-    pid_n = tl.program_id(2)
-    oz = pid_z * BZ + tl.arange(0, BZ)
-    om = pid_m * BM + tl.arange(0, BM)
-    on = pid_n * BN + tl.arange(0, BN)
-    ok = tl.arange(0, BK)
-    a_ptrs = a_ptr + oz[:, None, None] * stride_az + om[None, :, None] * stride_am + ok[None, None, :]
-    b_ptrs = b_ptr + oz[:, None, None] * stride_bz + ok[None, :, None] * stride_bk + on[None, None, :]
-    acc = tl.zeros((BZ, BM, BN), dtype=c_ptr.dtype.element_ty)
-    for k in range(0, tl.cdiv(K, BK)):
-        z_ok = oz[:, None, None] < Z
-        a = tl.load(a_ptrs, mask=z_ok & (om[None, :, None] < M) & (ok[None, None, :] < K - k * BK), other=0)
-        b = tl.load(b_ptrs, mask=z_ok & (ok[None, :, None] < K - k * BK) & (on[None, None, :] < N), other=0)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        a_ptrs += BK
-        b_ptrs += BK * stride_bk
-    c_ptrs = c_ptr + oz[:, None, None] * stride_cz + om[None, :, None] * stride_cm + on[None, None, :]
-    tl.store(c_ptrs, acc, mask=(oz[:, None, None] < Z) & (om[None, :, None] < M) & (on[None, None, :] < N))
-
-
 TYPES = {"f16": ("*fp16", "*fp32"), "bf16": ("*bf16", "*fp32"), "f32": ("*fp32", "*fp32"), "i8": ("*int8", "*int32")}
 INSTR = {"f16": "m16n8k16", "bf16": "m16n8k16", "f32": "m16n8k8", "i8": "m16n8k32"}
 K_STEP = {"f16": 16, "bf16": 16, "f32": 8, "i8": 32}
@@ -254,25 +227,6 @@ def test_batched_dot_with_batches_in_registers():
     assert "ldmatrix.sync.aligned" in ck.asm["ptx"]
 
 
-# ----------------------------------------------------------------------------- values, every backend
-
-
-@pytest.mark.parametrize("dtype", ["f16", "f32"])
-def test_batched_dot_values(backend, dev, rng, dtype):
-    """The same kernel on every backend against numpy (on CUDA: the mma.sync path above)."""
-    z, m, n, k = 5, 40, 24, 50
-    np_dtype = np.float16 if dtype == "f16" else np.float32
-    a = rng.standard_normal((z, m, k)).astype(np_dtype)
-    b = rng.standard_normal((z, k, n)).astype(np_dtype)
-    c = dev.empty((z, m, n), np.float32)
-    bz, bm, bn, bk = 4, 32, 16, 16
-    bmm_kernel[(triton_cdiv(z, bz), triton_cdiv(m, bm), triton_cdiv(n, bn))](
-        dev.put(a), dev.put(b), c, z, m, n, k, k * m, k, n * k, n, n * m, n,
-        BZ=bz, BM=bm, BN=bn, BK=bk, PRECISION="tf32" if dtype == "f32" else "ieee", target=backend,
-    )  # fmt: skip
-    assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), DOT_TOL[(backend, dtype)])
-
-
 # ----------------------------------------------------------------------------- on the GPU
 
 
@@ -305,7 +259,7 @@ def test_batched_dot_matches_torch(dtype, shape, blocks, num_warps):
         b = torch.randn((z, k, n), device="cuda", generator=gen).to(dt)
         c = torch.full((z, m, n), float("nan"), device="cuda", dtype=torch.float32)
         want = torch.bmm(a.double(), b.double())
-    grid = (triton_cdiv(z, bz), triton_cdiv(m, bm), triton_cdiv(n, bn))
+    grid = (cdiv(z, bz), cdiv(m, bm), cdiv(n, bn))
     bmm_kernel[grid](
         a, b, c, z, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         BZ=bz, BM=bm, BN=bn, BK=bk, PRECISION="tf32" if dtype == "f32" else "ieee", num_warps=num_warps,
@@ -317,7 +271,3 @@ def test_batched_dot_matches_torch(dtype, shape, blocks, num_warps):
         tol = 2e-2 if dtype in ("bf16", "f32") else 5e-3
         err = (c.double() - want).abs().max().item()
         assert err <= tol * want.abs().max().item()
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
