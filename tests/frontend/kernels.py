@@ -71,3 +71,17 @@ def control(x_ptr, out_ptr, n, seed, BLOCK: tl.constexpr):
         bp = tl.advance(bp, (BLOCK,))
     c = tl.cumsum(y, 0)
     tl.store(out_ptr + offs, add_one(y) + s + am + r + v + c + i)
+
+
+def conditional(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = x if pid < n else x * 2.0  # a scalar run-time condition: an scf.if yielding the tile
+    z = y if x > 0 else -y  # a tile condition: per element
+    tl.store(out_ptr + offs, z) if pid % 2 == 0 else tl.store(out_ptr + offs, -z)
+
+
+def half_conditional(x_ptr, n):
+    pid = tl.program_id(0)
+    v = tl.load(x_ptr) if pid < n else tl.store(x_ptr, 1.0)

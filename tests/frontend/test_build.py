@@ -4,7 +4,7 @@ import inspect
 
 import pytest
 
-from tilelab.compiler.frontend import build_module, get_jit_fn
+from tilelab.compiler.frontend import CompilationError, build_module, get_jit_fn
 from tilelab.compiler.ir import ForOp, IfOp, ReduceOp, print_module, verify
 from tilelab.compiler.ir.types import PointerType, f16, f32, i32
 
@@ -87,3 +87,19 @@ def test_get_jit_fn():
 def test_specialization_changes_shapes(block):
     _, text = build(kernels.add, {"x_ptr": P(f32), "y_ptr": P(f32), "out_ptr": P(f32), "n": i32}, {"BLOCK": block})
     assert f"tensor<{block}xf32>" in text
+
+
+def test_conditional_expressions_ir():
+    """A run-time scalar condition builds an ``scf.if`` (only one branch runs); a tile condition a select."""
+    m, text = build(kernels.conditional, {"x_ptr": P(f32), "out_ptr": P(f32), "n": i32}, {"BLOCK": 16})
+    ifs = [op for op in m.walk() if isinstance(op, IfOp)]
+    assert len(ifs) == 2
+    assert [r.type for r in ifs[0].results] == [ifs[0].then_block.ops[-1].operands[0].type]  # yields the tile
+    assert ifs[1].results == [] and any(op.name == "tt.store" for op in ifs[1].then_block.ops)
+    assert "arith.select" in text
+
+
+def test_conditional_expression_needs_values_on_both_sides():
+    with pytest.raises(CompilationError, match="needs a value from both branches, or from neither") as info:
+        build(kernels.half_conditional, {"x_ptr": P(f32), "n": i32}, {})
+    assert info.value.line == inspect.getsourcelines(kernels.half_conditional)[1] + 2

@@ -155,3 +155,34 @@ def test_tile_while_collatz(backend, dev, rng):
         return count
 
     np.testing.assert_array_equal(dev.get(out), [steps(int(v)) for v in x])
+
+
+@tilelab.jit
+def conditional_expression_kernel(x_ptr, y_ptr, out_ptr, hits_ptr, n, BLOCK: tl.constexpr):
+    """Conditional expressions with run-time conditions: only the taken branch's loads, stores and atomics run."""
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    # a value: the first load would run past the end of x for the last programs if both branches ran
+    v = tl.load(x_ptr + offsets) if (pid + 1) * BLOCK <= n else tl.load(x_ptr + offsets, mask=offsets < n, other=-1.0)
+    # no value: a store (and an atomic count of the branch) on one side only
+    tl.store(out_ptr + offsets, v * 2.0, mask=offsets < n) if pid % 2 == 0 else tl.store(
+        out_ptr + offsets, -v, mask=offsets < n
+    )
+    tl.atomic_add(hits_ptr, 1) if pid % 3 == 0 else tl.atomic_add(hits_ptr + 1, 1)
+    # numbers of two types in the branches: the result has the wider one
+    scale = 0.5 if pid > 1 else 2
+    tl.store(y_ptr + offsets, v * scale, mask=offsets < n)
+
+
+def test_conditional_expressions_run_only_the_taken_branch(backend, dev, rng):
+    n, block = 200, 32
+    programs = cdiv(n, block)
+    x = rng.standard_normal(n).astype(np.float32)
+    out, y = dev.empty(n, np.float32), dev.empty(n, np.float32)
+    hits = dev.put(np.zeros(2, np.int32))
+    conditional_expression_kernel[(programs,)](dev.put(x), y, out, hits, n, BLOCK=block, target=backend)
+    pid = np.arange(n) // block
+    np.testing.assert_array_equal(dev.get(out), np.where(pid % 2 == 0, x * 2, -x))
+    np.testing.assert_array_equal(dev.get(y), x * np.where(pid > 1, np.float32(0.5), np.float32(2.0)))
+    thirds = sum(1 for p in range(programs) if p % 3 == 0)
+    np.testing.assert_array_equal(dev.get(hits), [thirds, programs - thirds])

@@ -267,3 +267,29 @@ def test_batched_dot_values(backend, dev, rng, dtype):
         BZ=bz, BM=bm, BN=bn, BK=bk, PRECISION="tf32" if dtype == "f32" else "ieee", target=backend,
     )  # fmt: skip
     assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), DOT_TOL[(backend, dtype)])
+
+
+def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """One dot of whole tiles plus an accumulator of 3, in the output's type."""
+    om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + om[:, None] * K + ok[None, :])
+    b = tl.load(b_ptr + ok[:, None] * N + on[None, :])
+    acc = tl.full((M, N), 3, c_ptr.dtype.element_ty)
+    c = tl.dot(a, b, acc, input_precision="ieee", out_dtype=c_ptr.dtype.element_ty)
+    tl.store(c_ptr + om[:, None] * N + on[None, :], c)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i8"])
+@pytest.mark.parametrize("shape", [(1, 8, 4), (2, 1, 8), (16, 4, 1), (8, 64, 2), (32, 32, 16)])
+def test_dot_shapes_narrower_than_a_vector(backend, dev, rng, dtype, shape):
+    """The CPU's register-blocked dot at its edges (rows fewer than a block, columns fewer than a SIMD
+    vector, K of one), and the interpreter: exact against numpy. GPU dots this small are the FMA loop."""
+    if backend == "cuda":
+        pytest.skip("the edges of the CPU's register blocking")
+    m, n, k = shape
+    src, out = {"f32": (np.float32, np.float32), "f64": (np.float64, np.float64), "i8": (np.int8, np.int32)}[dtype]
+    a = rng.integers(-8, 8, (m, k)).astype(src)  # small integers: every sum is exact in any order
+    b = rng.integers(-8, 8, (k, n)).astype(src)
+    c = dev.empty((m, n), out)
+    small_dot_kernel[(1,)](dev.put(a), dev.put(b), c, M=m, N=n, K=k, target=backend)
+    np.testing.assert_array_equal(dev.get(c), (a.astype(np.int64) @ b.astype(np.int64) + 3).astype(out))

@@ -344,7 +344,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         cond = self.visit(node.test)
         if not _is_tensorish(cond):
             return self.visit(node.body if unwrap(cond) else node.orelse)
-        return self.sem.where(cond, self.visit(node.body), self.visit(node.orelse))
+        return self.if_expression(cond, node)
 
     # ------------------------------------------------------------------ calls
     def visit_Call(self, node):

@@ -153,7 +153,7 @@ class ControlFlowMixin:
                     self.scope[name] = a
                     continue
                 raise SemanticError(f"variable '{name}' is set to different compile-time values in the two branches")
-            a, b = self._unify_branch_values(name, op, a, b)
+            a, b = self._unify_branch_values(f"variable '{name}'", op, a, b)
             tpl, parts = flatten(a)
             then_vals += parts
             else_vals += flatten(b)[1]
@@ -165,7 +165,7 @@ class ControlFlowMixin:
         op.results = [Value(p.type, op, i) for i, p in enumerate(then_vals)]
         return merged
 
-    def _unify_branch_values(self, name, op, a, b):
+    def _unify_branch_values(self, what, op, a, b):
         if is_python_number(a) and is_python_number(b):
             t = _type_of(a) if _type_of(a) == _type_of(b) else irt.f32 if isinstance(unwrap(a), float) else _type_of(b)
             with self.builder.at_end(op.then_block):
@@ -179,9 +179,51 @@ class ControlFlowMixin:
             return a, self._coerce(op.else_block, b, a)
         except SemanticError:
             ta, tb = ", ".join(str(p.type) for p in flatten(a)[1]), ", ".join(str(p.type) for p in flatten(b)[1])
+            raise SemanticError(f"{what} has type {ta} in the then branch but {tb} in the else branch") from None
+
+    def if_expression(self, cond, node):
+        """``a if c else b`` with a run-time ``c``.
+
+        A scalar ``c`` (or a one-element tile) gives an ``scf.if`` whose branches compute ``a`` and
+        ``b``: as in Triton, only the taken branch runs, so its loads, stores and atomics happen only
+        when it is taken. Both branches give a value of one type (numbers are cast as for an ``if``
+        statement's variables) or both give nothing (``tl.store(...) if c else tl.store(...)``). A
+        tile ``c`` picks per element: ``tl.where(c, a, b)``, both computed.
+        """
+        scalar = self.sem.cast(unwrap(cond), irt.i1)
+        if scalar.type.is_tensor and scalar.type.numel == 1:
+            scalar = self.sem.item(scalar)
+        if scalar.type.is_tensor:
+            return self.sem.where(cond, self.visit(node.body), self.visit(node.orelse))
+        op = ops.IfOp(scalar.handle, [])
+        values = []
+        self.runtime_depth += 1
+        try:
+            for block, expr in ((op.then_block, node.body), (op.else_block, node.orelse)):
+                with self.builder.at_end(block):
+                    values.append(self.visit(expr))
+        finally:
+            self.runtime_depth -= 1
+        a, b = values
+        if (unwrap(a) is None) != (unwrap(b) is None):
             raise SemanticError(
-                f"variable '{name}' has type {ta} in the then branch but {tb} in the else branch"
-            ) from None
+                "a conditional expression with a run-time condition needs a value from both branches, or from neither"
+            )
+        if unwrap(a) is None:
+            a = b = ()
+        elif not (self._carryable(a) and self._carryable(b)):
+            raise SemanticError("a conditional expression with a run-time condition needs tensor or number values")
+        else:
+            a, b = self._unify_branch_values("the conditional expression", op, a, b)
+        tpl, then_parts = flatten(a)
+        for block, parts in ((op.then_block, then_parts), (op.else_block, flatten(b)[1])):
+            with self.builder.at_end(block):
+                self.builder.insert(ops.YieldOp([p.handle for p in parts]))
+        op.results = [Value(p.type, op, i) for i, p in enumerate(then_parts)]
+        self.builder.insert(op)
+        if unwrap(values[0]) is None:
+            return None
+        return rebuild(tpl, iter(tensor(r, self.sem) for r in op.results))
 
     def _bind_results(self, op, merged) -> None:
         results = iter(tensor(r, self.sem) for r in op.results)

@@ -89,6 +89,12 @@ def _host() -> tuple[llvm.Target, str, str]:
     return target, cpu, features
 
 
+def host_vector_bits() -> int:
+    """The widest SIMD register of this host, in bits: 512 (AVX-512), 256 (AVX), else 128 (SSE, NEON)."""
+    features = _host()[2].split(",")
+    return 512 if "+avx512f" in features else 256 if "+avx" in features else 128
+
+
 def llvm_workarounds(cpu: str, features: str) -> list[str]:
     """LLVM options that keep this host's code generator clear of its known bugs.
 

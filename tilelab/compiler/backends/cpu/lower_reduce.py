@@ -24,6 +24,7 @@ from tilelab.compiler.ir.types import f32, f64, i32
 from tilelab.compiler.ir.types import i64 as int64
 
 from ..common.scalars import to_arith
+from ..common.types import memory_type
 from .context import Tile, i64, lower
 from .lower_cast import convert
 
@@ -187,17 +188,7 @@ def lower_dot(lw, op):
     a = _to_buffer(lw, lw.get(op.operands[0]), a_t.element, a_t.shape, work, tf32)
     bb = _to_buffer(lw, lw.get(op.operands[1]), b_t.element, b_t.shape, work, tf32)
     acc = _to_buffer(lw, lw.get(op.operands[2]), c_t.element, c_t.shape, work)
-    b = lw.b
-    with lw.loop(nb * m_len) as bm:  # batch and row together
-        batch_i = b.udiv(bm, i64(m_len))
-        with lw.loop(k_len) as k:
-            av = lw.load_elem(a, work, b.add(b.mul(bm, i64(k_len)), k))
-            b_row = b.add(b.mul(batch_i, i64(k_len * n_len)), b.mul(k, i64(n_len)))
-            with lw.loop(n_len) as n:
-                at = b.add(b.mul(bm, i64(n_len)), n)
-                bv = lw.load_elem(bb, work, b.add(b_row, n))
-                cv = lw.load_elem(acc, work, at)
-                lw.store_elem(acc, work, at, _mul_add(lw, av, bv, cv))
+    _register_blocked_dot(lw, a, bb, acc, nb * m_len, m_len, k_len, n_len, work)
     result = Tile(c_t.shape, work, buf=acc)
     if c_t.element != work:
         wide = result
@@ -207,13 +198,79 @@ def lower_dot(lw, op):
     lw.set(op.result, result)
 
 
-def _mul_add(lw, a, c, d):
+def _register_blocked_dot(lw, a, bb, acc, rows: int, m_len: int, k_len: int, n_len: int, work) -> None:
+    """``acc[r, :] += sum over k of a[r, k] * b[k, :]`` for all ``rows`` (batch and row together), in registers.
+
+    Why: the plain loop nest (row, k, then columns, vectorized by LLVM) loads and stores the
+    accumulator row for every k: two loads and a store per vector FMA, so the loads set the
+    pace. Here a block of ``mr`` rows by one SIMD vector of columns stays in registers for the whole
+    k loop (a micro-kernel, as BLAS libraries write it): per k, one vector of ``b``, ``mr``
+    broadcast elements of ``a`` (folded into the FMAs), ``mr`` FMAs. Each element still sums
+    over k in order, one ``fmuladd`` per k, so results are unchanged.
+
+        for r0 in rows step mr, for n0 in columns step vl:
+            c[0..mr) = acc[r0 + i, n0 : n0 + vl]
+            for k: bv = b[k, n0 : n0 + vl]; c[i] = fmuladd(splat(a[r0 + i, k]), bv, c[i])
+            acc[r0 + i, n0 : n0 + vl] = c[i]
+    """
+    from .codegen import host_vector_bits
+
     b = lw.b
-    if isinstance(a.type, ir.IntType):
-        return b.add(b.mul(a, c), d)
-    suffix = "f64" if isinstance(a.type, ir.DoubleType) else "f32"
-    fn = lw.function(f"llvm.fmuladd.{suffix}", a.type, [a.type] * 3)
-    return b.call(fn, [a, c, d])
+    scalar = memory_type(work)  # the three buffers hold work-type elements (_to_buffer)
+    bits = scalar.width if isinstance(scalar, ir.IntType) else (64 if isinstance(scalar, ir.DoubleType) else 32)
+    simd = host_vector_bits()
+    vl = max(1, min(n_len, simd // bits))
+    mr = min(m_len, 8 if simd >= 512 else 4)
+    vec = ir.VectorType(scalar, vl)
+    integer = isinstance(scalar, ir.IntType)
+    fma = None if integer else lw.function(f"llvm.fmuladd.v{vl}{'f64' if bits == 64 else 'f32'}", vec, [vec] * 3)
+
+    def vptr(buf, lin):
+        ptr = b.gep(buf, [lin], inbounds=True, source_etype=scalar)
+        return ptr if ptr.type.is_opaque else b.bitcast(ptr, vec.as_pointer())
+
+    def vload(buf, lin):
+        return b.load(vptr(buf, lin), typ=vec, align=bits // 8)
+
+    def vstore(buf, lin, v):
+        b.store(v, vptr(buf, lin), align=bits // 8)
+
+    with lw.loop(rows, step=mr) as r0:
+        batch = b.udiv(r0, i64(m_len))
+        b_base = b.mul(batch, i64(k_len * n_len))
+        with lw.loop(n_len, step=vl) as n0:
+            c_at = [b.add(b.mul(b.add(r0, i64(i)), i64(n_len)), n0) for i in range(mr)]
+            a_at = [b.mul(b.add(r0, i64(i)), i64(k_len)) for i in range(mr)]
+            start = [vload(acc, at) for at in c_at]
+            pre = b.block
+            body, done = b.append_basic_block("dot.k"), b.append_basic_block("dot.k.end")
+            b.branch(body)
+            b.position_at_end(body)
+            k = b.phi(ir.IntType(64))
+            k.add_incoming(i64(0), pre)
+            cs = []
+            for v in start:
+                phi = b.phi(vec)
+                phi.add_incoming(v, pre)
+                cs.append(phi)
+            bv = vload(bb, b.add(b_base, b.add(b.mul(k, i64(n_len)), n0)))
+            out = []
+            for at, c in zip(a_at, cs):
+                av = lw.load_elem(a, work, b.add(at, k))
+                splat = b.shuffle_vector(
+                    b.insert_element(ir.Constant(vec, ir.Undefined), av, i64(0)),
+                    ir.Constant(vec, ir.Undefined),
+                    ir.Constant(ir.VectorType(ir.IntType(32), vl), [0] * vl),
+                )
+                out.append(b.add(b.mul(splat, bv), c) if integer else b.call(fma, [splat, bv, c]))
+            nxt = b.add(k, i64(1))
+            k.add_incoming(nxt, b.block)
+            for phi, v in zip(cs, out):
+                phi.add_incoming(v, b.block)
+            b.cbranch(b.icmp_signed("<", nxt, i64(k_len)), body, done)
+            b.position_at_end(done)
+            for at, v in zip(c_at, out):
+                vstore(acc, at, v)
 
 
 @lower(SortOp)
