@@ -269,6 +269,7 @@ def test_batched_dot_values(backend, dev, rng, dtype):
     assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), DOT_TOL[(backend, dtype)])
 
 
+@tilelab.jit
 def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     """One dot of whole tiles plus an accumulator of 3, in the output's type."""
     om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
