@@ -219,8 +219,8 @@ def _register_blocked_dot(lw, a, bb, acc, rows: int, m_len: int, k_len: int, n_l
     scalar = memory_type(work)  # the three buffers hold work-type elements (_to_buffer)
     bits = scalar.width if isinstance(scalar, ir.IntType) else (64 if isinstance(scalar, ir.DoubleType) else 32)
     simd = host_vector_bits()
-    vl = max(1, min(n_len, simd // bits))
-    mr = min(m_len, 8 if simd >= 512 else 4)
+    vl = math.gcd(n_len, simd // bits)  # columns per vector and rows per block divide the tile
+    mr = math.gcd(m_len, 8 if simd >= 512 else 4)
     vec = ir.VectorType(scalar, vl)
     integer = isinstance(scalar, ir.IntType)
     fma = None if integer else lw.function(f"llvm.fmuladd.v{vl}{'f64' if bits == 64 else 'f32'}", vec, [vec] * 3)
