@@ -349,6 +349,20 @@ def matmul_splitk(t, m=1024, n=1024, k=16384):
     )  # fmt: skip
 
 
+def bmm3d(t, z=4096, m=64, n=64, k=64):
+    """Many small products, ``BLOCK_Z`` of them per program through one 3-d ``tl.dot``."""
+    a, b, c = t.randn(z, m, k, dtype="f16"), t.randn(z, k, n, dtype="f16"), t.empty(z, m, n, dtype="f16")
+    configs = [cfg(w, s, BLOCK_Z=bz, BLOCK_M=m, BLOCK_N=n, BLOCK_K=bk)
+               for bz, bk, w, s in ((2, 64, 4, 3), (4, 32, 4, 3), (4, 64, 8, 3), (8, 32, 8, 3))]  # fmt: skip
+    return Setup(
+        K.bmm3d_kernel,
+        lambda c_: (a, b, c, z, m, n, k, *(x.stride(d) for x in (a, b, c) for d in range(3))),
+        lambda c_: (cdiv(z, c_["BLOCK_Z"]), cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
+        [c], lambda: [(a.float() @ b.float()).to(c.dtype)], lambda: t.torch.bmm(a, b),
+        nbytes=2 * z * (m * k + k * n + m * n), flops=2 * z * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
 # ----------------------------------------------------------------------------- attention
 
 ATTENTION_CONFIGS = [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 64, 4, 3)]
@@ -501,6 +515,7 @@ CASES = {
     "matmul persistent 4096^3 f16": matmul_persistent,
     "matmul persistent descriptors 4096^3 f16": matmul_descriptor_persistent,
     "matmul split-K 1024x1024x16384 f16": matmul_splitk,
+    "batched matmul 3-d dot 4096x64x64x64 f16": bmm3d,
     "attention fwd bh128 s4096 d128": attention,
     "attention fwd bh128 s4096 d128 causal": lambda t: attention(t, causal=True),
     "attention fwd bh256 s1024 d64": lambda t: attention(t, 256, 1024, 64),

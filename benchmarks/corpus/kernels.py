@@ -429,6 +429,38 @@ def matmul_splitk_kernel(
     tl.atomic_add(C, acc, mask=mask)
 
 
+def bmm3d_kernel(
+    a_ptr, b_ptr, c_ptr, Z, M, N, K,
+    stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn, stride_cz, stride_cm, stride_cn,
+    BLOCK_Z: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    # c[z] = a[z] @ b[z] for BLOCK_Z small matrices at once: one 3-d tl.dot per K step
+    pid_z = tl.program_id(0)
+    pid_m = tl.program_id(1)
+    pid_n = tl.program_id(2)
+    offs_z = pid_z * BLOCK_Z + tl.arange(0, BLOCK_Z)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_z[:, None, None] * stride_az + offs_m[None, :, None] * stride_am
+                      + offs_k[None, None, :] * stride_ak)  # fmt: skip
+    b_ptrs = b_ptr + (offs_z[:, None, None] * stride_bz + offs_k[None, :, None] * stride_bk
+                      + offs_n[None, None, :] * stride_bn)  # fmt: skip
+    z_mask = offs_z[:, None, None] < Z
+    acc = tl.zeros((BLOCK_Z, BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_mask = offs_k < K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=z_mask & (offs_m[None, :, None] < M) & k_mask[None, None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=z_mask & k_mask[None, :, None] & (offs_n[None, None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + (offs_z[:, None, None] * stride_cz + offs_m[None, :, None] * stride_cm
+                      + offs_n[None, None, :] * stride_cn)  # fmt: skip
+    c_mask = z_mask & (offs_m[None, :, None] < M) & (offs_n[None, None, :] < N)
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_mask)
+
+
 # ----------------------------------------------------------------------------- attention
 
 

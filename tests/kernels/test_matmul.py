@@ -227,6 +227,49 @@ def test_block_pointer_matmul(backend, dev, rng):
 
 
 @tilelab.jit
+def bmm_kernel(
+    a_ptr, b_ptr, c_ptr, Z, M, N, K, stride_az, stride_am, stride_bz, stride_bk, stride_cz, stride_cm,
+    BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr,
+):  # fmt: skip
+    """``C[z] = A[z] @ B[z]``: ``BZ`` small products per program, K in steps of ``BK`` with a masked tail."""
+    pid_z = tl.program_id(0)
+    pid_m = tl.program_id(1)
+    pid_n = tl.program_id(2)
+    oz = pid_z * BZ + tl.arange(0, BZ)
+    om = pid_m * BM + tl.arange(0, BM)
+    on = pid_n * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    a_ptrs = a_ptr + oz[:, None, None] * stride_az + om[None, :, None] * stride_am + ok[None, None, :]
+    b_ptrs = b_ptr + oz[:, None, None] * stride_bz + ok[None, :, None] * stride_bk + on[None, None, :]
+    acc = tl.zeros((BZ, BM, BN), dtype=c_ptr.dtype.element_ty)
+    for k in range(0, tl.cdiv(K, BK)):
+        z_ok = oz[:, None, None] < Z
+        a = tl.load(a_ptrs, mask=z_ok & (om[None, :, None] < M) & (ok[None, None, :] < K - k * BK), other=0)
+        b = tl.load(b_ptrs, mask=z_ok & (ok[None, :, None] < K - k * BK) & (on[None, None, :] < N), other=0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    c_ptrs = c_ptr + oz[:, None, None] * stride_cz + om[None, :, None] * stride_cm + on[None, None, :]
+    tl.store(c_ptrs, acc, mask=(oz[:, None, None] < Z) & (om[None, :, None] < M) & (on[None, None, :] < N))
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_batched_dot_values(backend, dev, rng, dtype):
+    """The same kernel on every backend against numpy (on CUDA: the mma.sync path above)."""
+    z, m, n, k = 5, 40, 24, 50
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    a = rng.standard_normal((z, m, k)).astype(np_dtype)
+    b = rng.standard_normal((z, k, n)).astype(np_dtype)
+    c = dev.empty((z, m, n), np.float32)
+    bz, bm, bn, bk = 4, 32, 16, 16
+    bmm_kernel[(cdiv(z, bz), cdiv(m, bm), cdiv(n, bn))](
+        dev.put(a), dev.put(b), c, z, m, n, k, k * m, k, n * k, n, n * m, n,
+        BZ=bz, BM=bm, BN=bn, BK=bk, PRECISION="tf32" if dtype == "f32" else "ieee", target=backend,
+    )  # fmt: skip
+    assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), DOT_TOL[(backend, dtype)])
+
+
+@tilelab.jit
 def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     """One dot of whole tiles plus an accumulator of 3, in the output's type."""
     om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)

@@ -88,6 +88,13 @@ CASES = [
         has_dot=True,
     ),
     Case(
+        "batched_dot_3d_tiles",
+        test_matmul.bmm_kernel,
+        {"BZ": 4, "BM": 32, "BN": 32, "BK": 32, "PRECISION": "ieee"},
+        _F16_DOT,
+        has_dot=True,
+    ),
+    Case(
         "flash_attention",
         test_attention.flash_attention_fwd_kernel,
         {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32, "CAUSAL": True},

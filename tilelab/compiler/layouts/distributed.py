@@ -137,21 +137,34 @@ def mma_m16n8k16_accumulator(shape, warps_per_cta) -> LinearLayout:
     ``2*(t%4)`` and ``2*(t%4) + 1`` (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
     register bit 0 steps a column, register bit 1 steps 8 rows. Warps tile N first,
     then M; larger tiles repeat in registers, N first.
+
+    A 3-d tile (a batched ``tl.dot``: ``[batch, M, N]``, ``warps_per_cta = [wb, wm, wn]``) is
+    the same pattern in every batch: ``wb`` warps take batches of their own first, more batches
+    repeat in registers after N and M.
+
+        >>> L = mma_m16n8k16_accumulator([2, 16, 8], [2, 1, 1])
+        >>> L.apply(register=[0, 1, 2], lane=5, warp=1).tolist()
+        [[1, 1, 2], [1, 1, 3], [1, 9, 2]]
     """
-    m, n = (int(s) for s in shape)
-    wm, wn = (int(w) for w in warps_per_cta)
-    bases = {
-        REGISTER: [[0, 1], [8, 0]],
-        LANE: [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
-        WARP: [[0, 8 << b] for b in range(log2_exact(wn, "warps"))]
-        + [[16 << b, 0] for b in range(log2_exact(wm, "warps"))],
-    }
+    *batch, m, n = (int(s) for s in shape)
+    *wb, wm, wn = (int(w) for w in warps_per_cta)
+    if len(batch) > 1 or len(wb) != len(batch):
+        raise ValueError(f"an mma accumulator is 2-d or 3-d (a batch dim first), got shape {list(shape)}")
     if m < 16 or n < 8:
         raise ValueError(f"an mma m16n8 accumulator needs a tile of at least 16x8, got {m}x{n}")
-    bases = _fit_to_shape(bases, [m, n], order=[1, 0])
+    lead = [0] * len(batch)
+    bases = {
+        REGISTER: [lead + [0, 1], lead + [8, 0]],
+        LANE: [lead + v for v in ([0, 2], [0, 4], [1, 0], [2, 0], [4, 0])],
+        WARP: [[1 << b, 0, 0] for w in wb for b in range(log2_exact(w, "warps"))]
+        + [lead + [0, 8 << b] for b in range(log2_exact(wn, "warps"))]
+        + [lead + [16 << b, 0] for b in range(log2_exact(wm, "warps"))],
+    }
+    rank = len(shape)
+    bases = _fit_to_shape(bases, [*batch, m, n], order=list(range(rank))[::-1])
     name = f"#mma<m16n8k16, warpsPerCTA={_ls(warps_per_cta)}>"
-    return LinearLayout(bases, [m, n]).named(
-        name, kind="mma", shape=(m, n), warps_per_cta=(wm, wn), instr_shape=(16, 8, 16)
+    return LinearLayout(bases, [*batch, m, n]).named(
+        name, kind="mma", shape=(*batch, m, n), warps_per_cta=(*wb, wm, wn), instr_shape=(16, 8, 16)
     )
 
 
@@ -176,6 +189,8 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
     ``t//4 + 8``, columns ``k_width*(t%4) + {0..k_width-1}`` and those plus
     ``4*k_width``; B is the transpose pattern with ``n = t//4``. Warps along the
     other operand's dim broadcast. ``k`` defaults to one instruction's K (16 for f16).
+    Under a 3-d (batched) parent the operands are ``[batch, M, K]`` and ``[batch, K, N]``, each
+    batch where the accumulator has it (the same warps, then registers).
     """
     if parent.params.get("kind") != "mma":
         raise ValueError("dot_operand needs an mma accumulator layout as its parent")
@@ -183,7 +198,7 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
         if op_idx != 0:
             raise ValueError("wgmma reads only its A operand from registers (B comes from shared memory)")
         return wgmma_a_fragment(parent, k_width, k)
-    (m, n), (wm, wn) = parent.params["shape"], parent.params["warps_per_cta"]
+    (*batch, m, n), (*wb, wm, wn) = parent.params["shape"], parent.params["warps_per_cta"]
     k = int(k or 8 * k_width)
     kw = log2_exact(k_width, "k_width")
     along_k = [[1 << b] for b in range(kw)]
@@ -201,6 +216,11 @@ def dot_operand(parent: LinearLayout, op_idx: int, k_width: int = 2, k: int | No
         shape, order = [k, n], [0, 1]
     else:
         raise ValueError(f"op_idx must be 0 (A) or 1 (B), got {op_idx}")
+    if batch:  # the accumulator's batches: same warps, then registers after the 2-d pattern
+        lead = [0] * len(batch)
+        reg, lane = [lead + v for v in reg], [lead + v for v in lane]
+        warp = [[1 << b, 0, 0] for w in wb for b in range(log2_exact(w, "warps"))] + [lead + v for v in warp]
+        shape, order = [*batch, *shape], [d + 1 for d in order] + [0]
     bases = _fit_to_shape({REGISTER: reg, LANE: lane, WARP: warp}, shape, order)
     name = f"#dot_op<opIdx={op_idx}, parent={parent}, kWidth={k_width}>"
     return LinearLayout(bases, shape).named(name, kind="dot_operand", op_idx=op_idx, parent=parent, k_width=k_width)

@@ -85,12 +85,13 @@ def _parse_layout(text: str, shape: tuple[int, ...]) -> LinearLayout:
     if name == "dot_op":
         op_idx, k_width = int(f["opIdx"]), int(f["kWidth"])
         parent_fields = _fields(f["parent"])[2]
-        wm, wn = _ints(parent_fields["warpsPerCTA"])
-        acc_shape = [shape[0], 8 * wn] if op_idx == 0 else [16 * wm, shape[1]]
+        *_, wm, wn = _ints(parent_fields["warpsPerCTA"])
+        *batch, rows, cols = shape
+        acc_shape = [*batch, rows, 8 * wn] if op_idx == 0 else [*batch, 16 * wm, cols]
         if "instrShape" in parent_fields:  # a #wgmma parent: its columns are whole instructions
-            acc_shape = [shape[0], _ints(parent_fields["instrShape"])[1] * wn]
+            acc_shape = [rows, _ints(parent_fields["instrShape"])[1] * wn]
         parent = parse_layout(f["parent"], acc_shape)
-        return dot_operand(parent, op_idx, k_width, k=shape[1] if op_idx == 0 else shape[0])
+        return dot_operand(parent, op_idx, k_width, k=cols if op_idx == 0 else rows)
     if name == "swizzled_shared":
         args = (int(f["vec"]), int(f["perPhase"]), int(f["maxPhase"]), _ints(f["order"]))
         return swizzled_shared(shape, *args)
@@ -105,8 +106,9 @@ def _parent_dim(parent_text: str, shape, dim: int) -> int:
     name, _, f = _fields(parent_text)
     if name == "blocked":
         return _ints(f["sizePerThread"])[dim] * _ints(f["threadsPerWarp"])[dim] * _ints(f["warpsPerCTA"])[dim]
-    if name == "mma":
-        return (16, 8)[dim] * _ints(f["warpsPerCTA"])[dim]
+    if name == "mma":  # 2-d, or 3-d with a batch dim first (one batch per warp along it)
+        warps = _ints(f["warpsPerCTA"])
+        return ((1,) * (len(warps) - 2) + (16, 8))[dim] * warps[dim]
     if name == "wgmma":
         wm, wn = _ints(f["warpsPerCTA"])
         return (16 * wm, _ints(f["instrShape"])[1] * wn)[dim]

@@ -168,7 +168,7 @@ def reads_tf32(op: DotOp) -> bool:
 
 
 def mma_layout(op: DotOp, num_warps: int, chained: bool = False, wgmma: bool = False) -> LinearLayout | None:
-    """The ``mma.sync`` accumulator layout for a 2-d dot, or None where the dot stays an FMA loop.
+    """The ``mma.sync`` accumulator layout for a 2-d or batched 3-d dot, or None where the dot stays an FMA loop.
 
     f16/bf16 into f32 (``m16n8k16``), f32 in tf32 (``m16n8k8``) and int8 into i32
     (``m16n8k32``): the accumulator's layout is the same for all three. Warps split the tile
@@ -180,21 +180,22 @@ def mma_layout(op: DotOp, num_warps: int, chained: bool = False, wgmma: bool = F
     """
     a, b, c = (v.type for v in op.operands)
     integer = a.element.name == "i8" and c.element.name == "i32"
-    if len(c.shape) != 2 or (c.element.name != "f32" and not integer) or a.element != b.element:
+    if len(c.shape) not in (2, 3) or (c.element.name != "f32" and not integer) or a.element != b.element:
         return None
     if a.element.name in FP8:
-        if not wgmma or num_warps % 4 or c.shape[0] % 64 or a.shape[-1] % 32:
+        if not wgmma or num_warps % 4 or len(c.shape) != 2 or c.shape[0] % 64 or a.shape[-1] % 32:
             return None
     elif a.element.name not in ("f16", "bf16") and not reads_tf32(op) and not integer:
         return None
-    m, n = c.shape
+    *batch, m, n = c.shape
     k = a.shape[-1]
-    wm, wn = warp_split(m, n, num_warps)
-    if chained and m >= 16 * num_warps:
-        wm, wn = num_warps, 1
+    wb = [min(num_warps, batch[0])] if batch else []  # a batched dot: warps take whole batches first
+    wm, wn = warp_split(m, n, num_warps // (wb[0] if wb else 1))
+    if chained and m >= 16 * wm * wn:
+        wm, wn = wm * wn, 1
     if m < 16 * wm or n < 8 * wn or k < 32 // a.element.itemsize:  # one instruction's K: 32 bytes
         return None
-    return mma_m16n8k16_accumulator([m, n], [wm, wn])
+    return mma_m16n8k16_accumulator(c.shape, [*wb, wm, wn])
 
 
 def collapse(layout: LinearLayout, dims) -> LinearLayout:

@@ -12,7 +12,8 @@ K-step x 8. Then, for every accumulator tile and every K step, one instruction::
     mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32 ...  (K step 32, as Triton emits it)
 
 Registers are matched by their coordinates (the layouts' register bases), so the same
-code serves every tile size, warp split and element type.
+code serves every tile size, warp split and element type, and batched 3-d dots (each batch's
+tiles with that batch's fragments).
 """
 
 from __future__ import annotations
@@ -80,6 +81,28 @@ def _mma(lw, shape: str, a_regs, b_regs, c_regs):
     return [b.extract_value(res, i) for i in range(4)]
 
 
+def mma_plan(a_layout, b_layout, c_layout, k: int, k_width: int) -> list[tuple[list, list, list]]:
+    """The instructions of a dot: per ``mma.sync``, the register indices of its A, B and C fragments.
+
+    Registers are found by their coordinates in thread 0 (every thread runs the same code on its own
+    registers): for each K step (outermost: one step's fragments live at a time) and each 16x8
+    accumulator tile (of each batch), A's rows and B's columns are the tile's, K the step's.
+    """
+    a_frag, b_frag = fragments(k_width)
+    a_at, b_at, c_at = _by_coords(a_layout), _by_coords(b_layout), _by_coords(c_layout)
+    plan = []
+    for k0 in range(0, k, 8 * k_width):
+        for *batch, row, col in sorted(c_at):
+            if row % 16 or col % 8:
+                continue
+            plan.append((
+                [a_at[(*batch, row + dr, k0 + dk)] for dr, dk in a_frag],
+                [b_at[(*batch, k0 + dk, col + dc)] for dk, dc in b_frag],
+                [c_at[(*batch, row + dr, col + dc)] for dr, dc in C_FRAGMENT],
+            ))  # fmt: skip
+    return plan
+
+
 def lower_mma(lw, op):
     b = lw.b
     a_type, b_type, c_type = (v.type for v in op.operands)
@@ -91,18 +114,11 @@ def lower_mma(lw, op):
     a = gather(lw, [lw.get(op.operands[0])], a_layout, a_type.element, lambda i: i)
     bt = gather(lw, [lw.get(op.operands[1])], b_layout, b_type.element, lambda i: i)
     shape = SHAPES[a_type.element.name]
-    a_frag, b_frag = fragments(kw)
-    a_at, b_at, c_at = _by_coords(a_layout), _by_coords(b_layout), _by_coords(acc.layout)
     out = list(acc.regs)
-    # K outermost: only one K step's A and B fragments need to be live at a time
-    for k0 in range(0, k, 8 * kw):
-        for row, col in sorted(c_at):
-            if row % 16 or col % 8:
-                continue
-            c_idx = [c_at[(row + dr, col + dc)] for dr, dc in C_FRAGMENT]
-            a_bits = [to_bits(b, a.regs[a_at[(row + dr, k0 + dk)]], a.elem) for dr, dk in a_frag]
-            b_bits = [to_bits(b, bt.regs[b_at[(k0 + dk, col + dc)]], bt.elem) for dk, dc in b_frag]
-            c_regs = _mma(lw, shape, _packed(b, a_bits, kw), _packed(b, b_bits, kw), [out[i] for i in c_idx])
-            for i, v in zip(c_idx, c_regs):
-                out[i] = v
+    for a_idx, b_idx, c_idx in mma_plan(a_layout, b_layout, acc.layout, k, kw):
+        a_bits = [to_bits(b, a.regs[i], a.elem) for i in a_idx]
+        b_bits = [to_bits(b, bt.regs[i], bt.elem) for i in b_idx]
+        c_regs = _mma(lw, shape, _packed(b, a_bits, kw), _packed(b, b_bits, kw), [out[i] for i in c_idx])
+        for i, v in zip(c_idx, c_regs):
+            out[i] = v
     lw.set(op.result, GTile(acc.layout, c_type.element, out))
