@@ -55,7 +55,7 @@ def run_panel_html(expr: str, seconds: float, namespace: dict) -> str:
         info = array_info(a)
         head = info.host.ravel()[:6] if info.host is not None else None
         values = np.array2string(head, precision=4, separator=", ") + "…" if head is not None else f"on {info.device}"
-        rows.append((name, f"{info.dtype}{list(getattr(a, 'shape', ()))} {values}"))
+        rows.append((name, f"{info.elem}{list(getattr(a, 'shape', ()))} {values}"))
     return render_table(rows)
 
 

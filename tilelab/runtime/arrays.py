@@ -20,21 +20,54 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilelab.compiler.ir.types import ml_dtypes_module
+from tilelab.compiler.ir.types import ml_dtypes_module, scalar_from_numpy
 
 from . import dlpack
+
+#: torch's names of the element types numpy lacks, and the IR's: a CUDA tensor of these is named
+#: without importing ml_dtypes (most of a second), which only a host view of its memory needs.
+_TORCH_NARROW = {"bfloat16": "bf16", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
 
 @dataclass
 class ArrayInfo:
-    """An array argument: its first element's ``address``, numpy ``dtype``, ``device``, host view."""
+    """An array argument: its first element's ``address``, element type, ``device``, host view.
+
+    ``elem`` is a numpy dtype, or, for a torch tensor, the name of its torch dtype (``"bfloat16"``)
+    until ``dtype`` is asked for; ``type_name`` answers without that.
+    """
 
     obj: object
     address: int
-    dtype: np.dtype
+    elem: np.dtype | str
     device: str  # "cpu" or "cuda" (a DLPack export may name another: "rocm", "metal"...)
     host: np.ndarray | None  # a numpy view sharing memory (CPU arrays only)
     device_id: int = 0
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of the elements (bf16 and fp8: ml_dtypes'); ``TypeError`` when there is none."""
+        if isinstance(self.elem, str):
+            self.elem = torch_dtype_to_numpy(self.elem)
+        return self.elem
+
+    @property
+    def type_name(self) -> str:
+        """The IR scalar name of the elements (``f32``, ``bf16``); ``KeyError`` when tilelab has none."""
+        if isinstance(self.elem, str) and self.elem in _TORCH_NARROW:
+            return _TORCH_NARROW[self.elem]
+        try:
+            return scalar_from_numpy(self.dtype).name
+        except TypeError:
+            raise KeyError(str(self.elem)) from None
+
+
+def element_name(info: ArrayInfo) -> str | None:
+    """The IR scalar name of an array's elements, ``None`` when tilelab has no such type."""
+    try:
+        return info.type_name
+    except KeyError:
+        return None
 
 
 def is_torch_tensor(value) -> bool:
@@ -168,14 +201,15 @@ def _dlpack_host_view(value, view: dlpack.DLPackView) -> np.ndarray:
 
 
 def _torch_info(t) -> ArrayInfo:
-    dtype = torch_dtype_to_numpy(t.dtype)
     device = "cuda" if t.device.type == "cuda" else "cpu"
-    host = _torch_host_view(t, dtype) if device == "cpu" else None
-    return ArrayInfo(t, int(t.data_ptr()), dtype, device, host)
+    if device == "cpu":
+        dtype = torch_dtype_to_numpy(t.dtype)
+        return ArrayInfo(t, int(t.data_ptr()), dtype, device, _torch_host_view(t, dtype))
+    return ArrayInfo(t, int(t.data_ptr()), str(t.dtype).removeprefix("torch."), device, None)
 
 
 def torch_dtype_to_numpy(torch_dtype) -> np.dtype:
-    """``torch.float32`` -> ``float32``; bf16 and fp8 map to ml_dtypes; raises ``TypeError``."""
+    """``torch.float32`` (or its name) -> ``float32``; bf16 and fp8 map to ml_dtypes; raises ``TypeError``."""
     name = str(torch_dtype).removeprefix("torch.")
     if name == "bool":
         return np.dtype(np.bool_)

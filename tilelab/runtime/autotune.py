@@ -109,7 +109,7 @@ class Autotuner(KernelWrapper):
         for name in self.key:
             value = named.get(name)
             info = array_info(value)
-            out.append(str(info.dtype) if info is not None else value)
+            out.append(str(info.elem) if info is not None else value)
         return tuple(out)
 
     def run(self, *args, grid=None, **kwargs):

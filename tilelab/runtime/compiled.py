@@ -19,7 +19,7 @@ import numpy as np
 from tilelab.compiler.ir.types import parse_type
 
 from . import options as settings
-from .arrays import array_info
+from .arrays import array_info, element_name
 from .errors import LaunchError
 from .grid import normalize_grid
 from .launch_checks import check_array, int_range, scalar, written_pointer_args
@@ -145,8 +145,8 @@ class CompiledKernel:
         if expected.is_pointer:
             if info is None:
                 raise LaunchError(f"{what} expects an array of {expected.pointee}, got {type(value).__name__}")
-            if info.dtype != expected.pointee.np_dtype:
-                raise LaunchError(f"{what} expects an array of {expected.pointee}, got an array of {info.dtype}")
+            if element_name(info) != expected.pointee.name:
+                raise LaunchError(f"{what} expects an array of {expected.pointee}, got an array of {info.elem}")
             if info.device == "cpu" and self.target != "cuda":
                 check_array(self.name, name, info.host, name in (self._written or ()))
                 return info.host

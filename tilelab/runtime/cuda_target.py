@@ -285,7 +285,7 @@ def _read_source(kind: str, t, value, param: int, index: int) -> str | None:
 def scalar_value(t, value):
     """A launch value of scalar type ``t``: ints wrap to the width, f16/bf16 travel as their bits."""
     if t.name in ("f16", "bf16"):
-        return int(np.array(value, dtype=t.np_dtype).view(np.uint16))
+        return t.float_bits(value)
     if t.is_float:
         return float(value)
     if t.is_bool:

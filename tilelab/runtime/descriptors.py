@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tilelab.compiler.frontend.descriptor_args import DescriptorArg
+from tilelab.compiler.ir.types import SCALARS
 
 __all__ = [
     "DescriptorArg",
@@ -34,7 +35,7 @@ __all__ = [
     "is_descriptor",
 ]
 
-from .arrays import array_info
+from .arrays import array_info, element_name
 from .errors import LaunchError
 
 _MAX_RANK = 5
@@ -107,7 +108,10 @@ def check(desc, what: str, error=LaunchError) -> None:
         raise error(f"{what}: base must be 16-byte aligned (address {info.address:#x})")
     if strides[-1] != 1:
         raise error(f"{what}: the last dimension must be contiguous (stride 1), got strides {strides}")
-    itemsize = info.dtype.itemsize
+    elem = SCALARS.get(element_name(info))
+    if elem is None:
+        raise error(f"{what}: unsupported dtype {info.elem}")
+    itemsize = elem.itemsize
     if any(s * itemsize % 16 for s in strides[:-1]):
         raise error(f"{what}: strides other than the last must be multiples of 16 bytes, got {strides} x {itemsize} B")
     if block[-1] * itemsize < 16:
@@ -115,8 +119,8 @@ def check(desc, what: str, error=LaunchError) -> None:
     padding = getattr(desc, "padding", "zero")
     if padding not in ("zero", "nan"):
         raise error(f"{what}: padding must be 'zero' or 'nan', got {padding!r}")
-    if padding == "nan" and info.dtype.kind != "f" and "float" not in info.dtype.name:
-        raise error(f"{what}: padding 'nan' needs a floating-point array, got {info.dtype}")
+    if padding == "nan" and not elem.is_float:
+        raise error(f"{what}: padding 'nan' needs a floating-point array, got {info.elem}")
 
 
 def expand(name: str, desc, what: str) -> tuple[DescriptorArg, dict]:

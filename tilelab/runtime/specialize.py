@@ -72,7 +72,11 @@ def specialize_arg(name: str, value, specialize: bool = True, what: str | None =
     info = array_info(value)
     if info is not None:
         div = 16 if specialize and info.address % 16 == 0 else 1
-        return ArgSpec(name, "*" + dtype_name(info.dtype, what), div)
+        try:
+            elem = info.type_name  # a CUDA tensor's bf16 / fp8 named without importing ml_dtypes
+        except KeyError:
+            raise LaunchError(f"{what}: unsupported dtype {info.elem}") from None
+        return ArgSpec(name, "*" + elem, div)
     if value is None:
         return ArgSpec(name, None, constant=None)
     if isinstance(value, (bool, np.bool_)):

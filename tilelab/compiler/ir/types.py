@@ -14,6 +14,7 @@ Types are immutable and interned: compare them with ``==`` or ``is``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -109,6 +110,26 @@ class ScalarType(Type):
         """The numpy dtype that holds this type on the host."""
         return np.dtype(_NUMPY[self.name]())
 
+    def float_bits(self, value: float) -> int:
+        """The bits of ``value`` rounded to nearest-even in this float type: ``bf16.float_bits(1.0) == 0x3F80``.
+
+        Too large a value becomes infinity, or NaN in ``fp8e4nv``, which has no infinity. bf16 and fp8 are
+        rounded here, not through ``ml_dtypes``, so that compiling a kernel with such a constant does not
+        import that package (most of a second).
+        """
+        return self._round(value)[0]
+
+    def rounded(self, value: float) -> float:
+        """``value`` rounded to nearest-even in this float type, as a Python float: ``bf16.rounded(1.003) == 1.0``."""
+        return self._round(value)[1]
+
+    def _round(self, value: float) -> tuple[int, float]:
+        if self.name in _NARROW:
+            return _round_narrow(float(value), *_NARROW[self.name])
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = np.asarray(value, dtype=np.float64).astype(self.np_dtype)
+        return int(x.view(f"u{self.itemsize}")), float(x)
+
     def __repr__(self) -> str:
         return f"tl.{_TL_NAME.get(self.name, self.name)}"
 
@@ -194,6 +215,40 @@ _NUMPY = {
 }
 
 _MANTISSA = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "fp8e4nv": 3, "fp8e5": 2}
+
+#: The float types numpy lacks: exponent bits, mantissa bits, and whether the all-ones exponent means
+#: infinity and NaN (IEEE style). float8e4nv (e4m3fn) has no infinity: only all-ones bits are NaN.
+_NARROW = {"bf16": (8, 7, True), "fp8e5": (5, 2, True), "fp8e4nv": (4, 3, False)}
+
+
+def _round_narrow(x: float, exp_bits: int, man_bits: int, ieee: bool) -> tuple[int, float]:
+    """``(bits, value)`` of ``x`` rounded once, to nearest-even, into a float of these widths.
+
+    ``x / 2**(e - man_bits)`` is exact (a power-of-two scale), so Python's ``round`` (ties to even)
+    does the rounding; subnormals keep the smallest exponent, as the formats do.
+    """
+    sign = 1 << (exp_bits + man_bits) if math.copysign(1.0, x) < 0 else 0
+    ones = (1 << exp_bits) - 1
+    nan = sign | (ones << man_bits | 1 << (man_bits - 1) if ieee else (1 << (exp_bits + man_bits)) - 1)
+    overflow = (sign | ones << man_bits, math.copysign(math.inf, x)) if ieee else (nan, math.nan)
+    if math.isnan(x):
+        return nan, math.nan
+    if math.isinf(x):
+        return overflow
+    bias = (1 << (exp_bits - 1)) - 1
+    emin, emax = 1 - bias, (ones - 1 if ieee else ones) - bias
+    largest = math.ldexp((1 << (man_bits + 1)) - (1 if ieee else 2), emax - man_bits)  # e4m3fn: 448
+    e = max(math.frexp(abs(x))[1] - 1, emin)
+    n = round(math.ldexp(abs(x), man_bits - e))
+    value = math.ldexp(n, e - man_bits)
+    if value > largest:
+        return overflow
+    if n >> (man_bits + 1):  # rounded up to the next power of two
+        n, e = n >> 1, e + 1
+    if n < 1 << man_bits:  # subnormal (or zero): exponent field 0
+        return sign | n, math.copysign(value, x)
+    return sign | (e + bias) << man_bits | (n - (1 << man_bits)), math.copysign(value, x)
+
 
 _TL_NAME = {
     "i1": "int1",

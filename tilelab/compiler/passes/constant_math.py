@@ -33,8 +33,7 @@ def wrap(x: int, t: ScalarType):
 
 def _round(x: float, t: ScalarType) -> float:
     """``x`` rounded to nearest-even in float type ``t``, as a Python float."""
-    with np.errstate(all="ignore"):
-        return float(np.asarray(x, dtype=np.float64).astype(t.np_dtype))
+    return t.rounded(x)
 
 
 def _int_binary(kind: str, a: int, b: int, t: ScalarType):
@@ -67,12 +66,14 @@ def binary(kind: str, a, b, t: ScalarType):
         return None if r is None else wrap(r, t)
     if t.name not in _FLOATS:
         return None
-    x, y = np.asarray(a, dtype=t.np_dtype), np.asarray(b, dtype=t.np_dtype)
     ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "fdiv": np.divide}
     if kind not in ops:
         return None  # min/max/pow/...: signed zeros and NaN rules differ between targets
+    # bf16 arithmetic is f32 arithmetic rounded once more, as ml_dtypes and the GPU do it.
+    work = np.float32 if t.name == "bf16" else t.np_dtype
     with np.errstate(all="ignore"):
-        return float(ops[kind](x, y))
+        x, y = np.asarray(_round(a, t), dtype=work), np.asarray(_round(b, t), dtype=work)
+        return _round(float(ops[kind](x, y)), t)
 
 
 def unary(kind: str, a, t: ScalarType):

@@ -132,9 +132,9 @@ def _rounded(value, dtype) -> float:
 
 def arith_constant(t, value) -> ir.Constant:
     """An LLVM constant of IR scalar type ``t`` (bf16 and fp8 as their rounded bits): ``arith_constant(f32, 1.5)``."""
-    if t.name in ("bf16", "fp8e4nv", "fp8e5"):
-        bits = np.array(value, dtype=np.float32).astype(t.np_dtype).view(f"u{t.itemsize}")
-        return ir.Constant(ir.IntType(t.bits), int(bits))
+    if t.name in ("bf16", "fp8e4nv", "fp8e5"):  # through f32 first, as a conversion from f32 rounds
+        with np.errstate(over="ignore"):
+            return ir.Constant(ir.IntType(t.bits), t.float_bits(float(np.float32(value))))
     lt = register_type(t)
     if t.is_float:
         return ir.Constant(lt, float(_rounded(value, t.np_dtype)))
