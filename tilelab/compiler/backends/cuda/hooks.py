@@ -42,6 +42,23 @@ def word_of_halves(lo: ir.Value, hi: ir.Value) -> ir.Value | None:
     return word if shifted.callee.asm == "shr.u32 $0, $1, 16;" and shifted.args[0] is word else None
 
 
+def pair_word(b, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    """Two 16-bit values as one 32-bit word, ``lo`` in the low half: the word they were loaded as, when they are
+    its two halves (``word_of_halves``), else a ``<2 x i16>`` vector (``mov.b32 %r, {%rs0, %rs1}``; from f32,
+    LLVM converts such a pair in one ``cvt.rn.f16x2.f32``).
+
+    Every packing of 16-bit pairs asks here: a tile loaded from global memory and stored to shared memory
+    (a dot operand, ``stmatrix``) or fed to an instruction whole then keeps its loaded words, where
+    re-packing opaque halves cost a ``prmt`` and a shift per word and two registers live across them.
+    """
+    word = word_of_halves(lo, hi)
+    if word is not None:
+        return word
+    i32 = ir.IntType(32)
+    vec = b.insert_element(ir.Constant(ir.VectorType(ir.IntType(16), 2), None), lo, ir.Constant(i32, 0))
+    return b.bitcast(b.insert_element(vec, hi, ir.Constant(i32, 1)), i32)
+
+
 class NotOnTarget(Exception):
     """An op the target cannot lower (a math function without a library...): the kernel builder names the line."""
 
@@ -186,19 +203,11 @@ class NvvmHooks:
             return None
         b, i16, i32 = lw.b, ir.IntType(16), ir.IntType(32)
         pair = ir.VectorType(i16, 2)
-
-        def packed(x, y):
-            word = word_of_halves(x, y)
-            if word is not None:
-                return word
-            vec = b.insert_element(ir.Constant(pair, None), x, ir.Constant(i32, 0))
-            return b.bitcast(b.insert_element(vec, y, ir.Constant(i32, 1)), i32)
-
         mul2 = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), "mul.rn.bf16x2 $0, $1, $2;", "=r,r,r", False)
         mul1 = ir.InlineAsm(ir.FunctionType(i16, [i16, i16]), "mul.rn.bf16 $0, $1, $2;", "=h,h,h", False)
         out = []
         for i in range(0, len(a) - 1, 2):
-            word = b.bitcast(b.call(mul2, [packed(a[i], a[i + 1]), packed(c[i], c[i + 1])]), pair)
+            word = b.bitcast(b.call(mul2, [pair_word(b, a[i], a[i + 1]), pair_word(b, c[i], c[i + 1])]), pair)
             out += [b.extract_element(word, ir.Constant(i32, k)) for k in range(2)]
         if len(a) % 2:
             out.append(b.call(mul1, [a[-1], c[-1]]))

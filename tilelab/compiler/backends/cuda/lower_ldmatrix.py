@@ -40,6 +40,7 @@ from tilelab.compiler.layouts import LANE, REGISTER, WARP, LinearLayout, flat_of
 
 from ..common.types import I32
 from .context import const_i32, xor_flat
+from .hooks import pair_word
 from .lower_memory import from_bits, to_bits
 
 
@@ -201,11 +202,8 @@ def emit_stmatrix(lw, first: int | ir.Value, groups: list[LdmatrixGroup], regs: 
     b = lw.b
     for g, address, offset in _row_addresses(lw, first, groups):
         words = []
-        for lo, hi in g.pairs:  # as a <2 x i16> vector: LLVM converts a pair from f32 in one cvt.rn.f16x2.f32
-            pair = ir.Constant(ir.VectorType(ir.IntType(16), 2), None)
-            pair = b.insert_element(pair, to_bits(b, regs[lo], elem), const_i32(0))
-            pair = b.insert_element(pair, to_bits(b, regs[hi], elem), const_i32(1))
-            words.append(b.bitcast(pair, I32))
+        for lo, hi in g.pairs:
+            words.append(pair_word(b, to_bits(b, regs[lo], elem), to_bits(b, regs[hi], elem)))
         _stmatrix(b, address, offset, words, g.trans)
 
 

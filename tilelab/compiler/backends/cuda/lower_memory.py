@@ -24,7 +24,7 @@ from tilelab.compiler.layouts import contiguous_elements
 
 from ..common.types import I1, I16, I32, I64
 from .context import GTile, gpu_type, lower, memory_type
-from .hooks import word_of_halves
+from .hooks import pair_word
 from .lower_elementwise import map_regs
 
 
@@ -103,8 +103,8 @@ def pack(b, elems: list, eb: int, word: int) -> list:
     out = []
     for i in range(0, len(elems), per):
         group = elems[i : i + per]
-        if eb == 16 and per == 2 and len(group) == 2 and word_of_halves(*group) is not None:
-            out.append(word_of_halves(*group))  # the halves of one loaded word: that word
+        if eb == 16 and per == 2 and len(group) == 2:
+            out.append(pair_word(b, *group))
             continue
         if eb == 16 and len(group) == per > 1:
             vec = ir.Constant(ir.VectorType(ir.IntType(16), per), None)
@@ -132,6 +132,8 @@ def unpack(lw, words: list, eb: int, word: int, count: int) -> list:
                 out.append(w)
             elif eb == 16 and k:
                 out.append(lw.hooks.shifted_half(lw, w, k * eb))
+            elif not k:  # a plain ``trunc``: ``word_of_halves`` recognizes the pair
+                out.append(b.trunc(w, et))
             else:
                 out.append(b.trunc(b.lshr(w, ir.Constant(w.type, k * eb)), et))
     return out[:count]

@@ -24,6 +24,7 @@ from tilelab.compiler.layouts import dot_operand, mma_k_width
 
 from ..common.types import F32, I32
 from .context import GTile, reg_indices
+from .hooks import word_of_halves
 from .lower_memory import to_bits
 from .lower_shape import gather
 
@@ -59,6 +60,9 @@ def _packed(b, values, k_width: int) -> list:
     out = []
     width = 32 // k_width
     for i in range(0, len(values), k_width):
+        if k_width == 2 and word_of_halves(*values[i : i + 2]) is not None:
+            out.append(word_of_halves(*values[i : i + 2]))  # the word the pair was loaded as
+            continue
         reg = None
         for j, v in enumerate(values[i : i + k_width]):
             part = b.zext(v, I32) if width < 32 else v

@@ -25,7 +25,7 @@ from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
 
 from .context import GTile, LoweringBug, const_i32, lower
 from .lower_ldmatrix import emit_ldmatrix, emit_stmatrix, ldmatrix_enabled, plan_ldmatrix
-from .lower_memory import from_bits, memory_bits, to_bits
+from .lower_memory import from_bits, memory_bits, pack, to_bits
 from .lower_shape import _affine_split, xor_const
 
 
@@ -119,10 +119,13 @@ def lower_local_store(lw, op):
         if v == 1:
             b.store(values[0], _pointer(lw, index, it, 1))
             continue
-        vec = ir.Constant(ir.VectorType(it, v), None)
-        for j, x in enumerate(values):
+        # 16-bit elements as 32-bit words: a pair loaded as one word is stored as that word (no re-packing)
+        words = pack(b, values, 16, 32) if buf.bits == 16 else values
+        vt = ir.VectorType(words[0].type, len(words))
+        vec = ir.Constant(vt, None)
+        for j, x in enumerate(words):
             vec = b.insert_element(vec, x, const_i32(j))
-        b.store(vec, _pointer(lw, index, it, v), align=v * buf.bits // 8)
+        b.store(vec, b.bitcast(_pointer(lw, index, it, 1), vt.as_pointer(3)), align=v * buf.bits // 8)
 
 
 @lower(LocalLoadOp)

@@ -66,6 +66,7 @@ from tilelab.compiler.layouts.distributed import wgmma_a_fragment
 
 from ..common.types import F32, I32, I64
 from .context import GTile, LoweringBug, const_i32, lower, xor_flat
+from .hooks import pair_word
 from .lower_memory import to_bits
 from .lower_shared import shared_address
 
@@ -378,10 +379,7 @@ def _pack_a(lw, values: list, elem) -> list:
     b = lw.b
     out = []
     for lo, hi in zip(values[0::2], values[1::2]):
-        pair = ir.Constant(ir.VectorType(ir.IntType(16), 2), None)
-        pair = b.insert_element(pair, to_bits(b, lo, elem), const_i32(0))
-        pair = b.insert_element(pair, to_bits(b, hi, elem), const_i32(1))
-        out.append(b.bitcast(pair, I32))
+        out.append(pair_word(b, to_bits(b, lo, elem), to_bits(b, hi, elem)))
     return out
 
 
