@@ -30,9 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.corpus.cases import CASES  # noqa: E402
+
+META_KEYS = ("num_warps", "num_stages")
+_TMP = tempfile.mkdtemp(prefix="corpus_")
+
 
 def prime_bytecode() -> None:
-    """Compile tilelab's modules to bytecode before anything imports them, as an installed package has them.
+    """Compile tilelab's modules to bytecode before the first compile, as an installed package has them.
 
     Triton is measured as installed (its modules' bytecode written at install); tilelab runs from this
     checkout, whose modules are compiled from source on their first import where the interpreter writes no
@@ -45,14 +50,6 @@ def prime_bytecode() -> None:
         sys.pycache_prefix = tempfile.mkdtemp(prefix="corpus_pycache_")
     package = Path(importlib.util.find_spec("tilelab").origin).parent
     compileall.compile_dir(str(package), quiet=1, workers=0)
-
-
-prime_bytecode()
-
-from benchmarks.corpus.cases import CASES  # noqa: E402
-
-META_KEYS = ("num_warps", "num_stages")
-_TMP = tempfile.mkdtemp(prefix="corpus_")
 
 
 def jit_from_source(fn, package: str):
@@ -455,4 +452,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    prime_bytecode()  # before any compile: the modules the compiler imports on first use read it
     main()
