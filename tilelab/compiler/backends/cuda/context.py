@@ -59,6 +59,22 @@ SHARED = ir.PointerType(addrspace=3)
 GLOBAL = ir.PointerType(addrspace=1)
 
 
+def split_constant(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value | None, int]:
+    """``(x, c)`` with ``v == x + c`` (i32, wrapping): the constants of ``v``'s tree of ``add`` gathered into ``c``.
+
+    ``x`` is None when ``v`` is a constant; a new ``add`` joins the two sides of an add whose both
+    sides hold a constant (the old one is left to LLVM to drop).
+    """
+    if isinstance(v, ir.Constant) and isinstance(v.constant, int):
+        return None, v.constant
+    if isinstance(v, ir.Instruction) and v.opname == "add" and len(v.operands) == 2:
+        (x0, c0), (x1, c1) = (split_constant(b, u) for u in v.operands)
+        if c0 or c1:
+            x = x0 if x1 is None else x1 if x0 is None else b.add(x0, x1)
+            return x, c0 + c1
+    return v, 0
+
+
 class LoweringBug(Exception):
     """The GPU backend met something it cannot lower (a compiler limitation, not a user error)."""
 
@@ -235,11 +251,19 @@ class CudaLowering:
         return self.b.bitcast(p, t.as_pointer(3))
 
     def smem_elem(self, smem, index: ir.Value, t: ir.Type, offset_bytes: int = 0, private: bool = True) -> ir.Value:
-        """A pointer to element ``index`` of an array of ``t`` at ``offset_bytes`` in the scratch buffer."""
+        """A pointer to element ``index`` of an array of ``t`` at ``offset_bytes`` in the scratch buffer.
+
+        The constant terms of ``index`` (a register's place in a tile, a ring stage's start) are
+        scaled apart from the rest, ``x * size + c * size``, not ``(x + c) * size``: the constant then
+        becomes the immediate of the shared access (``[%r+4096]``), where LLVM cannot pull it out of
+        a product whose sum other accesses share (a ring's ``stage + first``).
+        """
         size = max(1, t.width // 8) if isinstance(t, ir.IntType) else 4
-        byte = self.b.mul(index, ir.Constant(I32, size))
-        if offset_bytes:
-            byte = self.b.add(byte, ir.Constant(I32, offset_bytes))
+        x, c = split_constant(self.b, index)
+        byte = ir.Constant(I32, (c * size + offset_bytes + 2**31) % 2**32 - 2**31)  # wraps as i32 does
+        if x is not None:
+            scaled = self.b.mul(x, ir.Constant(I32, size))
+            byte = self.b.add(scaled, byte) if byte.constant else scaled
         return self.smem_at(smem, byte, t, private)
 
     def barrier(self, scratch: bool = True) -> None:
