@@ -506,6 +506,7 @@ CASES = {
     "matmul 4000^3 f16": lambda t: matmul(t, 4000, 4000, 4000),
     "matmul 512x4096x4096 f16": lambda t: matmul(t, 512, 4096, 4096),
     "matmul 8192x12288x4096 f16": lambda t: matmul(t, 8192, 12288, 4096),
+    "matmul 8192^3 f16": lambda t: matmul(t, 8192, 8192, 8192),  # the stretch goal: cuBLAS on 8192^3
     "matmul 4096^3 bf16": lambda t: matmul(t, dtype="bf16"),
     "matmul 4096^3 f32 (tf32)": lambda t: matmul(t, dtype="f32"),
     "matmul 4096^3 int8 (i32 out)": matmul_int8,
