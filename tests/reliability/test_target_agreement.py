@@ -242,6 +242,43 @@ def test_minimum_maximum_and_casts_of_nan(target, dtype):
 
 
 @tilelab.jit
+def nan_extremes(x, y, out_min, out_max, out_reduced, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    a = tl.load(x + i)
+    b = tl.load(y + i)
+    tl.store(out_min + i, tl.minimum(a, b))
+    tl.store(out_max + i, tl.maximum(a, b))
+    tl.store(out_reduced + tl.arange(0, 2), tl.join(tl.max(a, axis=0), tl.min(a, axis=0)))
+
+
+SIGNALING_NAN = {np.float16: 0x7C01, np.float32: 0x7F800001, np.float64: 0x7FF0000000000001}
+
+
+@pytest.mark.parametrize("target", ALL_TARGETS)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_minimum_maximum_of_a_signaling_nan_are_the_number(target, dtype):
+    """A signaling NaN is a NaN to ``tl.minimum`` / ``tl.maximum`` and their reductions: the other operand wins
+    (the interpreter took numpy's ``fmax``, which returns NaN for a signaling one outside its vector loop: the
+    fuzzer's seed 7013090, an f16 bit pattern bitcast from an integer and widened)."""
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    bits = np.dtype(dtype).itemsize * 8
+    snan = np.array([SIGNALING_NAN[dtype], SIGNALING_NAN[dtype] | 1 << (bits - 1)], f"u{bits // 8}").view(dtype)
+    # eight elements: numpy's fmax gets a signaling NaN right in its 16-wide vector loop, wrong in its tail
+    a = np.array([1.0, 0, -3.0, 0, 2.0, -0.0, 0, 5.0], dtype)
+    b = np.array([0, -2.0, 0, 4.0, 0, 0, 0, -1.0], dtype)
+    a[[1, 3, 6]], b[[0, 2, 4, 6]] = snan[[0, 1, 0]], snan[[1, 0, 1, 0]]
+    outs = [dev.put(np.zeros(n, dtype)) for n in (8, 8, 2)]
+    nan_extremes[(1,)](dev.put(a), dev.put(b), *outs, BLOCK=8, target=target)
+    got_min, got_max, got_reduced = (dev.get(o) for o in outs)
+    qa, qb = np.where(np.isnan(a), np.nan, a), np.where(np.isnan(b), np.nan, b)  # the same NaNs, quiet
+    np.testing.assert_array_equal(got_min, np.fmin(qa, qb))
+    np.testing.assert_array_equal(got_max, np.fmax(qa, qb))
+    np.testing.assert_array_equal(got_reduced, [np.nanmax(qa), np.nanmin(qa)])
+
+
+@tilelab.jit
 def halves_under_branches(x_half, x_int, out, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
     mask = offs < n

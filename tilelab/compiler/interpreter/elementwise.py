@@ -78,6 +78,24 @@ def _signed_zero_pick(result, a, b, negative_if):
     return np.where(zeros, np.where(negative, -np.zeros_like(result), np.zeros_like(result)), result)
 
 
+def _number_max(a, b):
+    """IEEE 754-2019 maximumNumber: the non-NaN operand when one is NaN, a signaling NaN too (numpy's
+    ``fmax``, C's ``fmax``, returns NaN for a signaling one, as 754-2008's maxNum did; the CPU's and
+    GPU's instructions return the number); -0.0 < +0.0."""
+    return _signed_zero_pick(_non_nan(a, b, np.maximum(a, b)), a, b, np.logical_and)
+
+
+def _number_min(a, b):
+    """IEEE 754-2019 minimumNumber: as ``_number_max``."""
+    return _signed_zero_pick(_non_nan(a, b, np.minimum(a, b)), a, b, np.logical_or)
+
+
+def _non_nan(a, b, both):
+    """``both`` where neither operand is NaN, else the other operand (NaN only where both are)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(a), b, np.where(np.isnan(b), a, both))
+
+
 _FLOAT_BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -85,8 +103,8 @@ _FLOAT_BINARY = {
     "div": np.divide,
     "fdiv": np.divide,
     "rem": np.fmod,
-    "min": lambda a, b: _signed_zero_pick(np.fmin(a, b), a, b, np.logical_or),
-    "max": lambda a, b: _signed_zero_pick(np.fmax(a, b), a, b, np.logical_and),
+    "min": _number_min,
+    "max": _number_max,
 }
 
 #: Float binaries computed in f32 (or f64) and rounded back once.
