@@ -23,7 +23,7 @@ import numpy as np
 
 from tilelab.compiler.ir.types import scalar_from_numpy
 
-from .arrays import array_info
+from .arrays import array_info, element_name
 from .errors import LaunchError
 
 _UNSET = object()
@@ -72,10 +72,9 @@ def specialize_arg(name: str, value, specialize: bool = True, what: str | None =
     info = array_info(value)
     if info is not None:
         div = 16 if specialize and info.address % 16 == 0 else 1
-        try:
-            elem = info.type_name  # a CUDA tensor's bf16 / fp8 named without importing ml_dtypes
-        except KeyError:
-            raise LaunchError(f"{what}: unsupported dtype {info.elem}") from None
+        elem = element_name(info)  # a CUDA tensor's bf16 / fp8 named without importing ml_dtypes
+        if elem is None:
+            raise LaunchError(f"{what}: unsupported dtype {info.elem}")
         return ArgSpec(name, "*" + elem, div)
     if value is None:
         return ArgSpec(name, None, constant=None)

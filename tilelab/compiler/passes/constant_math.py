@@ -31,11 +31,6 @@ def wrap(x: int, t: ScalarType):
     return x
 
 
-def _round(x: float, t: ScalarType) -> float:
-    """``x`` rounded to nearest-even in float type ``t``, as a Python float."""
-    return t.rounded(x)
-
-
 def _int_binary(kind: str, a: int, b: int, t: ScalarType):
     if kind in ("div", "rem"):
         if b == 0:
@@ -72,8 +67,8 @@ def binary(kind: str, a, b, t: ScalarType):
     # bf16 arithmetic is f32 arithmetic rounded once more, as ml_dtypes and the GPU do it.
     work = np.float32 if t.name == "bf16" else t.np_dtype
     with np.errstate(all="ignore"):
-        x, y = np.asarray(_round(a, t), dtype=work), np.asarray(_round(b, t), dtype=work)
-        return _round(float(ops[kind](x, y)), t)
+        x, y = np.asarray(t.rounded(a), dtype=work), np.asarray(t.rounded(b), dtype=work)
+        return t.rounded(float(ops[kind](x, y)))
 
 
 def unary(kind: str, a, t: ScalarType):
@@ -113,12 +108,12 @@ def cast(a, src: ScalarType, dst: ScalarType, rounding: str = "rtne"):
         a = int(wrap(a, src))
         if dst.is_int:
             return wrap(a, dst)
-        return _round(float(a), dst) if abs(a) <= 2**53 else None
+        return dst.rounded(float(a)) if abs(a) <= 2**53 else None
     if dst.is_int:
         return _float_to_int(float(a), dst)
     if rounding != "rtne" and dst.bits < src.bits:
         return None
-    return _round(float(a), dst)
+    return dst.rounded(float(a))
 
 
 def _float_to_int(a: float, dst: ScalarType):

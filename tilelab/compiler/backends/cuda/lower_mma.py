@@ -60,8 +60,9 @@ def _packed(b, values, k_width: int) -> list:
     out = []
     width = 32 // k_width
     for i in range(0, len(values), k_width):
-        if k_width == 2 and word_of_halves(*values[i : i + 2]) is not None:
-            out.append(word_of_halves(*values[i : i + 2]))  # the word the pair was loaded as
+        loaded = word_of_halves(*values[i : i + 2]) if k_width == 2 else None
+        if loaded is not None:  # the word the pair was loaded as
+            out.append(loaded)
             continue
         reg = None
         for j, v in enumerate(values[i : i + k_width]):
