@@ -1,5 +1,10 @@
 """Layout conversions through shared memory move runs of adjacent elements as one vector."""
 
+import re
+
+import tilelab
+import tilelab.language as tl
+from tilelab.compiler.backends.cuda.kernel import build_llvm_module, optimize
 from tilelab.compiler.layouts import vector_run
 
 
@@ -43,3 +48,29 @@ def test_xor_with_constant_bits_no_thread_sets_is_an_add():
             per_thread ^= flat * on
         for const in (0, 1, 8, 4096, 4096 + 16 + 3, 2047, 1024):
             assert xor_const(_IntBuilder(), per_thread, flats, const) == per_thread ^ const
+
+
+def test_shared_vector_loads_stay_vectors_through_o3():
+    """A dot's f32 result, converted through shared memory for its store, is read back in 16-byte loads that
+    LLVM's O3 keeps whole (split into scalar loads, each is asked about against every shared store before it)."""
+    ck = tilelab.compile(
+        f32_dot, {"a": "*f32", "b": "*f32", "c": "*f32"}, {"BM": 64, "BN": 128, "BK": 32},
+        target="cuda:sm_90a", divisibility={"a": 16, "b": 16, "c": 16}, num_warps=4, num_stages=1, cache=False,
+        snapshots=False,
+    )  # fmt: skip
+    llmod, _ = build_llvm_module(ck.module, ck.options)
+    mod = optimize(llmod, "sm_90a", False)
+    try:
+        text = str(mod)
+    finally:
+        mod.close()
+    shared_loads = re.findall(r"= load ([^,]+), ptr addrspace\(3\)", text)
+    assert shared_loads and all(t == "<4 x i32>" for t in shared_loads), shared_loads
+
+
+@tilelab.jit
+def f32_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    x = tl.load(a + rm[:, None] * BK + rk[None, :])
+    y = tl.load(b + rk[:, None] * BN + rn[None, :])
+    tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y))
