@@ -193,7 +193,14 @@ def lower_flip(lw, op):
 @lower(JoinOp)
 def lower_join(lw, op):
     t = op.result.type
-    n = op.operands[0].type.layout.num_elements if op.operands[0].type.is_tensor else 1
+    if not op.operands[0].type.is_tensor:  # two scalars (reductions'): each thread picks by the element it holds
+        first, second = (lw.get(v) for v in op.operands)
+        base, zero = lw.thread_index(t.layout), const_i32(0)
+        flats = [lw.b.xor(base, const_i32(c)) for c in reg_indices(t.layout)]
+        regs = [lw.b.select(lw.b.icmp_unsigned("==", flat, zero), first, second) for flat in flats]
+        lw.set(op.result, GTile(t.layout, t.element, regs))
+        return
+    n = op.operands[0].type.layout.num_elements
     sources = [_tile(lw, v) for v in op.operands]
 
     def index(lin):
