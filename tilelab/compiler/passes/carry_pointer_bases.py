@@ -5,7 +5,8 @@ Why: the way Triton users walk K, ``a_ptrs = a_ptr + offs`` before the loop and
 iteration to the next: a 64-bit register pair each, all advanced alike. Every element moves by
 the same step, so the tile is always ``base + offs`` where only the scalar ``base`` changes: the
 loop carries ``base`` (one pointer, advanced by the step) and rebuilds the tile from it where the
-body starts, from the loop-invariant ``offs`` (32-bit) computed once before the loop. Same
+body starts, from the loop-invariant ``offs`` computed once before the loop (32-bit integers,
+where the tile held 64-bit pointers). Same
 addresses (pointer arithmetic is associative: ``(p + o) + s == (p + s) + o``, in 64 bits as the
 backends compute it), loaded and stored the same way (the axis analysis sees the same contiguity
 and divisibility, and the software pipeliner the same loop-invariant step), with fewer registers
