@@ -118,10 +118,7 @@ def carried_pointer_tile(loop: ForOp, i: int, chain: list[Op], step_op: AddPtrOp
     """Carried tile ``i`` (``base + offs``, moved by a uniform step) becomes a carried scalar ``base``."""
     body, yield_op = loop.body, loop.body.terminator
     arg = body.args[i + 1]
-    base_init = chain[0].operands[0]
-    loop.operands.append(base_init)
-    loop.results.append(Value(base_init.type, loop, len(loop.results)))
-    base = body.add_arg(base_init.type, arg.name_hint)
+    base = loop.add_carried(chain[0].operands[0], arg.name_hint)
     rw = Rewriter(body, loop.loc)
     rw.set_insertion_point_to_start(body)
     arg.replace_all_uses_with(_rebuild(chain, base, rw))

@@ -402,13 +402,6 @@ def _init_tma(rw: Rewriter, loop: ForOp, cands: list[Candidate], stages: int) ->
     return Tma(bars, maps)
 
 
-def _add_carried(loop: ForOp, init: Value) -> Value:
-    """Append a loop-carried i32 starting at ``init``; the body's new argument."""
-    loop.operands.append(init)
-    loop.results.append(Value(init.type, loop, len(loop.results)))
-    return loop.body.add_arg(init.type)
-
-
 def _wrap_next(rw: Rewriter, slot: Value, one: Value, count: Value, zero: Value, loc) -> Value:
     """``slot + 1``, wrapped to 0 at ``count`` (no division)."""
     nxt = rw.add(BinaryOp("add", slot, one, loc=loc))
@@ -425,8 +418,8 @@ def _rewrite_body(
     read slot wraps around (a loop-carried 0/1).
     """
     body, loc = loop.body, loop.loc
-    read, write = _add_carried(loop, zero), _add_carried(loop, last)
-    phase = _add_carried(loop, zero) if tma is not None else None
+    read, write = loop.add_carried(zero), loop.add_carried(last)
+    phase = loop.add_carried(zero) if tma is not None else None
     rw = Rewriter()
     rw.set_insertion_point_to_start(body)
     if _uses_cp_async(cands):

@@ -63,6 +63,15 @@ class ForOp(Op):
     def init_args(self) -> list[Value]:
         return self.operands[3:]
 
+    def add_carried(self, init: Value, name: str | None = None) -> Value:
+        """Append a carried value starting at ``init`` (and its result); the body's new argument.
+
+        The body's ``scf.yield`` is the caller's to extend with the value's next one.
+        """
+        self.operands.append(init)
+        self.results.append(Value(init.type, self, len(self.results)))
+        return self.body.add_arg(init.type, name)
+
     def _verify(self) -> None:
         self.expect_counts((3, None), len(self.operands) - 3, regions=1)
         bounds = {v.type for v in self.operands[:3]}
