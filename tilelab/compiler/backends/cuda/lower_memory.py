@@ -226,7 +226,11 @@ _ORDERING = {"acq_rel": "acq_rel", "acquire": "acquire", "release": "release", "
 
 
 def predicated(lw, pred, emit, rtype):
-    """``emit()`` where ``pred`` holds, else undef: returns the phi of the two."""
+    """``emit()`` where ``pred`` holds, else zero: returns the phi of the two.
+
+    Zero, not undef: the value may become an address (``tl.load(base + old)``), and the lowering's
+    addresses are ``noundef`` (``hooks.call_asm``), where an undefined one would make the path undefined.
+    """
     b = lw.b
     start = b.block
     with b.if_then(pred):
@@ -234,7 +238,7 @@ def predicated(lw, pred, emit, rtype):
         then = b.block
     phi = b.phi(rtype)
     phi.add_incoming(value, then)
-    phi.add_incoming(ir.Constant(rtype, ir.Undefined), start)
+    phi.add_incoming(ir.Constant(rtype, None), start)
     return phi
 
 
