@@ -33,7 +33,7 @@ from tilelab.compiler.layouts import LANE, WARP, contiguous_elements, vector_run
 from ..common.types import I32
 from .context import broadcast_mask, const_i32, lower
 from .hooks import call_asm
-from .lower_memory import _load_group, from_bits, memory_bits, to_bits
+from .lower_memory import _load_group, fastest_dim, from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, xor_const
 from .lower_shared import SharedBuffer, first_index
 
@@ -50,11 +50,36 @@ def lower_memdesc_index(lw, op):
 def _global_width(lw, op, elem_bytes: int) -> int:
     """Elements a thread may read at once from the pointers of ``op`` (contiguity, alignment, mask)."""
     layout = op.ptrs.type.layout
-    order = layout.params.get("order")
-    dim = order[0] if order else layout.rank - 1
+    dim = fastest_dim(layout)
     mask = lw.axis[op.mask] if op.mask is not None and op.mask in lw.axis else None
     by_address = vector_width(lw.axis[op.ptrs], elem_bytes, dim, mask) if op.ptrs in lw.axis else 1
     return max(1, min(by_address, contiguous_elements(layout, dim)))
+
+
+def address_run(lw, ptrs) -> int:
+    """Registers in a row (0, 1, ...) of a thread whose addresses follow one another: the pointers' contiguity
+    along ``fastest_dim`` (the axis analysis's), as far as the thread holds it; alignment and masks aside."""
+    layout = ptrs.type.layout
+    dim = fastest_dim(layout)
+    by_address = lw.axis[ptrs].contiguity[dim] if ptrs in lw.axis else 1
+    return max(1, min(by_address, contiguous_elements(layout, dim)))
+
+
+def run_addresses(lw, regs: list, pointee, run: int) -> list:
+    """``regs`` (an address per register) with each one after the first of its ``run`` rebuilt as that first
+    plus a constant.
+
+    For copies narrower than the run (a K-major shared operand takes 4 bytes at a time from rows of 16
+    contiguous bytes in global memory, the shared side's order limiting the vector), each register's
+    address was computed on its own, from an offset a loop keeps in a register of its own. Rebuilt, one
+    offset a run is kept and the others are constant steps from it (tf32's pipelined matmul, 128x128x32
+    on 4 warps: 240 -> 202 registers).
+
+        before: %a1 = getelementptr float, ptr addrspace(1) %base, i64 %off1
+        after:  %a1 = getelementptr float, ptr addrspace(1) %a0, i32 1
+    """
+    return [regs[r] if r % run == 0 else lw.b.gep(regs[r - r % run], [const_i32(r % run)], source_etype=pointee)
+            for r in range(len(regs))]  # fmt: skip
 
 
 def _cp_async(lw, dst, src, nbytes: int, pred, owner=None) -> None:
@@ -107,14 +132,16 @@ def lower_async_copy(lw, op):
         or len(layout.in_bases(WARP)) < lw.num_warps.bit_length() - 1
     ):
         owner = lw.is_owner(layout)
+    run = address_run(lw, op.ptrs)
+    srcs = run_addresses(lw, ptrs.regs, it, run) if run > v else ptrs.regs
     for r in range(0, len(consts), v):
         index = lw.b.add(xor_const(lw.b, per_thread, flats, consts[r]), first)
         ptr = lw.smem_elem(smem, index, it, private=False)
         pred = mask.regs[r] if mask is not None else None
         if v * bits >= 32:
-            _cp_async(lw, lw.b.ptrtoint(ptr, I32), ptrs.regs[r], v * bits // 8, pred, owner)
+            _cp_async(lw, lw.b.ptrtoint(ptr, I32), srcs[r], v * bits // 8, pred, owner)
         else:
-            _sync_copy(lw, elem, ptr, ptrs.regs[r], pred, v, owner)
+            _sync_copy(lw, elem, ptr, srcs[r], pred, v, owner)
 
 
 def _asm(lw, text: str) -> None:

@@ -142,13 +142,18 @@ def unpack(lw, words: list, eb: int, word: int, count: int) -> list:
 # ------------------------------------------------------------------ vector width
 
 
+def fastest_dim(layout) -> int:
+    """The dimension along which a thread's registers run first (the layout's ``order[0]``, else the last)."""
+    order = layout.params.get("order")
+    return order[0] if order else layout.rank - 1
+
+
 def access_width(lw, op, layout, elem) -> int:
     """Elements per thread per instruction for ``op`` (1 for scalars)."""
     if layout is None:
         return 1
     info = lw.axis
-    order = layout.params.get("order")
-    dim = order[0] if order else layout.rank - 1
+    dim = fastest_dim(layout)
     mask = info[op.mask] if op.mask is not None else None
     by_address = vector_width(info[op.ptr], max(1, memory_bits(elem) // 8), dim, mask)
     return max(1, min(by_address, contiguous_elements(layout, dim)))
