@@ -9,28 +9,8 @@ import re
 
 import tilelab
 import tilelab.language as tl
+from tests.cuda.test_tensor_core_types import SIG, tc_matmul_kernel
 from tilelab.compiler.backends.cuda.kernel import build_llvm_module
-
-
-@tilelab.jit
-def tutorial_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    rm = (pid_m * BM + tl.arange(0, BM)) % M
-    rn = (pid_n * BN + tl.arange(0, BN)) % N
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
-        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BK
-        b_ptrs += BK * stride_bk
-    cm = pid_m * BM + tl.arange(0, BM)
-    cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
 def _lowered(kernel, sig, consts, div, num_warps=4, num_stages=3):
@@ -40,15 +20,15 @@ def _lowered(kernel, sig, consts, div, num_warps=4, num_stages=3):
 
 
 def _matmul_ir(stride_bn):
-    sig = {n: "*fp32" for n in ("a_ptr", "b_ptr", "c_ptr")} | {
-        n: "i32" for n in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")
-    }
-    consts = {"BM": 128, "BN": 128, "BK": 32}
-    if stride_bn == 1:
-        consts["stride_bn"] = 1  # a contiguous torch tensor's unit stride, specialized as a launch does
-    else:
+    """The tutorial's matmul on f32 tiles (a tf32 wgmma), B row-major: ``stride_bn`` 1 (a contiguous tensor's
+    unit stride, specialized as a launch does) or None (a runtime stride: no contiguity to prove)."""
+    sig, consts = dict(SIG), {"BM": 128, "BN": 128, "BK": 32, "ACC": tl.float32, "PRECISION": "tf32"}
+    consts |= {"stride_ak": 1, "stride_cn": 1}
+    if stride_bn is None:
         sig["stride_bn"] = "i32"
-    return _lowered(tutorial_matmul, sig, consts, {n: 16 for n in sig})
+    else:
+        consts["stride_bn"] = stride_bn
+    return _lowered(tc_matmul_kernel, sig, consts, {n: 16 for n in sig})
 
 
 def _sources(text, copy):
