@@ -34,7 +34,7 @@ def _matmul_ir(stride_bn):
 def _sources(text, copy):
     """The global address operand of each ``copy`` inline-PTX call, and the defining line of each value."""
     defs = dict(re.findall(r"^\s+(%\S+) = (.*)$", text, re.M))
-    srcs = re.findall(copy + r'.*?ptr addrspace\(1\) noundef (%"?[\w.]+"?)', text)
+    srcs = re.findall(copy + r'.*?ptr addrspace\(1\) (%"?[\w.]+"?)', text)
     return srcs, defs
 
 

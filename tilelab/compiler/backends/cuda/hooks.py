@@ -28,23 +28,6 @@ _LETTER = {16: "h", 32: "r", 64: "l"}
 LOG2E = 1.4426950408889634
 
 
-def call_asm(b, asm: ir.InlineAsm, args: list) -> ir.Value:
-    """Call the inline PTX ``asm`` on ``args``, its address operands (pointers) marked ``noundef``.
-
-    A load or store through a pointer tells LLVM that the pointer is not poison (it would be undefined
-    behaviour); an inline-PTX ``ld``/``st``/``cp.async`` tells it nothing, so LLVM keeps the address
-    arithmetic feeding it as if it could be, and its rewrites that reuse one address to compute another
-    must first prove no poison comes in. ``noundef`` says what the plain memory access would: true of
-    every address the lowering gives such an instruction (masked-off lanes get a defined address too;
-    ``lower_memory.predicated`` gives zero, not undef, where an atomic is masked off).
-
-        before: call void asm sideeffect "ld.global.b32 $0, [$1];", "=r,l"(ptr addrspace(1) %a)
-        after:  call void asm sideeffect "ld.global.b32 $0, [$1];", "=r,l"(ptr addrspace(1) noundef %a)
-    """
-    marked = {i: ("noundef",) for i, a in enumerate(args) if isinstance(a.type, ir.PointerType)}
-    return b.call(asm, args, arg_attrs=marked or None)
-
-
 def word_of_halves(lo: ir.Value, hi: ir.Value) -> ir.Value | None:
     """The 32-bit word that ``lo`` and ``hi`` were unpacked from (``trunc(w)``, ``shifted_half(w, 16)``), or None.
 
@@ -168,7 +151,7 @@ class NvvmHooks:
         wt = ir.IntType(word)
         ret = wt if n == 1 else ir.LiteralStructType([wt] * n)
         asm = ir.InlineAsm(ir.FunctionType(ret, [a.type for a in args]), " ".join(lines), ",".join(cons), True)
-        res = call_asm(lw.b, asm, args)
+        res = lw.b.call(asm, args)
         return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
 
     def store(self, lw, addr, pred, words: list, word: int, ptx: int) -> None:
@@ -182,7 +165,7 @@ class NvvmHooks:
         args = [pred, addr, *words]
         cons = ",".join(["b", "l"] + [letter] * n)
         asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, cons, True)
-        call_asm(lw.b, asm, args)
+        lw.b.call(asm, args)
 
     # ------------------------------------------------------------------ math
     def shifted_half(self, lw, word: ir.Value, shift: int) -> ir.Value:

@@ -32,7 +32,6 @@ from tilelab.compiler.layouts import LANE, WARP, contiguous_elements, vector_run
 
 from ..common.types import I32
 from .context import broadcast_mask, const_i32, lower
-from .hooks import call_asm
 from .lower_memory import _load_group, fastest_dim, from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, xor_const
 from .lower_shared import SharedBuffer, first_index
@@ -97,7 +96,7 @@ def _cp_async(lw, dst, src, nbytes: int, pred, owner=None) -> None:
         args.append(owner)
         text, cons = f"@${len(args) - 1} " + text, cons + ",b"
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text + ";", cons + ",~{memory}", True)
-    call_asm(lw.b, asm, args)
+    lw.b.call(asm, args)
 
 
 def _sync_copy(lw, elem, smem_ptr, src, pred, v: int, owner=None) -> None:

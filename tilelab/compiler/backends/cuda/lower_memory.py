@@ -231,11 +231,7 @@ _ORDERING = {"acq_rel": "acq_rel", "acquire": "acquire", "release": "release", "
 
 
 def predicated(lw, pred, emit, rtype):
-    """``emit()`` where ``pred`` holds, else zero: returns the phi of the two.
-
-    Zero, not undef: the value may become an address (``tl.load(base + old)``), and the lowering's
-    addresses are ``noundef`` (``hooks.call_asm``), where an undefined one would make the path undefined.
-    """
+    """``emit()`` where ``pred`` holds, else undef: returns the phi of the two."""
     b = lw.b
     start = b.block
     with b.if_then(pred):
@@ -243,7 +239,7 @@ def predicated(lw, pred, emit, rtype):
         then = b.block
     phi = b.phi(rtype)
     phi.add_incoming(value, then)
-    phi.add_incoming(ir.Constant(rtype, None), start)
+    phi.add_incoming(ir.Constant(rtype, ir.Undefined), start)
     return phi
 
 

@@ -32,13 +32,12 @@ from tilelab.compiler.ir.ops import (
 
 from ..common.types import I64
 from .context import const_i32, lower
-from .hooks import call_asm
 from .lower_shared import shared_address
 
 
 def _asm(lw, text: str, constraints: str, args: list) -> None:
     fnty = ir.FunctionType(ir.VoidType(), [a.type for a in args])
-    call_asm(lw.b, ir.InlineAsm(fnty, text, constraints + (",~{memory}" if constraints else "~{memory}"), True), args)
+    lw.b.call(ir.InlineAsm(fnty, text, constraints + (",~{memory}" if constraints else "~{memory}"), True), args)
 
 
 def _thread0(lw) -> ir.Value:
