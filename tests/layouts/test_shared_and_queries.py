@@ -239,3 +239,43 @@ def test_every_warp_takes_warp_zeros_wavefronts(rng):
         every_warp = reg.invert_and_compose(shared).coords()[..., 0] * elem_bytes
         full = _all_wavefronts(every_warp, result.vector_elems, result.vector_elems * elem_bytes)
         assert np.array_equal(result.per_instruction, full)
+
+
+def test_offset_images_are_the_bases_of_the_composed_map(rng):
+    """The buffer offsets ``bank_conflicts`` looks up per register, lane and warp bit are those of
+    ``reg.invert_and_compose(shared)``: random blocked and mma layouts against every candidate buffer."""
+    from tilelab.compiler.layouts.linear import LANE, REGISTER, WARP
+    from tilelab.compiler.layouts.queries import _offset_images
+    from tilelab.compiler.passes.convert_through_shared import candidate_layouts
+
+    for _ in range(12):
+        rows, cols = (int(rng.choice([16, 32, 64, 128])) for _ in range(2))
+        spt = int(rng.choice([1, 2, 4, 8]))
+        tpw = int(rng.choice([1, 2, 4, 8, 16, 32]))
+        regs = [blocked([rows, cols], [1, spt], [tpw, 32 // tpw], [2, 2], [1, 0]),
+                blocked([rows, cols], [spt, 1], [32 // tpw, tpw], [4, 1], [0, 1])]  # fmt: skip
+        if rows >= 16 and cols >= 8:
+            regs.append(mma_m16n8k16_accumulator([rows, cols], [1, 1]))
+        elem_bytes = int(rng.choice([1, 2, 4]))
+        for shared in candidate_layouts([rows, cols], elem_bytes):
+            for reg in regs:
+                composed = reg.invert_and_compose(shared)
+                want = {d: [v[0] for v in composed.in_bases(d)] for d in (REGISTER, LANE, WARP)}
+                assert _offset_images(shared, reg) == want
+
+
+def test_negative_offset_images_reject_layouts_of_another_shape():
+    with pytest.raises(ValueError, match="different shapes"):
+        from tilelab.compiler.layouts.queries import _offset_images
+
+        _offset_images(row_major_shared([32, 32]), blocked([64, 64], [1, 4], [8, 4], [4, 1], [1, 0]))
+
+
+def test_a_buffer_holding_elements_twice_takes_the_general_inverse():
+    """Offsets 8-15 repeat 0-7 (a zero basis vector): no table; each bit maps to its lowest offset."""
+    from tilelab.compiler.layouts.linear import LANE, OFFSET, REGISTER, WARP
+    from tilelab.compiler.layouts.queries import _offset_images
+
+    shared = LinearLayout({OFFSET: [[0, 1], [0, 2], [1, 0], [0, 0]]}, {"dim0": 2, "dim1": 4})
+    reg = LinearLayout({REGISTER: [[0, 1]], LANE: [[0, 2], [1, 0]], WARP: []}, {"dim0": 2, "dim1": 4})
+    assert _offset_images(shared, reg) == {REGISTER: [1], LANE: [2, 4], WARP: []}

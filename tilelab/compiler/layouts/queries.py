@@ -127,14 +127,8 @@ def shared_vector_width(shared: LinearLayout, reg: LinearLayout, elem_bytes: int
     Registers ``0 .. v-1`` must land on offsets ``+0 .. +v-1`` of an aligned block:
     a swizzle finer than the vector breaks it.
     """
-    return _vector_width(reg.invert_and_compose(shared), elem_bytes)
-
-
-def _vector_width(to_offset: LinearLayout, elem_bytes: int) -> int:
-    """``shared_vector_width`` from the map (register, lane, warp) -> buffer offset."""
-    regs = [v[0] for v in to_offset.in_bases(REGISTER)]
-    others = [v[0] for d in (LANE, WARP) for v in to_offset.in_bases(d)]
-    return _aligned_run(regs, others, max(1, MAX_ACCESS_BYTES // elem_bytes))
+    images = _offset_images(shared, reg)
+    return _aligned_run(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
 
 
 def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> BankConflicts:
@@ -150,20 +144,58 @@ def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> 
     """
     if shared.in_dims != (OFFSET,):
         raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
-    to_offset = reg.invert_and_compose(shared)
-    v = _vector_width(to_offset, elem_bytes)
+    images = _offset_images(shared, reg)  # the buffer offset of each register, lane and warp bit
+    v = _aligned_run(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
     # Warp w's offsets are warp 0's XOR one constant (the map is linear); XOR with a constant permutes
     # 4-byte words and banks alike, so every warp takes warp 0's wavefronts: count warp 0 only.
-    lane, register = np.meshgrid(
-        np.arange(to_offset.in_size(LANE)), np.arange(to_offset.in_size(REGISTER)), indexing="ij"
-    )
-    offsets = to_offset.apply(lane=lane, register=register)[None, ..., 0]  # [1, lane, register]
+    offsets = (_xor_span(images[LANE])[:, None] ^ _xor_span(images[REGISTER])[None, :])[None]  # [1, lane, register]
     lanes = offsets.shape[1]
     access = v * elem_bytes
-    warps = to_offset.in_size(WARP) if WARP in to_offset.in_dims else 1
+    warps = 1 << len(images[WARP])
     per = np.broadcast_to(_all_wavefronts(offsets * elem_bytes, v, access), (warps, offsets.shape[2] // v))
     ideal = max(1, -(-lanes * access // (BANKS * BANK_BYTES)))
     return BankConflicts(int(per.max()), ideal, v, access, per)
+
+
+def _offset_images(shared: LinearLayout, reg: LinearLayout) -> dict[str, list[int]]:
+    """Per input dim of ``reg`` (register, lane, warp): the buffer offset of each of its basis elements.
+
+    The bases of ``reg.invert_and_compose(shared)``, looked up in the buffer's table of offsets
+    (``_offset_table``) instead of composing layouts: scoring a conversion's ~50 candidate buffers
+    asks this twice each, and the composition (a GF(2) inverse, a new layout) cost three times the count.
+    """
+    if reg.out_dims != shared.out_dims:
+        raise ValueError(f"layouts of different shapes: {list(reg.shape)} and {list(shared.shape)}")
+    table = _offset_table(shared)
+    if table is None:  # not one element per offset: the general right inverse
+        to_offset = reg.invert_and_compose(shared)
+        return {d: [v[0] for v in to_offset.in_bases(d)] for d in (REGISTER, LANE, WARP)}
+    return {d: [int(table[reg.flatten(v)]) for v in reg.in_bases(d)] for d in (REGISTER, LANE, WARP)}
+
+
+def _offset_table(shared: LinearLayout) -> np.ndarray | None:
+    """``table[i]``: the offset holding element ``i`` (row-major index) of a buffer that holds each element
+    once, else None. Kept on the layout (layouts never change)."""
+    if "_offset_table" not in shared.__dict__:
+        flat = np.zeros(1, dtype=np.int64)  # flat[o]: the element at offset o
+        for b in shared.flat_bases():
+            flat = np.concatenate([flat, flat ^ b])
+        table = None
+        if flat.size == shared.num_elements:
+            table = np.full(flat.size, -1, dtype=np.int64)
+            table[flat] = np.arange(flat.size)
+            if (table < 0).any():
+                table = None
+        shared.__dict__["_offset_table"] = table
+    return shared.__dict__["_offset_table"]
+
+
+def _xor_span(images: list[int]) -> np.ndarray:
+    """The XOR of every subset of ``images``: ``out[i]`` combines the images of the set bits of ``i``."""
+    out = np.zeros(1, dtype=np.int64)
+    for b in images:
+        out = np.concatenate([out, out ^ b])
+    return out
 
 
 def _all_wavefronts(byte_addr: np.ndarray, v: int, access_bytes: int) -> np.ndarray:
