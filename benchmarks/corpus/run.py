@@ -17,6 +17,7 @@ tilelab's modules compiled to bytecode beforehand, as an installed package has t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import inspect
 import os
@@ -194,8 +195,9 @@ def signature_of(kernel, args, cfg, names=None):
 def compile_only(names):
     import tilelab
 
-    print("| case | config | registers | spills (bytes) | shared (bytes) | compile s | cp.async | ld.global scalar |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | config | registers | spills (bytes) | shared (bytes) | compile s | cp.async | ld.global scalar "
+          "| PTX instructions | PTX sha1 |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         setup = CASES[name](SpecMaker())
         kern = tilelab.jit(setup.kernel)
@@ -221,8 +223,16 @@ def compile_only(names):
             dt = time.perf_counter() - t0
             md, ptx = ck.metadata, ck.asm.get("ptx", "")
             scalar = sum(ptx.count(f"ld.global.{w} ") + ptx.count(f"ld.global.{w}\t") for w in ("b16", "b8", "u16"))
+            code = [line for line in ptx.splitlines() if ".loc" not in line and ".file" not in line]
+            count = sum(1 for line in code if _INSTRUCTION.match(line))
+            digest = hashlib.sha1("\n".join(code).encode()).hexdigest()[:10]  # same code, line numbers aside
             print(f"| {name} | {short} | {md.get('registers')} | {md.get('spills', md.get('spill_bytes'))} | "
-                  f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} |", flush=True)  # fmt: skip
+                  f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} | {count} | {digest} |",
+                  flush=True)  # fmt: skip
+
+
+#: a PTX instruction line: indented, an optional predicate, an opcode (directives start with ``.``, labels unindented)
+_INSTRUCTION = re.compile(r"\s+(@!?%p\d+\s+)?[a-z]")
 
 
 STEPS = ("frontend", "passes", "lower", "llvm", "emit", "ptxas")

@@ -10,13 +10,13 @@ import re
 import tilelab
 import tilelab.language as tl
 from tests.cuda.test_tensor_core_types import SIG, tc_matmul_kernel
-from tilelab.compiler.backends.cuda.kernel import build_llvm_module
+from tests.support.llvm_ir import lowered_ir
 
 
 def _lowered(kernel, sig, consts, div, num_warps=4, num_stages=3):
     ck = tilelab.compile(kernel, sig, consts, target="cuda:sm_90a", num_warps=num_warps, num_stages=num_stages,
                          divisibility=div, cache=False, snapshots=False)  # fmt: skip
-    return str(build_llvm_module(ck.module, ck.options)[0])
+    return lowered_ir(ck)
 
 
 def _matmul_ir(stride_bn):

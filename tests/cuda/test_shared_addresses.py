@@ -7,8 +7,8 @@ from llvmlite import ir
 
 import tilelab
 import tilelab.language as tl
+from tests.support.llvm_ir import optimized_ir
 from tilelab.compiler.backends.cuda.context import split_constant
-from tilelab.compiler.backends.cuda.kernel import build_llvm_module, optimize
 
 I32 = ir.IntType(32)
 
@@ -80,12 +80,7 @@ def test_ring_stages_and_tile_places_become_constant_byte_offsets():
         tutorial_matmul, sig, {"BM": 128, "BN": 256, "BK": 64}, target="cuda:sm_90a", num_warps=8, num_stages=3,
         divisibility={n: 16 for n in sig}, cache=False, snapshots=False,
     )  # fmt: skip
-    llmod, _ = build_llvm_module(ck.module, ck.options)
-    mod = optimize(llmod, "sm_90a", False)
-    try:
-        text = str(mod)
-    finally:
-        mod.close()
+    text = optimized_ir(ck)
     sums = dict(re.findall(r"(%[\w.]+) = ((?:or disjoint|add(?: nuw)?(?: nsw)?) i32 %[\w.]+, \d+)", text))
     scaled = dict(re.findall(r"(%[\w.]+) = (?:shl|mul)(?: nuw)?(?: nsw)? i32 (%[\w.]+), \d+", text))
     indices = re.findall(r"getelementptr i8, ptr addrspace\(3\) @tilelab_smem, i32 (%[\w.]+)", text)

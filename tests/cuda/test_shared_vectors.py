@@ -4,7 +4,7 @@ import re
 
 import tilelab
 import tilelab.language as tl
-from tilelab.compiler.backends.cuda.kernel import build_llvm_module, optimize
+from tests.support.llvm_ir import optimized_ir
 from tilelab.compiler.layouts import vector_run
 
 
@@ -58,12 +58,7 @@ def test_shared_vector_loads_stay_vectors_through_o3():
         target="cuda:sm_90a", divisibility={"a": 16, "b": 16, "c": 16}, num_warps=4, num_stages=1, cache=False,
         snapshots=False,
     )  # fmt: skip
-    llmod, _ = build_llvm_module(ck.module, ck.options)
-    mod = optimize(llmod, "sm_90a", False)
-    try:
-        text = str(mod)
-    finally:
-        mod.close()
+    text = optimized_ir(ck)
     shared_loads = re.findall(r"= load ([^,]+), ptr addrspace\(3\)", text)
     assert shared_loads and all(t == "<4 x i32>" for t in shared_loads), shared_loads
 

@@ -177,9 +177,7 @@ def _offset_table(shared: LinearLayout) -> np.ndarray | None:
     """``table[i]``: the offset holding element ``i`` (row-major index) of a buffer that holds each element
     once, else None. Kept on the layout (layouts never change)."""
     if "_offset_table" not in shared.__dict__:
-        flat = np.zeros(1, dtype=np.int64)  # flat[o]: the element at offset o
-        for b in shared.flat_bases():
-            flat = np.concatenate([flat, flat ^ b])
+        flat = _xor_span(shared.flat_bases())  # flat[o]: the element at offset o
         table = None
         if flat.size == shared.num_elements:
             table = np.full(flat.size, -1, dtype=np.int64)
