@@ -85,6 +85,71 @@ def test_entry_without_function_attributes_reads_the_source(rng, isolated):
     assert (second.filename, second.first_line) == (first.filename, first.first_line)
 
 
+ADD_SIGNATURE = {"x": "*f32", "y": "*f32", "out": "*f32", "n": "i32"}
+
+
+def compile_for_cuda(kernel):
+    """``add`` compiled for sm_90a through the disk cache (no GPU: the launcher loads on its first launch)."""
+    return tilelab.compile(kernel, ADD_SIGNATURE, {"BLOCK": 32}, target="cuda:sm_90a", snapshots=False)
+
+
+def test_cuda_entry_launches_without_parsing_its_tile_ir(isolated, monkeypatch):
+    """A CUDA kernel loaded from the disk cache parses its tile IR only when something reads ``module``."""
+    from tilelab.runtime import stages
+
+    first = compile_for_cuda(fresh_add())
+    parses = []
+    real = stages.parse_ir
+    monkeypatch.setattr(stages, "parse_ir", lambda text: parses.append(text) or real(text))
+    second = compile_for_cuda(fresh_add())
+    assert second.from_cache and parses == []
+    for field in ("entry", "names", "kinds", "scalar_types", "arity"):
+        assert getattr(second.launcher, field) == getattr(first.launcher, field), field
+    assert second.launcher.names == ["x", "y", "out", "n"] and second.launcher.kinds == ["ptr"] * 3 + ["i32"]
+    assert second.written() == first.written() == {"out"}
+    assert second.promised() == first.promised() == [("x", 16), ("y", 16), ("out", 16)]
+    assert (second.source, second.filename, second.first_line) == (first.source, first.filename, first.first_line)
+    assert stages.print_ir(second.module) == first.asm["tile"] and len(parses) == 1
+    assert second.module.kernel.attrs["arg_divisibility"] == first.module.kernel.attrs["arg_divisibility"]
+    assert second.module is second.module and len(parses) == 1  # parsed once
+
+
+def test_entry_stores_each_text_once(isolated):
+    """The artifact's texts (LLVM IR, PTX) are stored under ``artifact_asm`` only, and come back whole."""
+    first = compile_for_cuda(fresh_add())
+    (entry,) = entry_dirs(isolated)
+    payload, _ = DiskCache(isolated).get(entry.name)
+    assert set(payload["asm"]) == {"tile"} and {"llir", "ptx"} <= set(payload["artifact_asm"])
+    second = compile_for_cuda(fresh_add())
+    assert second.from_cache
+    for kind in ("tile", "llir", "ptx"):
+        assert second.asm[kind] == first.asm[kind], kind
+
+
+def test_lazily_parsed_entry_names_the_loading_file(isolated, tmp_path):
+    """The same kernel text at another line of another file: the parsed module's locations follow the loader."""
+    import importlib.util
+
+    text = textwrap.dedent(Path(kernels.__file__).read_text().split("@tilelab.jit\n", 2)[1].split("\n\n\n")[0])
+    header = "import tilelab\nimport tilelab.language as tl\n\n\n"
+
+    def load(name, padding):
+        path = tmp_path / f"{name}.py"
+        path.write_text(header + "\n" * padding + "@tilelab.jit\n" + text + "\n")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.add, str(path)
+
+    (a, a_path), (b, b_path) = load("lines_a", 0), load("lines_b", 7)
+    first, second = compile_for_cuda(a), compile_for_cuda(b)
+    assert second.from_cache and (second.filename, second.first_line) == (b_path, first.first_line + 7)
+    lines = {(op.loc.file, op.loc.line) for op in second.module.walk() if op.loc.file in (a_path, b_path)}
+    expected = {(b_path, op.loc.line + 7) for op in first.module.walk() if op.loc.file == a_path}
+    assert lines and lines == expected
+    assert second.module.kernel.attrs["first_line"] == second.first_line
+
+
 def test_disk_entry_is_json_and_blobs(rng, isolated):
     run_add(rng)
     (entry,) = entry_dirs(isolated)

@@ -2,9 +2,11 @@
 
 ``compile_kernel`` is the one road from a Python kernel to a ``CompiledKernel``; both
 ``kernel[grid](...)`` (through ``JITFunction``) and ``tilelab.compile`` take it. A disk
-cache hit skips the frontend and the passes: the final tile IR is parsed back from text
-and the target reloads its artifact. A target may hand back a quick tier first
-(``Artifact.upgrade``): its optimized code is made and cached in the background (tiers.py).
+cache hit skips the frontend and the passes: the target reloads its artifact, and the final
+tile IR is parsed back from text, at once where the target's launcher needs it, else (CUDA)
+on the first read of ``CompiledKernel.module``: a hit costs a few milliseconds, the parse ~10 more.
+A target may hand back a quick tier first (``Artifact.upgrade``): its optimized code is made and
+cached in the background (tiers.py).
 
     ck = compile_kernel(add, {"x": "*f32", "n": "i32"}, {"BLOCK": 128}, {"x": 16, "n": 1},
                         options_for("interpret"))
@@ -110,23 +112,24 @@ def _option_metadata(options: CompileOptions) -> dict:
     return {"num_warps": options.num_warps, "num_stages": options.num_stages, "debug": options.debug}
 
 
-def _kernel(fn, module, signature, constants, options, asm, metadata, records) -> CompiledKernel:
-    func = module.kernel
-    source, filename, first_line = _origin(fn, func.attrs)
+def _kernel(fn, module, signature, constants, options, asm, metadata, records, attrs=None) -> CompiledKernel:
+    """The ``CompiledKernel``; ``attrs``: the kernel function's attributes where ``module`` is not parsed yet."""
+    attrs = module.kernel.attrs if attrs is None else attrs
+    source, filename, first_line = _origin(fn, attrs)
     return CompiledKernel(
         name=fn.__name__,
         target=options.target,
         signature=dict(signature),
         constants=dict(constants),
         options=options,
-        module=module,
+        module_source=module,
         asm=asm,
         metadata=metadata,
         passes=list(records),
         source=source,
         filename=filename,
         first_line=first_line,
-        arg_names=list(func.attrs.get("arg_names", ())),
+        arg_names=list(attrs.get("arg_names", ())),
     )
 
 
@@ -180,12 +183,16 @@ def _to_payload(ck: CompiledKernel) -> dict:
         "name": ck.name,
         "signature": ck.signature,
         "options": ck.options.key(),
-        "asm": ready_texts(ck.asm),  # texts a target emits on demand are rebuilt after loading
+        # the kernel's own texts (tile IR); its artifact's (LLVM IR, PTX) are stored once, under artifact_asm.
+        # Texts a target emits on demand are rebuilt after loading.
+        "asm": {k: v for k, v in ready_texts(ck.asm).items() if k not in ck.artifact.asm},
         "metadata": ck.metadata,
         "artifact_asm": ready_texts(ck.artifact.asm),
         "artifact_metadata": ck.artifact.metadata,
         "passes": records,
         "func_attrs": _func_attrs(ck.module),
+        "kernel": {"sym_name": ck.module.kernel.sym_name, "arg_names": ck.arg_names},
+        "launch_facts": ck.launch_facts(),
     }
 
 
@@ -218,6 +225,8 @@ PAYLOAD_SCHEMA = {
     "artifact_asm": {str: str},
     "artifact_metadata": dict,
     "passes": [{"name": str, "seconds": (int, float), "changed": bool, "ir_before": (str, type(None))}],
+    "kernel": {"sym_name": str, "arg_names": [str]},
+    "launch_facts": {"written": [str], "promised": [[(str, int)]]},
 }
 
 
@@ -235,56 +244,89 @@ def _from_entry(fn, entry, options: CompileOptions, constants) -> CompiledKernel
 
 def _rebuild(fn, entry, options: CompileOptions, constants) -> CompiledKernel:
     payload, blobs = entry
-    module = stages.parse_ir(payload["asm"]["tile"])
-    _restore_func_attrs(module, payload.get("func_attrs", {}))
-    payload = _relocated(fn, module, payload)
-    module.attrs.setdefault("constants", dict(constants))
-    module.attrs.setdefault("signature", dict(payload["signature"]))
-    module.options = options
     target = get_target(options.target)
+    kernel = payload["kernel"]
+    attrs = dict(payload.get("func_attrs", {}).get(kernel["sym_name"], {}), arg_names=kernel["arg_names"])
+    moved = _relocation(fn, attrs)
+    if moved is not None:
+        attrs.update(filename=moved.file, first_line=moved.first)
+        payload = dict(payload, artifact_metadata=moved.ops_table(payload["artifact_metadata"]))
+
+    def module():
+        return _parsed(payload, constants, options, moved)
+
+    # A target that launches from the artifact alone never needs the IR: it is parsed when first read.
+    parsed = None if getattr(target, "loads_from_artifact", False) else module()
     artifact = Artifact(with_makers(target, payload["artifact_asm"], options), payload["artifact_metadata"], blobs)
     records = [StoredPassRecord(**r) for r in payload["passes"]]
     ck = _kernel(
-        fn, module, payload["signature"], constants, options,
-        with_makers(target, payload["asm"], options), payload["metadata"], records,
+        fn, parsed or module, payload["signature"], constants, options,
+        merged(payload["asm"], artifact.asm), payload["metadata"], records, attrs,
     )  # fmt: skip
+    ck.restore_launch_facts(payload["launch_facts"])
     ck.artifact = artifact
-    ck.launcher = target.load(artifact, module)
+    ck.launcher = target.load(artifact, parsed)
     ck.from_cache = True
     return ck
 
 
-def _relocated(fn, module, payload: dict) -> dict:
-    """Make the locations of an entry compiled from another file (same kernel text) point into ``fn``'s file.
+def _parsed(payload: dict, constants, options: CompileOptions, moved):
+    """The tile IR module of a cache entry, as the compile that stored it left it (relocated by ``moved``)."""
+    module = stages.parse_ir(payload["asm"]["tile"])
+    _restore_func_attrs(module, payload.get("func_attrs", {}))
+    if moved is not None:
+        moved.relocate(module)
+    module.attrs.setdefault("constants", dict(constants))
+    module.attrs.setdefault("signature", dict(payload["signature"]))
+    module.options = options
+    return module
+
+
+@dataclass
+class _Relocation:
+    """Moves the locations of an entry compiled from another file (same kernel text) into ``fn``'s file.
 
     Why: the key covers the kernel's text, not where it lives, so two scripts with the same
     kernel share an entry; an error must still name the launching script's file and line
     (``lineB.py:14``), not those of the script that compiled it first (``lineA.py:7``).
-    Returns the payload with its op table relocated too; the module's locations change in place.
     """
-    kernel = module.kernel
-    old_file, old_first = kernel.attrs.get("filename"), kernel.attrs.get("first_line")
+
+    old_file: str
+    old_first: int
+    lines: int
+    file: str
+    first: int
+
+    def moved(self, file, line):
+        if file == self.old_file and self.old_first <= line <= self.old_first + self.lines:
+            return self.file, line + self.first - self.old_first
+        return file, line
+
+    def relocate(self, module) -> None:
+        """Move the module's op locations and its kernel's origin, in place."""
+        for op in module.walk():
+            file, line = self.moved(op.loc.file, op.loc.line)
+            if (file, line) != (op.loc.file, op.loc.line):
+                op.loc = type(op.loc)(file, line, op.loc.col)
+        module.kernel.attrs.update(filename=self.file, first_line=self.first)
+
+    def ops_table(self, metadata: dict) -> dict:
+        """``metadata`` with the locations of its op table (``ops``, the CPU target's) moved."""
+        ops = metadata.get("ops")
+        if not isinstance(ops, dict):
+            return metadata
+        table = {}
+        for op_id, info in ops.items():
+            file, line = self.moved(info.get("file"), info.get("line"))
+            table[op_id] = dict(info, file=file, line=line)
+        return dict(metadata, ops=table)
+
+
+def _relocation(fn, attrs: dict) -> _Relocation | None:
+    """The ``_Relocation`` of an entry whose kernel (``attrs``) was compiled from another place than ``fn``."""
+    old_file, old_first = attrs.get("filename"), attrs.get("first_line")
     code = fn.__code__
-    new_first = code.co_firstlineno
-    if old_file is None or old_first is None or (old_file == code.co_filename and old_first == new_first):
-        return payload
-    new_file = inspect.getsourcefile(fn) or code.co_filename
-    span = range(old_first, old_first + len(kernel.attrs.get("source", "").splitlines()) + 1)
-
-    def moved(file, line):
-        return (new_file, line + new_first - old_first) if file == old_file and line in span else (file, line)
-
-    for op in module.walk():
-        file, line = moved(op.loc.file, op.loc.line)
-        if (file, line) != (op.loc.file, op.loc.line):
-            op.loc = type(op.loc)(file, line, op.loc.col)
-    kernel.attrs.update(filename=new_file, first_line=new_first)
-    ops = payload["artifact_metadata"].get("ops")
-    if not isinstance(ops, dict):
-        return payload
-    table = {}
-    for op_id, info in ops.items():
-        file, line = moved(info.get("file"), info.get("line"))
-        table[op_id] = dict(info, file=file, line=line)
-    metadata = dict(payload["artifact_metadata"], ops=table)
-    return dict(payload, artifact_metadata=metadata)
+    if old_file is None or old_first is None or (old_file == code.co_filename and old_first == code.co_firstlineno):
+        return None
+    lines = len(attrs.get("source", "").splitlines())
+    return _Relocation(old_file, old_first, lines, inspect.getsourcefile(fn) or code.co_filename, code.co_firstlineno)

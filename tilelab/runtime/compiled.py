@@ -34,7 +34,7 @@ class CompiledKernel:
     signature: dict[str, str]
     constants: dict
     options: object  # its CompileOptions
-    module: object
+    module_source: object  # the tile IR module, or a function making it (a cache hit parses it on first read)
     asm: dict[str, str]
     metadata: dict
     passes: list
@@ -48,6 +48,13 @@ class CompiledKernel:
     _plan: list | None = field(default=None, repr=False, compare=False)  # (name, parsed type) per argument
     _written: set | None = field(default=None, repr=False, compare=False)  # pointer arguments stored through
     _promised: list | None = field(default=None, repr=False, compare=False)  # (name, divisibility) over 1
+
+    @property
+    def module(self):
+        """The kernel's final tile IR module (parsed from ``asm["tile"]`` on the first read after a cache hit)."""
+        if callable(self.module_source):
+            self.module_source = self.module_source()
+        return self.module_source
 
     def __getitem__(self, grid):
         """``ck[grid]`` -> a function taking the ``arg_names`` arguments (positional or by name)."""
@@ -75,6 +82,30 @@ class CompiledKernel:
             raise LaunchError(f"{self.name}(): missing argument '{missing[0]}'")
         return values
 
+    def written(self) -> set[str]:
+        """The pointer arguments the kernel stores through (read-only arrays are refused for them)."""
+        if self._written is None:
+            self._written = written_pointer_args(self.module.kernel)
+        return self._written
+
+    def promised(self) -> list[tuple[str, int]]:
+        """``(argument, divisibility)`` of each argument the kernel was compiled to take as a multiple (over 1)."""
+        if self._promised is None:
+            func = self.module.kernel
+            names = func.attrs.get("arg_names") or [a.name_hint for a in func.args]
+            divs = dict(zip(names, func.attrs.get("arg_divisibility") or ()))
+            self._promised = [(n, int(divs[n])) for n in self.arg_names if int(divs.get(n, 1)) > 1]
+        return self._promised
+
+    def launch_facts(self) -> dict:
+        """What launches check, as JSON: the disk cache keeps it, so a loaded kernel launches without its IR."""
+        return {"written": sorted(self.written()), "promised": [list(p) for p in self.promised()]}
+
+    def restore_launch_facts(self, facts: dict) -> None:
+        """Take ``launch_facts`` from a cache entry."""
+        self._written = set(facts["written"])
+        self._promised = [(str(n), int(d)) for n, d in facts["promised"]]
+
     def launch(self, grid, values: dict, sanitize=None):
         """Launch over ``grid`` with ``values`` (name -> launch value of each of ``arg_names``)."""
         self.check_specialization(values)
@@ -89,12 +120,7 @@ class CompiledKernel:
         GPU context with it. The jit derives the specialization from the arguments themselves,
         so its launches (``launch_normalized``) skip this check.
         """
-        if self._promised is None:
-            func = self.module.kernel
-            names = func.attrs.get("arg_names") or [a.name_hint for a in func.args]
-            divs = dict(zip(names, func.attrs.get("arg_divisibility") or ()))
-            self._promised = [(n, int(divs[n])) for n in self.arg_names if int(divs.get(n, 1)) > 1]
-        for name, div in self._promised:
+        for name, div in self.promised():
             value = values[name]
             info = array_info(value)
             if info is not None:
@@ -115,7 +141,7 @@ class CompiledKernel:
         if 0 in grid:
             return self
         if self._plan is None:
-            self._written = written_pointer_args(self.module.kernel)
+            self.written()
             self._plan = [(name, parse_type(self.signature[name])) for name in self.arg_names]
         args = [self._marshal_fast(name, expected, values[name]) for name, expected in self._plan]
         if sanitize is None:

@@ -2,7 +2,7 @@
 
     target = CudaTarget("sm_90a")
     artifact = target.compile(module, options)            # llir, ptx, sass + registers, spills, shared
-    launch = target.load(artifact, module)                 # loads the cubin (or PTX) once
+    launch = target.load(artifact)                         # loads the cubin (or PTX) once
     launch((n // 1024, 1, 1), [x, y, out, n], False)
 
 Compiling needs no GPU: PTX comes from llvmlite, so the inspector shows it anywhere.
@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from tilelab.compiler.interpreter.errors import KernelRuntimeError
+from tilelab.compiler.ir.types import parse_type
 from tilelab.compiler.options import DEFAULT_ARCH
 
 from . import cuda_driver
@@ -58,6 +59,8 @@ class CudaTarget:
 
         compiled = backend.compile_kernel(module, options.replace(arch=options.arch or self.arch))
         meta = dict(compiled.metadata)
+        meta["entry"] = module.kernel.sym_name
+        meta["param_names"] = param_names(module.kernel)
         meta["param_kinds"] = param_kinds(module.kernel) + ["tensormap"] * len(meta.get("tensormaps") or [])
         blobs = {"cubin": compiled.cubin} if compiled.cubin else {}
         maker = compiled.sass_maker()
@@ -82,13 +85,22 @@ class CudaTarget:
 
         return {"sass": sass}
 
-    def load(self, artifact: Artifact, module):
-        return CudaLauncher(artifact, module)
+    #: the launcher reads all it needs from the artifact (its metadata names the entry and its parameters),
+    #: so a kernel loaded from the disk cache launches without parsing its tile IR back (build.py)
+    loads_from_artifact = True
+
+    def load(self, artifact: Artifact, module=None):
+        return CudaLauncher(artifact)
 
 
 def param_kinds(func) -> list[str]:
     """The driver's kind of each kernel parameter: ``ptr`` or the scalar type name."""
     return ["ptr" if a.type.is_pointer else a.type.name for a in func.args]
+
+
+def param_names(func) -> list[str]:
+    """The name of each kernel parameter, as launch errors give it."""
+    return list(func.attrs.get("arg_names") or [f"arg{i}" for i in range(len(func.args))])
 
 
 class CudaLauncher:
@@ -101,34 +113,32 @@ class CudaLauncher:
 
     launches = 0
 
-    def __init__(self, artifact: Artifact, module):
-        self.module = module
-        self.kernel = module.kernel
-        self.names = list(self.kernel.attrs.get("arg_names") or [f"arg{i}" for i in range(len(self.kernel.args))])
+    def __init__(self, artifact: Artifact):
         self.meta = artifact.metadata
-        self.kinds = self.meta.get("param_kinds") or param_kinds(self.kernel)
+        self.entry = self.meta["entry"]
+        self.names = list(self.meta["param_names"])
+        self.kinds = self.meta["param_kinds"]
         self.tensormaps = self.meta.get("tensormaps") or []
         self.arity = len(self.kinds) - len(self.tensormaps)  # the parameters a launch is given
-        self.scalar_types = [None if a.type.is_pointer else a.type for a in self.kernel.args]
+        self.scalar_types = [None if k == "ptr" else parse_type(k) for k in self.kinds[: self.arity]]
         self.image = artifact.blobs.get("cubin") or artifact.asm["ptx"]
         self.function = None  # loaded on the first launch: compiling needs no GPU
 
     def _load(self):
         module = cuda_driver.Module(self.image)
         self.function = module.function(
-            self.kernel.sym_name, self.kinds, int(self.meta["num_warps"]), int(self.meta.get("shared", 0))
+            self.entry, self.kinds, int(self.meta["num_warps"]), int(self.meta.get("shared", 0))
         )
         return self.function
 
     def __call__(self, grid, args, sanitize: bool = False):
         if sanitize:
             raise KernelRuntimeError(
-                f"kernel {self.kernel.sym_name}: the sanitizer runs on the interpreter; launch with target='interpret'"
+                f"kernel {self.entry}: the sanitizer runs on the interpreter; launch with target='interpret'"
             )
         if len(args) != self.arity:
             raise KernelRuntimeError(
-                f"kernel {self.kernel.sym_name} takes {len(self.names)} arguments "
-                f"({', '.join(self.names)}), got {len(args)}"
+                f"kernel {self.entry} takes {len(self.names)} arguments ({', '.join(self.names)}), got {len(args)}"
             )
         values, copies = self._pack(args)
         dims = launch_dims(grid, KernelRuntimeError)

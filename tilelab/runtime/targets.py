@@ -13,6 +13,10 @@ semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``), ``
 (``cuda:sm_90`` picks an architecture) and ``amd`` (``amd:gfx942``, alias ``hip:gfx942``: compiles
 for inspection, never launches; ``tilelab.runtime.amd_target``). ``choose_target`` applies the precedence rules:
 ``target=`` argument, then ``TILELAB_TARGET``, then the arrays' device.
+
+A target whose launcher needs nothing but the artifact says so (``loads_from_artifact = True``,
+as ``cuda`` does): a kernel it loads from the disk cache then launches without its tile IR, which
+is parsed back only when something reads ``CompiledKernel.module`` (a view, the inspector).
 """
 
 from __future__ import annotations
