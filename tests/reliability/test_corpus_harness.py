@@ -44,3 +44,20 @@ def test_outputs_take_the_poison(name):
     for out in setup.outs:
         value = out.float() if hasattr(out, "float") else out
         assert torch.isnan(value).all() or (value == -(2**31) + 7).all()
+
+
+def test_timing_in_turns_rotates_the_order_and_takes_each_median():
+    """Each function is timed once a round, the first place rotating; a cell is the median of its rounds."""
+    from benchmarks.corpus.run import in_turns
+
+    readings = {"triton": [3.0, 1.0, 2.0], "tilelab": [9.0, 5.0, 4.0], "torch": [7.0, 8.0, 6.0]}
+    order = []
+
+    def fake_bench(fn, warmup, rep, return_mode):
+        assert return_mode == "median"
+        order.append(fn())
+        return readings[order[-1]].pop(0)
+
+    fns = {name: (lambda name=name: name) for name in readings}
+    assert in_turns(fns, fake_bench) == {"triton": 2.0, "tilelab": 5.0, "torch": 7.0}
+    assert order == ["triton", "tilelab", "torch", "tilelab", "torch", "triton", "torch", "triton", "tilelab"]
