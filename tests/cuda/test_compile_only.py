@@ -177,7 +177,8 @@ def test_kernels_assemble(kernel, sig, constants):
 def test_atomics_are_issued_once_per_element():
     sig = {"x_ptr": "*i32", "hist_ptr": "*i32", "n": "i32"}
     ck = compile_cuda(histogram_kernel, sig, {"BLOCK": 64})  # 64 elements over 128 threads: copies
-    assert "atom.global" in ck.asm["ptx"] or "red.global" in ck.asm["ptx"]
+    # one predicated instruction for the thread's one element, in Triton's default ordering and scope
+    assert ck.asm["ptx"].count("atom.acq_rel.gpu.global.add.u32") == 1
 
 
 def test_the_final_ir_with_layouts_parses_back():

@@ -1,6 +1,8 @@
-"""Atomics: an int32 histogram with atomic_add, atomic_max, a float sum across programs, atomic_cas claims."""
+"""Atomics: an int32 histogram with atomic_add, atomic_max, a float sum across programs, atomic_cas claims,
+tiles added by several programs (the values each replaced)."""
 
 import numpy as np
+import pytest
 
 import tilelab
 import tilelab.language as tl
@@ -86,3 +88,29 @@ def test_atomic_cas_claims(backend, dev):
         assert len(winners) == 1, f"slot {s}: {len(winners)} programs saw it free"
         assert slots[s] == winners[0]
         np.testing.assert_array_equal(seen[contenders[contenders != winners[0]]], winners[0])
+
+
+@tilelab.jit
+def accumulate_kernel(x_ptr, out_ptr, old_ptr, m, n, BM: tl.constexpr, BN: tl.constexpr, SEM: tl.constexpr):
+    """Every program of a column adds the same tile into ``out`` and keeps the values it replaced."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < m) & (rn[None, :] < n)
+    offs = rm[:, None] * n + rn[None, :]
+    x = tl.load(x_ptr + offs, mask=mask)
+    old = tl.atomic_add(out_ptr + offs, x, mask=mask, sem=SEM)
+    tl.store(old_ptr + tl.program_id(1) * m * n + offs, old, mask=mask)
+
+
+@pytest.mark.parametrize(("dtype", "n"), [(np.float32, 64), (np.float32, 61), (np.float16, 64)])
+@pytest.mark.parametrize("sem", ["acq_rel", "relaxed"])
+def test_tile_atomic_add_returns_each_replaced_value(backend, dev, rng, dtype, n, sem):
+    """Several programs add one tile (4 f32 at a time where a row allows it, one where ``n`` is odd)."""
+    m, repeats = 50, 3
+    x = rng.integers(-8, 8, (m, n)).astype(dtype)  # small integers: sums exact in any order
+    start = rng.integers(-8, 8, (m, n)).astype(dtype)
+    out, old = dev.put(start.copy()), dev.empty((repeats, m, n), dtype)
+    accumulate_kernel[(cdiv(m, 16), repeats)](dev.put(x), out, old, m, n, BM=16, BN=64, SEM=sem, target=backend)
+    np.testing.assert_array_equal(dev.get(out), start + repeats * x)
+    seen = np.sort(dev.get(old), axis=0)  # each program saw the tile after some of the others' adds
+    np.testing.assert_array_equal(seen, np.sort(np.stack([start + k * x for k in range(repeats)]), axis=0))

@@ -154,6 +154,14 @@ class AmdgpuHooks:
                     vec = b.insert_element(vec, w, ir.Constant(I32, i))
                 b.store(vec, addr, align=len(words) * word // 8)
 
+    # ------------------------------------------------------------------ atomics
+    def atomic_form(self, lw, kind: str, elem) -> None:
+        """Atomics go through LLVM's ``atomicrmw`` and ``cmpxchg`` (AMDGPU keeps their orderings)."""
+        return None
+
+    def atomic_cas(self, lw, addr, pred, cmp, val, sem: str, scope: str) -> None:
+        return None
+
     # ------------------------------------------------------------------ math
     def shifted_half(self, lw, word: ir.Value, shift: int) -> ir.Value:
         """Bits ``shift`` .. ``shift + 15`` of ``word``: a shift and a ``trunc`` (NVIDIA's hook works around ptxas)."""

@@ -167,6 +167,80 @@ class NvvmHooks:
         asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, cons, True)
         lw.b.call(asm, args)
 
+    # ------------------------------------------------------------------ atomics
+    def atomic_form(self, lw, kind: str, elem) -> tuple[str, int] | None:
+        """``(PTX op and type, elements per instruction)`` of an ``atom`` doing ``kind`` on ``elem``, or ``None``.
+
+        ``None`` sends the op to LLVM's ``atomicrmw``, which LLVM expands (a ``cmpxchg`` loop keeps the
+        ordering). PTX spells what LLVM 22 drops: ``atomicrmw`` on NVPTX becomes a relaxed, device-scope
+        ``atom`` whatever its ordering and scope, so a ``release`` exchange published nothing. Adds of f32
+        take 4 elements at a time on sm_90 (``atom.add.v4.f32``), as consecutive addresses allow.
+        """
+        if lw.sm < 70:
+            return None
+        bits = elem.itemsize * 8
+        if kind == "fadd":
+            name = {"f32": "f32", "f64": "f64", "f16": "noftz.f16", "bf16": "noftz.bf16"}.get(elem.name)
+            if name is None or (elem.name == "bf16" and lw.sm < 90):
+                return None
+            return f"add.{name}", 4 if elem.name == "f32" and lw.sm >= 90 else 1
+        if bits not in (32, 64):
+            return None
+        if kind == "xchg":
+            return f"exch.b{bits}", 1  # floats as their bits
+        if not elem.is_int:
+            return None  # float max and min: LLVM's cmpxchg loop
+        if kind == "add":
+            return f"add.u{bits}", 1
+        if kind in ("max", "min"):
+            return f"{kind}.s{bits}", 1
+        if kind in ("umax", "umin"):
+            return f"{kind[1:]}.u{bits}", 1
+        if kind in ("and", "or", "xor"):
+            return f"{kind}.b{bits}", 1
+        return None
+
+    def atomic_rmw(self, lw, form: str, addr, pred, words: list, sem: str, scope: str, returns: bool) -> list:
+        """One ``@pred atom.<sem>.<scope>.global.<form>`` on ``len(words)`` consecutive elements at ``addr``.
+
+        ``words`` are the operands as integers of the element's width; gives the old values the same way,
+        or ``[]`` where ``returns`` is false: then ``red`` where it exists (not for exchanges) and its
+        orderings allow (relaxed, release).
+        """
+        n, word = len(words), words[0].type.width
+        letter, vec = _LETTER[word], f".v{n}" if n > 1 else ""
+        op, _, typ = form.rpartition(".")
+        reduce = not returns and sem in ("relaxed", "release") and op != "exch"  # ``red`` has no exchange
+        outs = 0 if reduce else n
+        srcs = ", ".join(f"${outs + 2 + i}" for i in range(n))
+        src = f"{{{srcs}}}" if n > 1 else srcs
+        head = f"@${outs} {'red' if reduce else 'atom'}.{sem}.{scope}.global.{op}{vec}.{typ}"
+        dsts = ", ".join(f"${i}" for i in range(n))
+        text = f"{head} [${outs + 1}], {src};" if reduce else f"{head} {{{dsts}}}, [${outs + 1}], {src};"
+        if n == 1 and not reduce:
+            text = f"{head} $0, [$2], {src};"
+        args = [pred, addr, *words]
+        cons = [f"={letter}"] * outs + ["b", "l"] + [letter] * n
+        wt = ir.IntType(word)
+        ret = ir.VoidType() if reduce else wt if n == 1 else ir.LiteralStructType([wt] * n)
+        asm = ir.InlineAsm(ir.FunctionType(ret, [a.type for a in args]), text, ",".join(cons), True)
+        res = lw.b.call(asm, args)
+        if reduce:
+            return []
+        return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
+
+    def atomic_cas(self, lw, addr, pred, cmp: ir.Value, val: ir.Value, sem: str, scope: str) -> ir.Value | None:
+        """``@pred atom.<sem>.<scope>.global.cas`` of 16-, 32- or 64-bit words; the old word (``None``: use LLVM)."""
+        word = cmp.type.width
+        if lw.sm < 70 or word not in _LETTER:
+            return None
+        letter = _LETTER[word]
+        text = f"@$1 atom.{sem}.{scope}.global.cas.b{word} $0, [$2], $3, $4;"
+        args = [pred, addr, cmp, val]
+        cons = f"={letter},b,l,{letter},{letter}"
+        asm = ir.InlineAsm(ir.FunctionType(cmp.type, [a.type for a in args]), text, cons, True)
+        return lw.b.call(asm, args)
+
     # ------------------------------------------------------------------ math
     def shifted_half(self, lw, word: ir.Value, shift: int) -> ir.Value:
         """Bits ``shift`` .. ``shift + 15`` of ``word`` (an upper half of a loaded word), the shift kept opaque.

@@ -11,7 +11,9 @@ on AMD a branch around one ``load <4 x i32>`` (``global_load_dwordx4``).
 the addresses (axis info: contiguity, divisibility in bytes, mask constancy) allow:
 ``vec * element size <= 16`` bytes. Masked-off lanes keep ``other``. Copies of an
 element held by several threads (broadcast layouts) are stored by one of them only.
-Atomics use LLVM ``atomicrmw``/``cmpxchg`` under the same predicate.
+Atomics are one predicated PTX ``atom`` (``red`` where nothing reads the old values) spelled with
+the op's ordering and scope (``hooks.NvvmHooks.atomic_form``), f32 adds up to 4 elements at a time
+as the addresses allow; what PTX lacks (float max and min) is LLVM's ``atomicrmw`` under a branch.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from tilelab.compiler.layouts import contiguous_elements
 
-from ..common.types import I1, I16, I32, I64
+from ..common.types import I16, I32, I64
 from .context import GTile, gpu_type, lower, memory_type
 from .hooks import pair_word
 from .lower_elementwise import map_regs
@@ -252,24 +254,25 @@ def _rmw_kind(kind: str, elem) -> str:
 
 
 def _per_element(lw, op, n_values: int, emit) -> None:
-    """Run ``emit(ptr, *values)`` per element where mask and ownership hold; define the result."""
+    """Run ``emit(pred, ptr, *values)`` per element, ``pred`` the element's mask and ownership; define the result.
+
+    ``emit`` gives the element's old value (whatever it likes where ``pred`` is false).
+    """
     t = op.result.type
     elem = elem_of(t)
-    rt = gpu_type(elem)
     layout = t.layout if t.is_tensor else None
     owner = lw.is_owner(layout)
     ins = [lw.get(v) for v in op.operands[: 1 + n_values]]
     mask = lw.get(op.mask) if getattr(op, "mask", None) is not None else None
     if not t.is_tensor:
         pred = owner if mask is None else lw.b.and_(owner, mask)
-        old = predicated(lw, pred, lambda: emit(*ins), rt)
-        lw.set(op.result, broadcast_from_thread0(lw, old, elem))
+        old = emit(pred, *ins)
+        lw.set(op.result, broadcast_from_thread0(lw, old, elem) if op.result.has_uses() else old)
         return
     regs = []
     for r in range(len(ins[0].regs)):
         pred = owner if mask is None else lw.b.and_(owner, mask.regs[r])
-        args = [x.regs[r] for x in ins]
-        regs.append(predicated(lw, pred, lambda args=args: emit(*args), rt))
+        regs.append(emit(pred, *[x.regs[r] for x in ins]))
     lw.set(op.result, GTile(layout, elem, regs))
 
 
@@ -288,31 +291,65 @@ def broadcast_from_thread0(lw, value, elem):
     return from_bits(b, out, elem)
 
 
+def _sem_scope(op) -> tuple[str, str]:
+    return op.attrs.get("sem") or "acq_rel", op.attrs.get("scope") or "gpu"
+
+
 @lower(AtomicRMWOp)
 def lower_atomic_rmw(lw, op):
     elem = elem_of(op.result.type)
+    form = lw.hooks.atomic_form(lw, op.attrs["kind"], elem)
+    if form is None:
+        _llvm_atomic_rmw(lw, op, elem)
+        return
+    name, most = form
+    sem, scope = _sem_scope(op)
+    returns = op.result.has_uses()
+    t, b = op.result.type, lw.b
+
+    def group(addr, pred, values) -> list:
+        words = [to_bits(b, v, elem) for v in values]
+        old = lw.hooks.atomic_rmw(lw, name, addr, pred, words, sem, scope, returns)
+        if not old:  # a ``red``: nothing reads the result
+            return [ir.Constant(gpu_type(elem), ir.Undefined)] * len(values)
+        return [from_bits(b, w, elem) for w in old]
+
+    vec = min(most, access_width(lw, op, t.layout, elem)) if t.is_tensor else 1
+    if vec == 1:
+        _per_element(lw, op, 1, lambda pred, p, v: group(p, pred, [v])[0])
+        return
+    ptr, val = lw.get(op.ptr), lw.get(op.operands[1])
+    mask = lw.get(op.mask) if op.mask is not None else None
+    owner = lw.is_owner(t.layout)
+    regs = []
+    for i in range(0, len(ptr.regs), vec):  # the mask is constant over each group (``access_width``)
+        pred = owner if mask is None else b.and_(owner, mask.regs[i])
+        regs += group(ptr.regs[i], pred, val.regs[i : i + vec])
+    lw.set(op.result, GTile(t.layout, elem, regs))
+
+
+def _llvm_atomic_rmw(lw, op, elem) -> None:
+    """``atomicrmw`` under a branch: what PTX has no ``atom`` for (float max and min: a ``cmpxchg`` loop)."""
     kind = _rmw_kind(op.attrs["kind"], elem)
-    ordering = _ORDERING.get(op.attrs.get("sem", "acq_rel"), "acq_rel")
-
-    def emit(p, v):
-        if elem.is_bool:
-            return lw.b.trunc(lw.b.atomic_rmw(kind, p, lw.b.zext(v, ir.IntType(8)), ordering), I1)
-        return lw.b.atomic_rmw(kind, p, v, ordering)
-
-    _per_element(lw, op, 1, emit)
+    ordering = _ORDERING.get(_sem_scope(op)[0], "acq_rel")
+    rt = gpu_type(elem)
+    _per_element(lw, op, 1, lambda pred, p, v: predicated(lw, pred, lambda: lw.b.atomic_rmw(kind, p, v, ordering), rt))
 
 
 @lower(AtomicCASOp)
 def lower_atomic_cas(lw, op):
     elem = elem_of(op.result.type)
-    ordering = _ORDERING.get(op.attrs.get("sem", "acq_rel"), "acq_rel")
+    sem, scope = _sem_scope(op)
+    ordering = _ORDERING.get(sem, "acq_rel")
     failure = "monotonic" if ordering in ("release", "monotonic") else "acquire"
+    b = lw.b
 
-    def emit(p, c, v):
-        b = lw.b
+    def emit(pred, p, c, v):
         cb, vb = to_bits(b, c, elem), to_bits(b, v, elem)
-        pair = b.cmpxchg(p, cb, vb, ordering, failure)
-        return from_bits(b, b.extract_value(pair, 0), elem)
+        old = lw.hooks.atomic_cas(lw, p, pred, cb, vb, sem, scope)
+        if old is None:
+            old = predicated(lw, pred, lambda: b.extract_value(b.cmpxchg(p, cb, vb, ordering, failure), 0), cb.type)
+        return from_bits(b, old, elem)
 
     _per_element(lw, op, 2, emit)
 

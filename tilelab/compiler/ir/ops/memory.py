@@ -220,6 +220,10 @@ class AtomicRMWOp(Op):
         super().__init__(operands, [val.type], attrs, loc=loc)
 
     @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
+    @property
     def mask(self) -> Value | None:
         return self.operands[2] if self.attrs["has_mask"] else None
 
