@@ -114,3 +114,36 @@ def test_tile_atomic_add_returns_each_replaced_value(backend, dev, rng, dtype, n
     np.testing.assert_array_equal(dev.get(out), start + repeats * x)
     seen = np.sort(dev.get(old), axis=0)  # each program saw the tile after some of the others' adds
     np.testing.assert_array_equal(seen, np.sort(np.stack([start + k * x for k in range(repeats)]), axis=0))
+
+
+@tilelab.jit
+def locked_accumulate_kernel(x_ptr, acc_ptr, lock_ptr, count_ptr, n, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+    """Triton's layer-norm-backward pattern: the programs of a group take turns, under a spin lock, adding
+    their row into the group's buffer (the first one stores it). The buffer's plain loads and stores are
+    ordered by the lock's ``acq_rel`` compare-and-swap and exchange (Triton's default ordering)."""
+    pid = tl.program_id(0)
+    group = pid % GROUPS
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + pid * n + offs, mask=mask)
+    lock = lock_ptr + group
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    count = tl.load(count_ptr + group)
+    if count == 0:
+        tl.atomic_xchg(count_ptr + group, 1)
+    else:
+        x += tl.load(acc_ptr + group * n + offs, mask=mask)
+    tl.store(acc_ptr + group * n + offs, x, mask=mask)
+    tl.atomic_xchg(lock, 0)
+
+
+def test_spin_lock_orders_the_buffer_it_guards(backend, dev, rng):
+    rows, n, groups = 512, 300, 8
+    x = rng.integers(-8, 8, (rows, n)).astype(np.float32)  # small integers: sums exact in any order
+    acc = dev.put(np.full((groups, n), np.nan, np.float32))
+    locks, counts = dev.put(np.zeros(groups, np.int32)), dev.put(np.zeros(groups, np.int32))
+    locked_accumulate_kernel[(rows,)](dev.put(x), acc, locks, counts, n, GROUPS=groups, BLOCK=512, target=backend)
+    want = x.reshape(rows // groups, groups, n).sum(axis=0)
+    np.testing.assert_array_equal(dev.get(acc), want)
+    np.testing.assert_array_equal(dev.get(locks), 0)
