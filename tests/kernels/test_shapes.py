@@ -102,3 +102,28 @@ def test_broadcast_expand_full(backend, dev, rng):
     out = dev.empty((M, N), np.float32)
     broadcast_kernel[(1,)](dev.put(x), dev.put(y), out, M=M, N=N, target=backend)
     np.testing.assert_array_equal(dev.get(out), x[:, None] + y[None, :] + np.float32(0.5))
+
+
+@tilelab.jit
+def dequant_int4_kernel(q_ptr, scale_ptr, out_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr):
+    """Two 4-bit values a byte (low nibble first), minus 8, times their group's scale: ``interleave``d back."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    packed = tl.load(q_ptr + offs, mask=mask, other=0)
+    lo = ((packed & 0xF).to(tl.int8) - 8).to(tl.float16)
+    hi = (((packed >> 4) & 0xF).to(tl.int8) - 8).to(tl.float16)
+    s = tl.load(scale_ptr + offs // GROUP, mask=mask, other=0.0)
+    out = tl.interleave(lo, hi) * tl.interleave(s, s)
+    o = tl.program_id(0) * 2 * BLOCK + tl.arange(0, 2 * BLOCK)
+    tl.store(out_ptr + o, out, mask=o < 2 * n)
+
+
+def test_int4_dequant_interleave(backend, dev, rng):
+    n, group = 3000, 32
+    q = rng.integers(0, 256, n, dtype=np.uint8)
+    scale = rng.integers(1, 8, n // group + 1).astype(np.float16)
+    out = dev.empty(2 * n, np.float16)
+    dequant_int4_kernel[(-(-n // 512),)](dev.put(q), dev.put(scale), out, n, BLOCK=512, GROUP=group, target=backend)
+    nibbles = np.stack([q & 0xF, q >> 4], axis=1).astype(np.int16) - 8
+    want = (nibbles * scale[np.arange(n) // group][:, None].astype(np.float32)).astype(np.float16).ravel()
+    np.testing.assert_array_equal(dev.get(out), want)

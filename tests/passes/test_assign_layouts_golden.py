@@ -275,3 +275,31 @@ def test_negative_a_wider_type_moving_its_own_16_bytes_does_not_narrow():
         """,
         attrs={"num_warps": 4},
     )
+
+
+def test_join_and_reshape_keep_each_element_in_its_thread():
+    """Joined tiles pair up in each thread's registers; a reshape of them keeps every element where it is
+    (as Triton's layouts for join and reshape): neither moves data, so no conversion appears. A reshape of
+    a range is a fresh tile: the range is made again in whatever layout its shape takes."""
+    check_pass(
+        assign_layouts,
+        """
+        tt.func @k(%x: !ptr<f32>) {
+          %0 = tt.make_range {start = 0, end = 256} : tensor<256xi32>
+          %1 = tt.splat %x : tensor<256x!ptr<f32>>
+          %2 = tt.addptr %1, %0 : tensor<256x!ptr<f32>>
+          %3 = tt.load %2 : tensor<256xf32>
+          %4 = arith.mul %3, %3 : tensor<256xf32>
+          %5 = tt.join %3, %4 : tensor<256x2xf32>
+          %6 = tt.reshape %5 : tensor<512xf32>
+          %7 = tt.reshape %0 : tensor<16x16xi32>
+          tt.return
+        }
+        // CHECK:      %[[X:.*]] = tt.load %{{.*}} : tensor<256xf32, #[[L:blocked<.*>]]>
+        // CHECK:      tt.join %[[X]], %{{.*}} : tensor<256x2xf32, #linear<register={{\\[\\[0,1\\],\\[1,0\\].*}}
+        // CHECK-NEXT: tt.reshape %{{.*}} : tensor<512xf32, #linear<register={{\\[\\[1\\],\\[2\\],\\[4\\]\\]}},
+        // CHECK-NEXT: tt.reshape %{{.*}} : tensor<16x16xi32, #blocked<
+        // CHECK-NOT:  ttg.convert_layout
+        """,
+        attrs={"num_warps": 2},
+    )

@@ -6,7 +6,17 @@ L = blocked([128], size_per_thread=[4], threads_per_warp=[32], warps_per_cta=[1]
 L.owner_of([[5]])        # (warp, lane, register) of element 5: lane 1, register 1
 """
 
-from .distributed import blocked, default_blocked, dot_operand, mma_k_width, mma_m16n8k16_accumulator, slice_layout
+from .distributed import (
+    blocked,
+    default_blocked,
+    dot_operand,
+    joined_layout,
+    mma_k_width,
+    mma_m16n8k16_accumulator,
+    reshaped_layout,
+    slice_layout,
+    split_layout,
+)
 from .indexing import (
     broadcast_index,
     coords_of,
@@ -31,6 +41,9 @@ __all__ = [
     "blocked",
     "default_blocked",
     "slice_layout",
+    "joined_layout",
+    "split_layout",
+    "reshaped_layout",
     "mma_m16n8k16_accumulator",
     "dot_operand",
     "mma_k_width",

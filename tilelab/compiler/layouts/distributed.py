@@ -130,6 +130,54 @@ def slice_layout(parent: LinearLayout, dim: int) -> LinearLayout:
     return LinearLayout(bases, shape).named(f"#slice<dim={dim}, parent={parent}>", kind="slice", dim=dim, parent=parent)
 
 
+def joined_layout(layout: LinearLayout) -> LinearLayout:
+    """The layout of ``join`` of two tiles in ``layout``: the new last dim (size 2) in each thread's first register bit.
+
+    Each thread already holds both elements it joins: no data moves (as Triton's join).
+
+        >>> from tilelab.compiler.layouts import blocked
+        >>> L = blocked([8], size_per_thread=[2], threads_per_warp=[4], warps_per_cta=[1], order=[0])
+        >>> joined_layout(L).in_bases("register")
+        ((0, 1), (1, 0))
+    """
+    pair = (0,) * layout.rank + (1,)
+    bases = {REGISTER: [pair]}
+    for in_dim, vectors in layout.bases:
+        lifted = [(*v, 0) for v in vectors]
+        bases[in_dim] = bases.get(in_dim, []) + lifted
+    return LinearLayout(bases, [*layout.shape, 2])
+
+
+def split_layout(layout: LinearLayout) -> LinearLayout | None:
+    """Each result's layout of ``split`` of a tile in ``layout``, when the last dim (size 2) is one register bit
+    and nothing else: each thread keeps its elements. ``None`` where the halves sit in other threads."""
+    pair = (0,) * (layout.rank - 1) + (1,)
+    if pair not in layout.in_bases(REGISTER):
+        return None
+    bases = {}
+    for in_dim, vectors in layout.bases:
+        if any(v[-1] and v != pair for v in vectors):
+            return None
+        bases[in_dim] = [v[:-1] for v in vectors if not (in_dim == REGISTER and v == pair)]
+    return LinearLayout(bases, layout.shape[:-1])
+
+
+def reshaped_layout(layout: LinearLayout, shape) -> LinearLayout:
+    """``layout`` seen through a row-major reshape to ``shape``: every element stays in its thread and register.
+
+    Sizes are powers of two, so the row-major index is the coordinates' bits side by side: each basis vector
+    flattens to an index of the same bits, which the new shape splits again.
+
+        >>> from tilelab.compiler.layouts import blocked
+        >>> L = blocked([4, 2], size_per_thread=[1, 2], threads_per_warp=[4, 1], warps_per_cta=[1, 1], order=[1, 0])
+        >>> reshaped_layout(L, [8]).in_bases("register"), reshaped_layout(L, [8]).in_bases("lane")
+        (((1,),), ((2,), (4,)))
+    """
+    target = LinearLayout({}, list(shape))
+    bases = {d: [target.unflatten(layout.flatten(v)) for v in vectors] for d, vectors in layout.bases}
+    return LinearLayout(bases, list(shape))
+
+
 def mma_m16n8k16_accumulator(shape, warps_per_cta) -> LinearLayout:
     """The C/D fragment of ``mma.sync.aligned.m16n8k16`` tiled over warps and registers.
 

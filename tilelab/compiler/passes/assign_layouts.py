@@ -56,22 +56,28 @@ from tilelab.compiler.ir.ops import (
     ExpandDimsOp,
     ForOp,
     IfOp,
+    JoinOp,
     LoadOp,
     ReduceOp,
+    ReshapeOp,
+    SplitOp,
     StoreOp,
     WhileOp,
     YieldOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
-from tilelab.compiler.ir.traits import SameLayout, Uniform
+from tilelab.compiler.ir.traits import LayoutFree, SameLayout, Uniform
 from tilelab.compiler.layouts import (
     LANE,
     REGISTER,
     WARP,
     LinearLayout,
     blocked,
+    joined_layout,
     mma_m16n8k16_accumulator,
+    reshaped_layout,
     slice_layout,
+    split_layout,
 )
 from tilelab.compiler.options import options_of
 
@@ -289,6 +295,10 @@ class _Assigner:
             self.expand_dims(op)
         elif op.has_trait(SameLayout):
             self.elementwise(block, op)
+        elif isinstance(op, JoinOp) and op.operands[0].type.is_tensor:
+            self.join(block, op)
+        elif isinstance(op, (SplitOp, ReshapeOp)):
+            self.shape_only(op)
         elif isinstance(op, DotOp):
             self.set(
                 op.result,
@@ -315,6 +325,28 @@ class _Assigner:
         for i, v in enumerate(op.operands):
             if v.type.is_tensor:
                 self.convert_operand(block, op, i, layout)
+
+    def join(self, block: Block, op: JoinOp) -> None:
+        """Both tiles in the first one's layout; the result pairs them in each thread's registers."""
+        layout = op.operands[0].type.layout
+        self.convert_operand(block, op, 1, layout)
+        self.set(op.result, joined_layout(layout))
+
+    def shape_only(self, op: Op) -> None:
+        """``reshape`` and ``split`` leave each element in the thread and register that holds it, where they can.
+
+        Not for a source made in any layout for free (``make_range``, constants, splats: ``LayoutFree``): the
+        result takes the layout of its shape, as a fresh tile does.
+        """
+        layout = op.operands[0].type.layout
+        if op.operands[0].defined_by(LayoutFree):
+            layout = None
+        if isinstance(op, ReshapeOp):
+            derived = reshaped_layout(layout, op.result.type.shape) if layout is not None else None
+        else:
+            derived = split_layout(layout) if layout is not None else None
+        for r in op.results:
+            self.set(r, derived) if derived is not None else self.fresh(r)
 
     def convert_operand(self, block: Block, op: Op, index: int, layout: LinearLayout) -> None:
         """Make operand ``index`` of ``op`` have ``layout``, through a convert_layout if needed."""

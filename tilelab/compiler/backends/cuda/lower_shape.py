@@ -8,9 +8,10 @@ affine over GF(2) on the bits of the row-major index, so in each thread the sour
 index of result register ``r`` is a constant XOR a per-thread part.
 
 The gather first asks the layouts (at compile time, with numpy: ``layouts/indexing.py``)
-whether every result register is a register the same thread already holds: then it is
-free. Otherwise the elements go through shared memory: each thread writes what it holds
-at its row-major index, a barrier, each thread reads what it needs, a barrier.
+whether every result register is a register the same thread already holds (of one of the
+sources, for ``join`` and ``cat``): then it is free. Otherwise the elements go through
+shared memory: each thread writes what it holds at its row-major index, a barrier, each
+thread reads what it needs, a barrier.
 """
 
 from __future__ import annotations
@@ -52,11 +53,35 @@ def gather(lw, sources: list[GTile], dst: LinearLayout, elem, source_index) -> G
     Several sources are one index space, stacked in order (``cat``, ``join``).
     """
     needed = needed_indices(dst, lw.num_warps, source_index)
-    if len(sources) == 1:
-        regs = registers_holding(sources[0].layout, needed, lw.num_warps)
-        if regs is not None:
-            return GTile(dst, elem, [sources[0].regs[r] for r in regs])
+    held = registers_of_sources(sources, needed, lw.num_warps)
+    if held is not None:
+        return GTile(dst, elem, held)
     return GTile(dst, elem, through_shared(lw, sources, dst, elem, needed, source_index))
+
+
+def registers_of_sources(sources: list[GTile], needed: np.ndarray, num_warps: int) -> list | None:
+    """Each result register as a register the same thread holds in one of the stacked ``sources``, or None.
+
+    ``needed[w, l, r]`` indexes the sources stacked in order (``join``: the two tiles' elements, the
+    first's then the second's); each result register must come from one source, at one register of it
+    in every thread (``registers_holding``).
+    """
+    starts = np.cumsum([0] + [s.layout.num_elements for s in sources])
+    which = np.searchsorted(starts, needed, side="right") - 1
+    per_register = which[0, 0]
+    if not np.array_equal(which, np.broadcast_to(per_register, which.shape)):
+        return None
+    out = [None] * needed.shape[-1]
+    for k, src in enumerate(sources):
+        cols = np.flatnonzero(per_register == k)
+        if not len(cols):
+            continue
+        regs = registers_holding(src.layout, needed[..., cols] - starts[k], num_warps)
+        if regs is None:
+            return None
+        for c, r in zip(cols, regs):
+            out[c] = src.regs[r]
+    return out
 
 
 def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
