@@ -149,3 +149,29 @@ def test_int64_arithmetic(backend, dev, rng):
     out = dev.empty(n, np.int64)
     int64_index_kernel[(cdiv(n, 128),)](dev.put(x), out, n, BLOCK=128, target=backend)
     np.testing.assert_array_equal(dev.get(out), x.astype(np.int64) * 3_000_000_000 + np.arange(n))
+
+
+@tilelab.jit
+def fp8_casts_kernel(x_ptr, e4m3_ptr, e5m2_ptr, n, BLOCK: tl.constexpr):
+    """f32 -> fp8 (e4m3fn and e5m2), the CUDA target two at a time in hardware where the GPU has it."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(e4m3_ptr + offsets, x.to(tl.float8e4nv), mask=mask)
+    tl.store(e5m2_ptr + offsets, x.to(tl.float8e5), mask=mask)
+
+
+def test_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
+    """Bit for bit ml_dtypes: ties to even, subnormals, and past the largest finite NaN (e4m3) or inf (e5m2)
+    where the GPU's conversion saturates; NaN keeps its sign; each pair's two bytes in order."""
+    n = 2000
+    scales = rng.choice([2.0**-12, 2.0**-7, 1.0, 100.0, 448.0, 4e4, 6e4], n)
+    x = (rng.standard_normal(n) * scales).astype(np.float32)
+    edges = [448.0, 463.9, 464.0, 480.0, 57344.0, 61439.0, 61440.0, np.inf, np.nan, -np.nan, 2.0**-9, 3 * 2.0**-10]
+    edges += [2.0**-16, 3 * 2.0**-17, 2.0**-17, -0.0, 1e30, -1e30, 1.0625, 1.1875]
+    x[: 2 * len(edges)] = np.array(edges + [-e for e in edges], np.float32)
+    e4m3, e5m2 = dev.empty(n, ml_dtypes.float8_e4m3fn), dev.empty(n, ml_dtypes.float8_e5m2)
+    fp8_casts_kernel[(cdiv(n, 512),)](dev.put(x), e4m3, e5m2, n, BLOCK=512, target=backend)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for got, fmt in ((e4m3, ml_dtypes.float8_e4m3fn), (e5m2, ml_dtypes.float8_e5m2)):
+            np.testing.assert_array_equal(dev.get(got).view(np.uint8), x.astype(fmt).view(np.uint8))
