@@ -119,8 +119,9 @@ class DeviceMemory:
             import tilelab.cuda
 
             return tilelab.cuda.to_device(arr)
-        if arr.dtype.name == "bfloat16":
-            return self.torch.from_numpy(arr.view(np.uint16)).view(self.torch.bfloat16).cuda()
+        if arr.dtype.name in _TORCH_ONLY:  # ml_dtypes arrays torch cannot take: as their bits, then viewed
+            bits, name = _TORCH_ONLY[arr.dtype.name]
+            return self.torch.from_numpy(arr.view(bits)).view(getattr(self.torch, name)).cuda()
         return self.torch.from_numpy(arr).cuda()
 
     def empty(self, shape, dtype) -> object:
@@ -133,11 +134,25 @@ class DeviceMemory:
             return x.copy()
         if self.torch is None:
             return x.numpy()
-        if x.dtype == self.torch.bfloat16:
-            import ml_dtypes
+        for numpy_name, (bits, name) in _TORCH_ONLY.items():
+            if x.dtype == getattr(self.torch, name):
+                import ml_dtypes
 
-            return x.view(self.torch.uint16).cpu().numpy().view(ml_dtypes.bfloat16)
+                return (
+                    x.view(self.torch.uint16 if bits == np.uint16 else self.torch.uint8)
+                    .cpu()
+                    .numpy()
+                    .view(getattr(ml_dtypes, numpy_name))
+                )
         return x.cpu().numpy()
+
+
+#: ml_dtypes element types torch has but cannot take from numpy: (bits to move them as, torch's name)
+_TORCH_ONLY = {
+    "bfloat16": (np.uint16, "bfloat16"),
+    "float8_e4m3fn": (np.uint8, "float8_e4m3fn"),
+    "float8_e5m2": (np.uint8, "float8_e5m2"),
+}
 
 
 def _torch_cuda():

@@ -169,6 +169,7 @@ def test_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
     x = (rng.standard_normal(n) * scales).astype(np.float32)
     edges = [448.0, 463.9, 464.0, 480.0, 57344.0, 61439.0, 61440.0, np.inf, np.nan, -np.nan, 2.0**-9, 3 * 2.0**-10]
     edges += [2.0**-16, 3 * 2.0**-17, 2.0**-17, -0.0, 1e30, -1e30, 1.0625, 1.1875]
+    edges += [float(np.nextafter(np.float32(464), np.float32(500)))]  # just past the tie that rounds to 448
     x[: 2 * len(edges)] = np.array(edges + [-e for e in edges], np.float32)
     e4m3, e5m2 = dev.empty(n, ml_dtypes.float8_e4m3fn), dev.empty(n, ml_dtypes.float8_e5m2)
     fp8_casts_kernel[(cdiv(n, 512),)](dev.put(x), e4m3, e5m2, n, BLOCK=512, target=backend)

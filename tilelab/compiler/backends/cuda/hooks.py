@@ -334,9 +334,11 @@ NVVM = NvvmHooks()
 __all__ = ["NVVM", "NvvmHooks", "NotOnTarget", "LOG2E"]
 
 
-#: fp8 formats the GPU converts to (sm_89 on): (PTX type, first |x| that rounds past the largest finite,
-#: the code of that overflow, the code of NaN). The bit arithmetic of ``common/fp8.py`` is the reference.
-_FP8 = {"fp8e4nv": ("e4m3x2", 464.0, 0x7F, 0x7F), "fp8e5": ("e5m2x2", 61440.0, 0x7C, 0x7E)}
+#: fp8 formats the GPU converts to (sm_89 on): (PTX type, the comparison and bound |x| keeps to round to a
+#: finite value, the code past it, the code of NaN). The bound is the midpoint past the largest finite, which
+#: rounds to even: to 448 for e4m3 (mantissa 110), to 2^16 for e5m2 (57344 has mantissa 11), so 464 is kept
+#: and 61440 is not. The bit arithmetic of ``common/fp8.py`` is the reference.
+_FP8 = {"fp8e4nv": ("e4m3x2", "<=", 464.0, 0x7F, 0x7F), "fp8e5": ("e5m2x2", "<", 61440.0, 0x7C, 0x7E)}
 
 
 def _fp8_native(lw, t, rounding: str) -> bool:
@@ -348,11 +350,12 @@ def _fp8_pairs(lw, xs: list, name: str) -> list:
 
     The instruction rounds to nearest even as ``common/fp8.py`` does, but saturates: past the largest
     finite it gives the largest finite, where the reference (ml_dtypes, the interpreter) gives NaN (e4m3)
-    or infinity (e5m2). One compare of ``|x|`` puts those codes back, NaN's too, with ``x``'s sign:
+    or infinity (e5m2). One compare of ``|x|`` with the bound of ``_FP8`` puts those codes back, NaN's too,
+    with ``x``'s sign:
     bit for bit the reference, in ~4 instructions an element instead of ~25.
     """
     b = lw.b
-    ptx, limit, over, nan = _FP8[name]
+    ptx, keeps, limit, over, nan = _FP8[name]
     i8, i16 = ir.IntType(8), ir.IntType(16)
     cvt = ir.InlineAsm(ir.FunctionType(i16, [F32, F32]), f"cvt.rn.satfinite.{ptx}.f32 $0, $1, $2;", "=h,f,f", False)
     fabs = lw.function("llvm.fabs.f32", F32, [F32])
@@ -364,7 +367,7 @@ def _fp8_pairs(lw, xs: list, name: str) -> list:
             code = b.trunc(b.lshr(word, ir.Constant(i16, 8)) if k else word, i8)
             sign = b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 24)), i8)
             sign = b.and_(sign, ir.Constant(i8, 0x80))
-            finite = b.fcmp_ordered("<", b.call(fabs, [x]), ir.Constant(F32, limit))
+            finite = b.fcmp_ordered(keeps, b.call(fabs, [x]), ir.Constant(F32, limit))
             special = b.select(b.fcmp_unordered("uno", x, x), ir.Constant(i8, nan), ir.Constant(i8, over))
             out.append(b.select(finite, code, b.or_(special, sign)))
     return out
