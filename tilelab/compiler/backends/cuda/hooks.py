@@ -63,6 +63,45 @@ class NotOnTarget(Exception):
     """An op the target cannot lower (a math function without a library...): the kernel builder names the line."""
 
 
+#: fp8 formats the GPU converts to (sm_89 on): (PTX type, the comparison and bound |x| keeps to round to a
+#: finite value, the code past it, the code of NaN). The bound is the midpoint past the largest finite, which
+#: rounds to even: to 448 for e4m3 (mantissa 110), to 2^16 for e5m2 (57344 has mantissa 11), so 464 is kept
+#: and 61440 is not. The bit arithmetic of ``common/fp8.py`` is the reference.
+_FP8 = {"fp8e4nv": ("e4m3x2", "<=", 464.0, 0x7F, 0x7F), "fp8e5": ("e5m2x2", "<", 61440.0, 0x7C, 0x7E)}
+
+
+def _fp8_native(lw, t, rounding: str) -> bool:
+    return lw.sm >= 89 and rounding != "rtz" and getattr(t, "name", None) in _FP8
+
+
+def _fp8_pairs(lw, xs: list, name: str) -> list:
+    """f32 values to fp8 bits, two per ``cvt.rn.satfinite.<e4m3x2|e5m2x2>.f32``, as the bit arithmetic rounds them.
+
+    The instruction rounds to nearest even as ``common/fp8.py`` does, but saturates: past the largest
+    finite it gives the largest finite, where the reference (ml_dtypes, the interpreter) gives NaN (e4m3)
+    or infinity (e5m2). One compare of ``|x|`` with the bound of ``_FP8`` puts those codes back, NaN's too,
+    with ``x``'s sign: bit for bit the reference, in ~4 instructions an element instead of ~25.
+    """
+    b = lw.b
+    ptx, keeps, limit, over, nan = _FP8[name]
+    i8, i16 = ir.IntType(8), ir.IntType(16)
+    cvt = ir.InlineAsm(ir.FunctionType(i16, [F32, F32]), f"cvt.rn.satfinite.{ptx}.f32 $0, $1, $2;", "=h,f,f", False)
+    fabs = lw.function("llvm.fabs.f32", F32, [F32])
+    out = []
+    for i in range(0, len(xs), 2):
+        pair = xs[i : i + 2]
+        high = pair[1] if len(pair) > 1 else ir.Constant(F32, 0.0)
+        word = b.call(cvt, [high, pair[0]])  # the instruction's first operand becomes the high byte
+        for k, x in enumerate(pair):
+            code = b.trunc(b.lshr(word, ir.Constant(i16, 8)) if k else word, i8)
+            sign = b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 24)), i8)
+            sign = b.and_(sign, ir.Constant(i8, 0x80))
+            finite = b.fcmp_ordered(keeps, b.call(fabs, [x]), ir.Constant(F32, limit))
+            special = b.select(b.fcmp_unordered("uno", x, x), ir.Constant(i8, nan), ir.Constant(i8, over))
+            out.append(b.select(finite, code, b.or_(special, sign)))
+    return out
+
+
 class NvvmHooks:
     """NVIDIA's answers: NVVM intrinsics and inline PTX (``warp_size`` 32)."""
 
@@ -215,10 +254,9 @@ class NvvmHooks:
         srcs = ", ".join(f"${outs + 2 + i}" for i in range(n))
         src = f"{{{srcs}}}" if n > 1 else srcs
         head = f"@${outs} {'red' if reduce else 'atom'}.{sem}.{scope}.global.{op}{vec}.{typ}"
-        dsts = ", ".join(f"${i}" for i in range(n))
-        text = f"{head} [${outs + 1}], {src};" if reduce else f"{head} {{{dsts}}}, [${outs + 1}], {src};"
-        if n == 1 and not reduce:
-            text = f"{head} $0, [$2], {src};"
+        dsts = ", ".join(f"${i}" for i in range(outs))
+        dst = f"{{{dsts}}}, " if outs > 1 else f"{dsts}, " if outs else ""
+        text = f"{head} {dst}[${outs + 1}], {src};"
         args = [pred, addr, *words]
         cons = [f"={letter}"] * outs + ["b", "l"] + [letter] * n
         wt = ir.IntType(word)
@@ -332,42 +370,3 @@ class NvvmHooks:
 NVVM = NvvmHooks()
 
 __all__ = ["NVVM", "NvvmHooks", "NotOnTarget", "LOG2E"]
-
-
-#: fp8 formats the GPU converts to (sm_89 on): (PTX type, the comparison and bound |x| keeps to round to a
-#: finite value, the code past it, the code of NaN). The bound is the midpoint past the largest finite, which
-#: rounds to even: to 448 for e4m3 (mantissa 110), to 2^16 for e5m2 (57344 has mantissa 11), so 464 is kept
-#: and 61440 is not. The bit arithmetic of ``common/fp8.py`` is the reference.
-_FP8 = {"fp8e4nv": ("e4m3x2", "<=", 464.0, 0x7F, 0x7F), "fp8e5": ("e5m2x2", "<", 61440.0, 0x7C, 0x7E)}
-
-
-def _fp8_native(lw, t, rounding: str) -> bool:
-    return lw.sm >= 89 and rounding != "rtz" and getattr(t, "name", None) in _FP8
-
-
-def _fp8_pairs(lw, xs: list, name: str) -> list:
-    """f32 values to fp8 bits, two per ``cvt.rn.satfinite.<e4m3x2|e5m2x2>.f32``, as the bit arithmetic rounds them.
-
-    The instruction rounds to nearest even as ``common/fp8.py`` does, but saturates: past the largest
-    finite it gives the largest finite, where the reference (ml_dtypes, the interpreter) gives NaN (e4m3)
-    or infinity (e5m2). One compare of ``|x|`` with the bound of ``_FP8`` puts those codes back, NaN's too,
-    with ``x``'s sign:
-    bit for bit the reference, in ~4 instructions an element instead of ~25.
-    """
-    b = lw.b
-    ptx, keeps, limit, over, nan = _FP8[name]
-    i8, i16 = ir.IntType(8), ir.IntType(16)
-    cvt = ir.InlineAsm(ir.FunctionType(i16, [F32, F32]), f"cvt.rn.satfinite.{ptx}.f32 $0, $1, $2;", "=h,f,f", False)
-    fabs = lw.function("llvm.fabs.f32", F32, [F32])
-    out = []
-    for i in range(0, len(xs), 2):
-        pair = xs[i : i + 2]
-        word = b.call(cvt, [pair[1] if len(pair) > 1 else ir.Constant(F32, 0.0), pair[0]])  # the first goes high
-        for k, x in enumerate(pair):
-            code = b.trunc(b.lshr(word, ir.Constant(i16, 8)) if k else word, i8)
-            sign = b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 24)), i8)
-            sign = b.and_(sign, ir.Constant(i8, 0x80))
-            finite = b.fcmp_ordered(keeps, b.call(fabs, [x]), ir.Constant(F32, limit))
-            special = b.select(b.fcmp_unordered("uno", x, x), ir.Constant(i8, nan), ir.Constant(i8, over))
-            out.append(b.select(finite, code, b.or_(special, sign)))
-    return out
