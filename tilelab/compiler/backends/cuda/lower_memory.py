@@ -253,10 +253,12 @@ def _rmw_kind(kind: str, elem) -> str:
     )
 
 
-def _per_element(lw, op, n_values: int, emit) -> None:
-    """Run ``emit(pred, ptr, *values)`` per element, ``pred`` the element's mask and ownership; define the result.
+def _per_group(lw, op, n_values: int, emit, vec: int = 1) -> None:
+    """Run ``emit(pred, ptr, *values)`` per group of ``vec`` consecutive elements; define the result.
 
-    ``emit`` gives the element's old value (whatever it likes where ``pred`` is false).
+    ``ptr`` is the group's first address, each of ``values`` the group's list of one operand, ``pred``
+    the group's mask and ownership (``vec`` is at most what ``access_width`` allows: the mask is the
+    same over a group). ``emit`` gives the group's old values (whatever it likes where ``pred`` is false).
     """
     t = op.result.type
     elem = elem_of(t)
@@ -266,13 +268,13 @@ def _per_element(lw, op, n_values: int, emit) -> None:
     mask = lw.get(op.mask) if getattr(op, "mask", None) is not None else None
     if not t.is_tensor:
         pred = owner if mask is None else lw.b.and_(owner, mask)
-        old = emit(pred, *ins)
+        (old,) = emit(pred, ins[0], *[[x] for x in ins[1:]])
         lw.set(op.result, broadcast_from_thread0(lw, old, elem) if op.result.has_uses() else old)
         return
     regs = []
-    for r in range(len(ins[0].regs)):
+    for r in range(0, len(ins[0].regs), vec):
         pred = owner if mask is None else lw.b.and_(owner, mask.regs[r])
-        regs.append(emit(pred, *[x.regs[r] for x in ins]))
+        regs += emit(pred, ins[0].regs[r], *[x.regs[r : r + vec] for x in ins[1:]])
     lw.set(op.result, GTile(layout, elem, regs))
 
 
@@ -307,7 +309,7 @@ def lower_atomic_rmw(lw, op):
     returns = op.result.has_uses()
     t, b = op.result.type, lw.b
 
-    def group(addr, pred, values) -> list:
+    def group(pred, addr, values) -> list:
         words = [to_bits(b, v, elem) for v in values]
         old = lw.hooks.atomic_rmw(lw, name, addr, pred, words, sem, scope, returns)
         if not old:  # a ``red``: nothing reads the result
@@ -315,17 +317,7 @@ def lower_atomic_rmw(lw, op):
         return [from_bits(b, w, elem) for w in old]
 
     vec = min(most, access_width(lw, op, t.layout, elem)) if t.is_tensor else 1
-    if vec == 1:
-        _per_element(lw, op, 1, lambda pred, p, v: group(p, pred, [v])[0])
-        return
-    ptr, val = lw.get(op.ptr), lw.get(op.operands[1])
-    mask = lw.get(op.mask) if op.mask is not None else None
-    owner = lw.is_owner(t.layout)
-    regs = []
-    for i in range(0, len(ptr.regs), vec):  # the mask is constant over each group (``access_width``)
-        pred = owner if mask is None else b.and_(owner, mask.regs[i])
-        regs += group(ptr.regs[i], pred, val.regs[i : i + vec])
-    lw.set(op.result, GTile(t.layout, elem, regs))
+    _per_group(lw, op, 1, group, vec)
 
 
 def _llvm_atomic_rmw(lw, op, elem) -> None:
@@ -333,7 +325,11 @@ def _llvm_atomic_rmw(lw, op, elem) -> None:
     kind = _rmw_kind(op.attrs["kind"], elem)
     ordering = _ORDERING.get(_sem_scope(op)[0], "acq_rel")
     rt = gpu_type(elem)
-    _per_element(lw, op, 1, lambda pred, p, v: predicated(lw, pred, lambda: lw.b.atomic_rmw(kind, p, v, ordering), rt))
+
+    def emit(pred, p, values):
+        return [predicated(lw, pred, lambda: lw.b.atomic_rmw(kind, p, values[0], ordering), rt)]
+
+    _per_group(lw, op, 1, emit)
 
 
 @lower(AtomicCASOp)
@@ -344,14 +340,14 @@ def lower_atomic_cas(lw, op):
     failure = "monotonic" if ordering in ("release", "monotonic") else "acquire"
     b = lw.b
 
-    def emit(pred, p, c, v):
-        cb, vb = to_bits(b, c, elem), to_bits(b, v, elem)
+    def emit(pred, p, cmps, vals):
+        cb, vb = to_bits(b, cmps[0], elem), to_bits(b, vals[0], elem)
         old = lw.hooks.atomic_cas(lw, p, pred, cb, vb, sem, scope)
         if old is None:
             old = predicated(lw, pred, lambda: b.extract_value(b.cmpxchg(p, cb, vb, ordering, failure), 0), cb.type)
-        return from_bits(b, old, elem)
+        return [from_bits(b, old, elem)]
 
-    _per_element(lw, op, 2, emit)
+    _per_group(lw, op, 2, emit)
 
 
 __all__ = ["to_bits", "from_bits", "predicated", "broadcast_from_thread0", "I16"]
