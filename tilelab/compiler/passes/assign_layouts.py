@@ -15,7 +15,9 @@ How, in two walks:
    layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
    operands' layout (a computed data operand's before a mask's: in ``tl.where(keep, qk, -inf)``
    the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where
-   an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user.
+   an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user;
+   ``join`` pairs its operands in each thread's registers, ``split`` and ``reshape`` keep every
+   element in the thread and register that holds it (``layouts.joined_layout``...), as Triton's do.
    Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
    consecutive elements per thread along the last dim, lanes then warps row-major). A thread
    holds as many consecutive elements as every global access of that shape moves in one
@@ -346,7 +348,10 @@ class _Assigner:
         else:
             derived = split_layout(layout) if layout is not None else None
         for r in op.results:
-            self.set(r, derived) if derived is not None else self.fresh(r)
+            if derived is None:
+                self.fresh(r)
+            else:
+                self.set(r, derived)
 
     def convert_operand(self, block: Block, op: Op, index: int, layout: LinearLayout) -> None:
         """Make operand ``index`` of ``op`` have ``layout``, through a convert_layout if needed."""
