@@ -1,0 +1,98 @@
+"""PTX of kernels outside the corpus, tilelab against Triton, for sm_90a (no GPU).
+
+    python benchmarks/probe/run.py              # every kernel
+    python benchmarks/probe/run.py fp8 dequant  # kernels whose name contains a word
+
+One row per kernel and compiler: PTX instructions, registers (``ptxas -v``), barriers, and the widths
+of its global loads and stores. Triton's columns need Triton installed (any version: the development
+machine's differs from the GPU machine's).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.corpus.run import _INSTRUCTION, _triton_compile  # noqa: E402
+from benchmarks.probe import kernels as K  # noqa: E402
+
+BYTES = {"x_ptr": 16, "y_ptr": 16, "out_ptr": 16}
+#: name, kernel, signature, constexprs, divisibility (16 where a Triton launch would find it), warps
+CASES = [
+    ("gelu f16", K.gelu_kernel, {"x_ptr": "*f16", "y_ptr": "*f16", "n": "i32"}, {"BLOCK": 1024}, {"n": 16}, 4),
+    ("embedding gather", K.embedding_kernel,
+     {"idx_ptr": "*i64", "w_ptr": "*f16", "out_ptr": "*f16", "n_tokens": "i32", "dim": "i32", "stride_w": "i32",
+      "stride_out": "i32"}, {"BLOCK_T": 32, "BLOCK_D": 128},
+     {"idx_ptr": 16, "w_ptr": 16, "dim": 16, "stride_w": 16, "stride_out": 16}, 4),
+    ("column sums", K.col_sum_kernel, {"x_ptr": "*f32", "out_ptr": "*f32", "M": "i32", "N": "i32", "stride_m": "i32"},
+     {"BLOCK_M": 64, "BLOCK_N": 128}, {"N": 16, "stride_m": 16}, 4),
+    ("residual add + rmsnorm bf16", K.add_rmsnorm_kernel,
+     {"x_ptr": "*bf16", "r_ptr": "*bf16", "w_ptr": "*bf16", "y_ptr": "*bf16", "x_stride": "i32", "r_stride": "i32",
+      "y_stride": "i32", "n_cols": "i32", "eps": "f32"}, {"BLOCK": 4096},
+     {"r_ptr": 16, "w_ptr": 16, "x_stride": 16, "r_stride": 16, "y_stride": 16, "n_cols": 16}, 8),
+    ("softmax backward", K.softmax_bwd_kernel,
+     {"dy_ptr": "*f32", "y_ptr": "*f32", "dx_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 2048},
+     {"dy_ptr": 16, "dx_ptr": 16, "stride": 16}, 8),
+    ("int4 dequant (interleave)", K.int4_dequant_kernel,
+     {"q_ptr": "*u8", "scale_ptr": "*f16", "out_ptr": "*f16", "n": "i32"}, {"BLOCK": 1024},
+     {"q_ptr": 16, "scale_ptr": 16, "n": 16}, 4),
+    ("rope pairs (split / join)", K.rope_pairs_kernel,
+     {"x_ptr": "*f16", "cos_ptr": "*f16", "sin_ptr": "*f16", "out_ptr": "*f16", "stride": "i32"},
+     {"HALF": 64, "BLOCK": 128}, {"cos_ptr": 16, "sin_ptr": 16, "stride": 16}, 4),
+    ("argmax", K.argmax_kernel, {"x_ptr": "*f32", "out_ptr": "*i32", "n_cols": "i32", "stride": "i32"},
+     {"BLOCK": 4096}, {"stride": 16}, 8),
+    ("fp8 row quantization", K.fp8_quant_kernel,
+     {"x_ptr": "*bf16", "y_ptr": "*fp8e4nv", "scale_ptr": "*f32", "n_cols": "i32"}, {"BLOCK": 4096},
+     {"y_ptr": 16, "scale_ptr": 16, "n_cols": 16}, 8),
+    ("column cumsum", K.colcumsum_kernel, {"x_ptr": "*f32", "y_ptr": "*f32", "n_cols": "i32"},
+     {"BM": 64, "BN": 64}, {"n_cols": 16}, 4),
+    ("softmax keep_dims", K.softmax_keep_kernel,
+     {"x_ptr": "*f32", "y_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BM": 4, "BN": 1024}, {"stride": 16}, 4),
+]  # fmt: skip
+
+
+def summary(ptx: str) -> str:
+    """``instructions | registers | barriers | loads | stores`` of ``ptx`` (registers from ``ptxas -v``)."""
+    code = [line for line in ptx.splitlines() if ".loc" not in line and ".file" not in line]
+    count = sum(1 for line in code if _INSTRUCTION.match(line))
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(ptx)
+    log = subprocess.run(["ptxas", "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True)
+    regs = re.search(r"Used (\d+) registers", log.stderr)
+    loads = " ".join(sorted(set(re.findall(r"ld\.global[a-z0-9.:]*", ptx))))
+    stores = " ".join(sorted(set(re.findall(r"st\.global[a-z0-9.:]*", ptx))))
+    return f"{count} | {regs.group(1) if regs else '?'} | {ptx.count('bar.sync')} | {loads} | {stores}"
+
+
+def main(words) -> None:
+    import tilelab
+
+    try:
+        import triton  # noqa: F401
+
+        have_triton = True
+    except ImportError:
+        have_triton = False
+    print("| kernel | compiler | PTX instructions | registers | barriers | global loads | global stores |")
+    print("|---|---|---|---|---|---|---|")
+    for name, fn, sig, consts, div, warps in CASES:
+        if words and not any(w in name for w in words):
+            continue
+        div = {**{n: 16 for n, t in sig.items() if t.startswith("*")}, **div}
+        cfg = {"num_warps": warps, "num_stages": 3}
+        ck = tilelab.compile(
+            tilelab.jit(fn), sig, consts, target="cuda:sm_90a", num_warps=warps, num_stages=3, divisibility=div,
+            snapshots=False, cache=False,
+        )  # fmt: skip
+        print(f"| {name} | tilelab | {summary(ck.asm['ptx'])} |", flush=True)
+        if have_triton:
+            print(f"| {name} | Triton | {summary(_triton_compile(fn, sig, consts, div, cfg).asm['ptx'])} |", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
