@@ -74,12 +74,15 @@ def registers_holding(src: LinearLayout, needed: np.ndarray, num_warps: int) -> 
 
     ``needed[w, l, r]`` is the source row-major index that thread (w, l) needs for register r.
     """
-    coords = coords_of(src.shape, needed)
-    found = src.pseudo_invert().apply(**{n: coords[..., i] for i, n in enumerate(src.out_names)})
-    regs = found[..., list(src.in_dims).index(REGISTER)] if REGISTER in src.in_dims else np.zeros_like(needed)
+    if needed.size and (needed.min() < 0 or needed.max() >= src.num_elements):
+        return None  # an element the source does not have
+    if REGISTER in src.in_dims:
+        regs = src.holders()[needed, list(src.in_dims).index(REGISTER)]
+    else:
+        regs = np.zeros_like(needed)
     grid = hardware_grid(src, num_warps)
-    held = src.apply(**{d: (regs if d == REGISTER else grid[d]) for d in src.in_dims})
-    if not np.array_equal(flat_of(src, held), needed):
+    held = src.apply_flat(**{d: (regs if d == REGISTER else grid[d]) for d in src.in_dims})
+    if held.shape != needed.shape or not np.array_equal(held, needed):
         return None
     first = regs[0, 0]
     if not np.all(regs == first):
@@ -90,7 +93,7 @@ def registers_holding(src: LinearLayout, needed: np.ndarray, num_warps: int) -> 
 def needed_indices(dst: LinearLayout, num_warps: int, source_index) -> np.ndarray:
     """``source_index(result row-major index)`` for every (warp, lane, register) of ``dst``."""
     grid = {d: a for d, a in hardware_grid(dst, num_warps).items() if d in dst.in_dims}
-    lin = flat_of(dst, dst.apply(**grid))
+    lin = dst.apply_flat(**grid)
     lin = np.broadcast_to(lin, (num_warps, lanes_of(dst), dst.in_size(REGISTER)))
     return np.asarray(source_index(lin), dtype=np.int64)
 

@@ -138,6 +138,14 @@ class LinearLayout:
         Missing input dims count as 0: ``L.apply(lane=np.arange(32))`` gives the
         elements of register 0 of warp 0 for every lane.
         """
+        flat = self.apply_flat(**indices)
+        out = np.empty((*flat.shape, self.rank), dtype=np.int64)
+        for i, (shift, (_, size)) in enumerate(zip(self._shifts(), self.out_dims)):
+            out[..., i] = (flat >> shift) & (size - 1)
+        return out
+
+    def apply_flat(self, **indices) -> np.ndarray:
+        """``apply``'s elements as row-major indices (``flatten`` of each): what gathers compare, in one array."""
         unknown = set(indices) - set(self.in_dims)
         if unknown:
             raise ValueError(f"layout has no input dim {sorted(unknown)}; it has {list(self.in_dims)}")
@@ -147,10 +155,20 @@ class LinearLayout:
         for d, idx in arrays.items():
             table = self._flat_table(d)
             flat ^= table[idx & (len(table) - 1)]  # bits past the dim's size select nothing, as a map of bits
-        out = np.empty((*shape, self.rank), dtype=np.int64)
-        for i, (shift, (_, size)) in enumerate(zip(self._shifts(), self.out_dims)):
-            out[..., i] = (flat >> shift) & (size - 1)
-        return out
+        return flat
+
+    def holders(self) -> np.ndarray:
+        """``holders()[e]``: the hardware index (one column per input dim) holding row-major element ``e``.
+
+        ``pseudo_invert`` applied to every element once and kept (broadcast copies: the lowest index), so
+        that "which register holds each of these elements" is one lookup per element.
+        """
+        table = self.__dict__.get("_holders")
+        if table is None:
+            flat = np.arange(self.num_elements, dtype=np.int64)
+            coords = {n: (flat >> s) & (size - 1) for s, (n, size) in zip(self._shifts(), self.out_dims)}
+            table = self.__dict__["_holders"] = self.pseudo_invert().apply(**coords)
+        return table
 
     def _flat_table(self, in_dim: str) -> np.ndarray:
         """``table[i]``: the flat (row-major) element index of input index ``i`` of ``in_dim``, all ``i`` at once.
