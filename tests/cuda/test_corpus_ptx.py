@@ -79,3 +79,5 @@ def test_compile_time_mode_splits_each_compile_by_step(capsys):
     cells = row.strip("| ").split(" | ")
     total, steps = float(cells[2]), [float(c) for c in cells[3 : 3 + len(STEPS)]]
     assert cells[0] == "add 2^28-3 f32" and 0 < sum(steps) <= total + 0.0005 * len(STEPS)  # each cell rounded
+    hit_ms = float(cells[-1].split(" / ")[0])  # a compile the disk cache answers: well under a compile
+    assert 0 < hit_ms / 1e3 < total / 2
