@@ -138,12 +138,8 @@ class DeviceMemory:
             if x.dtype == getattr(self.torch, name):
                 import ml_dtypes
 
-                return (
-                    x.view(self.torch.uint16 if bits == np.uint16 else self.torch.uint8)
-                    .cpu()
-                    .numpy()
-                    .view(getattr(ml_dtypes, numpy_name))
-                )
+                as_bits = x.view(getattr(self.torch, np.dtype(bits).name))
+                return as_bits.cpu().numpy().view(getattr(ml_dtypes, numpy_name))
         return x.cpu().numpy()
 
 

@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.corpus.run import _INSTRUCTION, _triton_compile  # noqa: E402
 from benchmarks.probe import kernels as K  # noqa: E402
 
-BYTES = {"x_ptr": 16, "y_ptr": 16, "out_ptr": 16}
 #: name, kernel, signature, constexprs, divisibility (16 where a Triton launch would find it), warps
 CASES = [
     ("gelu f16", K.gelu_kernel, {"x_ptr": "*f16", "y_ptr": "*f16", "n": "i32"}, {"BLOCK": 1024}, {"n": 16}, 4),

@@ -260,7 +260,7 @@ def _rebuild(fn, entry, options: CompileOptions, constants) -> CompiledKernel:
     artifact = Artifact(with_makers(target, payload["artifact_asm"], options), payload["artifact_metadata"], blobs)
     records = [StoredPassRecord(**r) for r in payload["passes"]]
     ck = _kernel(
-        fn, parsed or module, payload["signature"], constants, options,
+        fn, module if parsed is None else parsed, payload["signature"], constants, options,
         merged(payload["asm"], artifact.asm), payload["metadata"], records, attrs,
     )  # fmt: skip
     ck.restore_launch_facts(payload["launch_facts"])

@@ -127,7 +127,11 @@ def shared_vector_width(shared: LinearLayout, reg: LinearLayout, elem_bytes: int
     Registers ``0 .. v-1`` must land on offsets ``+0 .. +v-1`` of an aligned block:
     a swizzle finer than the vector breaks it.
     """
-    images = _offset_images(shared, reg)
+    return _vector_width(_offset_images(shared, reg), elem_bytes)
+
+
+def _vector_width(images: dict[str, list[int]], elem_bytes: int) -> int:
+    """``shared_vector_width`` from the buffer offsets of each register, lane and warp bit (``_offset_images``)."""
     return _aligned_run(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
 
 
@@ -145,7 +149,7 @@ def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> 
     if shared.in_dims != (OFFSET,):
         raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
     images = _offset_images(shared, reg)  # the buffer offset of each register, lane and warp bit
-    v = _aligned_run(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
+    v = _vector_width(images, elem_bytes)
     # Warp w's offsets are warp 0's XOR one constant (the map is linear); XOR with a constant permutes
     # 4-byte words and banks alike, so every warp takes warp 0's wavefronts: count warp 0 only.
     offsets = (_xor_span(images[LANE])[:, None] ^ _xor_span(images[REGISTER])[None, :])[None]  # [1, lane, register]

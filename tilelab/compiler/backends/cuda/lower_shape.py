@@ -66,6 +66,9 @@ def registers_of_sources(sources: list[GTile], needed: np.ndarray, num_warps: in
     first's then the second's); each result register must come from one source, at one register of it
     in every thread (``registers_holding``).
     """
+    if len(sources) == 1:
+        regs = registers_holding(sources[0].layout, needed, num_warps)
+        return None if regs is None else [sources[0].regs[r] for r in regs]
     starts = np.cumsum([0] + [s.layout.num_elements for s in sources])
     which = np.searchsorted(starts, needed, side="right") - 1
     per_register = which[0, 0]
