@@ -131,3 +131,27 @@ def test_negative_narrow_access_keeps_the_shape_vector():
         """,
         attrs={"num_warps": 4},
     )
+
+
+def test_negative_wide_load_of_a_narrow_shape_keeps_the_shape_vector():
+    """An f32 load in the i8 store's shape (a bf16 row read for an fp8 store, as in row quantization):
+    its 64 bytes a thread go as four 16-byte loads whose gaps L1 serves, with no trip through shared
+    memory; Triton keeps the load's layout the same way."""
+    check_unchanged(
+        coalesce,
+        """
+#v16 = #blocked<sizePerThread=[16], threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>
+tt.func @k(%x: !ptr<f32>, %y: !ptr<i8>) {
+  %0 = tt.make_range {start = 0, end = 2048} : tensor<2048xi32, #v16>
+  %1 = tt.splat %x : tensor<2048x!ptr<f32>, #v16>
+  %2 = tt.addptr %1, %0 : tensor<2048x!ptr<f32>, #v16>
+  %3 = tt.load %2 : tensor<2048xf32, #v16>
+  %4 = tt.cast %3 : tensor<2048xi8, #v16>
+  %5 = tt.splat %y : tensor<2048x!ptr<i8>, #v16>
+  %6 = tt.addptr %5, %0 : tensor<2048x!ptr<i8>, #v16>
+  tt.store %6, %4 : tensor<2048x!ptr<i8>, #v16>
+  tt.return
+}
+""",
+        attrs={"num_warps": 4},
+    )

@@ -12,7 +12,8 @@ through shared memory -- happens once in registers instead of in every memory ac
 ``remove-layout-conversions`` then folds conversions that cancel.
 Tiles of one shape share the vector of their narrowest type; an access of a wider type
 whose thread run passes 16 bytes (the f32 store of an fp8 matmul's 128x256 tile, 16
-elements per thread) gets its own 16-byte layout the same way (``_own_vector``).
+elements per thread) gets its own 16-byte layout the same way (``_own_vector``); a load
+keeps the shared one, as in Triton (L1 serves the gaps between its lanes).
 
 A 32x32 tile written transposed, ``out[i + 32 * j] = i + 32 * j`` (the addresses run along dim 0;
 4 warps):
@@ -82,15 +83,20 @@ def wanted_order(contiguity) -> list[int] | None:
     return [best] + [d for d in reversed(range(rank)) if d != best]
 
 
-def _own_vector(t, vec: int) -> int | None:
-    """A narrower vector for a wide-typed access of a blocked tile whose run passes 16 bytes, or None.
+def _own_vector(op, t, vec: int) -> int | None:
+    """A narrower vector for a wide-typed store of a blocked tile whose run passes 16 bytes, or None.
 
     Tiles of one shape share the vector of their narrowest type (``access_vectors``): with
     an fp8 ``128x256`` load, the f32 ``128x256`` store gets 16 elements (64 bytes) per
-    thread, moved as four 16-byte accesses whose lanes sit 64 bytes apart (a quarter of
+    thread, moved as four 16-byte stores whose lanes sit 64 bytes apart (a quarter of
     each sector group per instruction, and 4-way bank conflicts reading the epilogue's
-    shared buffer). Such an access gets its own 16-byte layout, its operands converted.
+    shared buffer). Such a store gets its own 16-byte layout, its operands converted.
+    A load keeps the shared vector: the gaps between its lanes are filled by the next
+    instruction's from L1, and its own layout would cost a trip through shared memory
+    (a bf16 row loaded for an fp8 store of the same shape, 32 bytes a thread).
     """
+    if not isinstance(op, StoreOp):
+        return None
     spt = t.layout.params.get("size_per_thread")
     if t.layout.params.get("kind") != "blocked" or spt is None:
         return None
@@ -124,7 +130,7 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
         order = wanted_order(info[op.ptr].contiguity)
         vec = vectors.get(tuple(t.shape), 4)
         if order is None or fastest_dim(t.layout) == order[0]:
-            vec = _own_vector(t, vec)
+            vec = _own_vector(op, t, vec)
             if vec is None:
                 continue
         layout = tile_layout(t.shape, num_warps, vec, order, warp_size)
