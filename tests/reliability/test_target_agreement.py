@@ -160,6 +160,31 @@ def test_argmax_and_argmin_put_nan_first_on_every_target(target, rng):
 
 
 @tilelab.jit
+def arg_of_row(x, out, BLOCK: tl.constexpr):
+    v = tl.load(x + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK))
+    both = tl.where(tl.arange(0, 2) == 0, tl.argmax(v, axis=0), tl.argmin(v, axis=0))
+    tl.store(out + tl.program_id(0) * 2 + tl.arange(0, 2), both)
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("num_warps", [1, 4, 8])
+def test_argmax_of_rows_with_nans_and_ties_across_lanes_and_warps(target, num_warps, rng):
+    """Whole rows to one index: partials meet in every lane order and through shared memory; NaNs
+    (first one wins) and ties (lowest index wins) in lanes and warps far apart."""
+    from tests.conftest import DeviceMemory
+
+    rows, block = 24, 2048
+    x = rng.integers(-2, 3, (rows, block)).astype(np.float32)  # ties everywhere
+    for r in range(0, rows, 2):  # every other row gets NaNs, at random places
+        x[r, rng.choice(block, size=1 + r % 5, replace=False)] = np.nan
+    x[3, [1500, 7, 900]] = np.nan  # the first NaN is not the first one written
+    dev = DeviceMemory(target)
+    out = dev.put(np.full((rows, 2), -1, np.int32))
+    arg_of_row[(rows,)](dev.put(x), out, BLOCK=block, num_warps=num_warps, target=target)
+    np.testing.assert_array_equal(dev.get(out), np.stack([np.argmax(x, 1), np.argmin(x, 1)], 1))
+
+
+@tilelab.jit
 def arg_of_narrow(x, out, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     v = tl.load(x + i)

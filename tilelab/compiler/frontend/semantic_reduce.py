@@ -24,8 +24,12 @@ class ReduceMixin:
     """Reductions, scans and ``dot`` for ``Semantic``."""
 
     # ------------------------------------------------------------------ generic
-    def reduce(self, inputs: list[tensor], axis, combine, keep_dims=False) -> list[tensor]:
-        """Reduce ``inputs`` along ``axis`` (all axes when None) with ``combine(lhs, rhs) -> values``."""
+    def reduce(self, inputs: list[tensor], axis, combine, keep_dims=False, commutative=False) -> list[tensor]:
+        """Reduce ``inputs`` along ``axis`` (all axes when None) with ``combine(lhs, rhs) -> values``.
+
+        ``commutative``: ``combine(a, b) == combine(b, a)``, so a lowering may combine partials in any
+        order (``argmax`` / ``argmin`` say so; a one-op combine needs not: LLVM sees through the order).
+        """
         inputs = [self.to_tensor(x) for x in inputs]
         if unwrap(axis) is None:
             inputs = [self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x for x in inputs]
@@ -36,7 +40,7 @@ class ReduceMixin:
         axis = self._axis(axis, len(shape), "reduce")
         out_shape = shape[:axis] + shape[axis + 1 :]
         rtypes = [irt.tensor(out_shape, x.type.element) for x in inputs]
-        op = ops.ReduceOp([x.handle for x in inputs], axis, rtypes)
+        op = ops.ReduceOp([x.handle for x in inputs], axis, rtypes, commutative=commutative)
         self._build_combine(op, combine, len(inputs))
         self.builder.insert(op)
         results = [tensor(r, self) for r in op.results]
@@ -80,7 +84,7 @@ class ReduceMixin:
         def combine(lhs, rhs):
             return [self.emit(ops.BinaryOp(kind, lhs[0].handle, rhs[0].handle))]
 
-        return self.reduce([x], axis, combine, keep_dims)[0]
+        return self.reduce([x], axis, combine, keep_dims)[0]  # one binary op: LLVM folds the lane order away
 
     def max_reduce(
         self, x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False, kind="max"
@@ -117,22 +121,22 @@ class ReduceMixin:
         for _ in range(axis + 1, len(x.type.shape)):
             idx = self.expand_dims(idx, -1)
         idx = self.broadcast_to_shape(idx, x.type.shape)
-        better = ">" if kind == "max" else "<"
+        at_least = ">=" if kind == "max" else "<="
         is_float = x.type.element.is_float
+
+        def at_least_as_good(a, b):  # a NaN is as good as anything; a number is never as good as a NaN
+            good = self.compare(at_least, a, b)
+            return self.logical("or", good, self.compare("!=", a, a)) if is_float else good
 
         def combine(lhs, rhs):
             (v1, i1), (v2, i2) = lhs, rhs
-            keep = self.compare(better, v1, v2)
-            same = self.compare("==", v1, v2)
-            if is_float:  # a NaN wins over any number, and two NaNs tie
-                nan1, num2 = self.compare("!=", v1, v1), self.compare("==", v2, v2)
-                keep = self.logical("or", keep, self.logical("and", nan1, num2))
-                same = self.logical("or", same, self.logical("and", nan1, self.compare("!=", v2, v2)))
-            if tie_break_left:
-                keep = self.logical("or", keep, self.logical("and", same, self.compare("<", i1, i2)))
+            keep = at_least_as_good(v1, v2)
+            if tie_break_left:  # on a tie the lower index; else v1 only when strictly better
+                keep = self.where(self.compare("<", i1, i2), keep, self.unary("not", at_least_as_good(v2, v1)))
             return [self.where(keep, v1, v2), self.where(keep, i1, i2)]
 
-        values, indices = self.reduce([x, idx], axis, combine, keep_dims)
+        # with the lower index winning ties the combine is a max over (value, index) pairs: commutative
+        values, indices = self.reduce([x, idx], axis, combine, keep_dims, commutative=tie_break_left)
         return (values, indices) if with_values else indices
 
     # ------------------------------------------------------------------ scans
