@@ -1,4 +1,5 @@
-"""Scratch barriers on sm_90a (no GPU): ``barriers.py`` drops those with no shared access since the last one."""
+"""Scratch barriers on sm_90a (no GPU): ``barriers.py`` drops those with no shared access since the last
+one, or none before the next one (or the end)."""
 
 from __future__ import annotations
 
@@ -56,14 +57,40 @@ def _function(shared_store_between: bool):
     return fn, [first, second, third]
 
 
-def test_a_barrier_after_a_shared_store_stays():
+def test_a_barrier_between_shared_stores_stays():
     fn, barriers = _function(shared_store_between=True)
-    # the first has nothing before it; the others follow shared stores
-    assert drop_redundant_barriers(fn, fn.blocks[0], set(barriers)) == 1
-    assert [i for i in fn.blocks[0].instructions if i in barriers] == barriers[1:]
-
-
-def test_back_to_back_barriers_keep_one():
-    fn, barriers = _function(shared_store_between=False)
+    # the first has nothing before it, the third nothing after it; the second orders two stores
     assert drop_redundant_barriers(fn, fn.blocks[0], set(barriers)) == 2
     assert [i for i in fn.blocks[0].instructions if i in barriers] == [barriers[1]]
+
+
+def test_barriers_with_no_shared_access_after_them_go():
+    fn, barriers = _function(shared_store_between=False)
+    # the third follows the second with nothing between; then the second has nothing after it
+    assert drop_redundant_barriers(fn, fn.blocks[0], set(barriers)) == 3
+    assert not [i for i in fn.blocks[0].instructions if i in barriers]
+
+
+def _loop(back_edge: bool):
+    """``loop: st; bar; ld; bar; br (loop | exit)``, ``exit: ret``."""
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType(addrspace=3), ir.IntType(1)]), "k")
+    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "exit"))
+    bar = module.declare_intrinsic("llvm.nvvm.barrier0", fnty=ir.FunctionType(ir.VoidType(), []))
+    ir.IRBuilder(entry).branch(loop)
+    b = ir.IRBuilder(loop)
+    b.store(ir.Constant(ir.IntType(8), 1), fn.args[0])
+    first = b.call(bar, [])
+    b.load(fn.args[0], typ=ir.IntType(8))
+    second = b.call(bar, [])
+    b.cbranch(fn.args[1], loop, done) if back_edge else b.branch(done)
+    ir.IRBuilder(done).ret_void()
+    return fn, loop, [first, second]
+
+
+def test_a_loops_last_barrier_stays_where_the_next_trip_stores():
+    fn, loop, barriers = _loop(back_edge=True)
+    assert drop_redundant_barriers(fn, loop, set(barriers)) == 0
+    fn, loop, barriers = _loop(back_edge=False)  # one trip: nothing shared after the last barrier
+    assert drop_redundant_barriers(fn, loop, set(barriers)) == 1
+    assert [i for i in loop.instructions if i in barriers] == [barriers[0]]

@@ -1,4 +1,4 @@
-"""Drop a scratch ``bar.sync`` that follows another barrier with no shared-memory access between them.
+"""Drop a scratch ``bar.sync`` with no shared-memory access between it and the barrier before or after it.
 
 Every op that moves data through the shared scratch buffer (a reduction across warps, a
 scan, a layout conversion) brackets its accesses with barriers: one before its stores
@@ -13,6 +13,14 @@ next trip clean, a store under ``if`` leaves the join dirty. Barriers of ``gpu.b
 
     bar.sync 0; ld.shared ...; bar.sync 0; max.f32 ...; ex2 ...; bar.sync 0; st.shared ...
     ->  bar.sync 0; ld.shared ...; bar.sync 0; max.f32 ...; ex2 ...; st.shared ...
+
+The same holds looking forward: a barrier after which no shared access comes before the next
+barrier or the kernel's end orders nothing (the last reduction of an RMSNorm row, read by every
+thread, then only global stores). The backward pass runs on what the forward one left, so the
+two never drop both barriers of a pair on each other's account::
+
+    st.shared ...; bar.sync 0; ld.shared ...; bar.sync 0; mul.f32 ...; st.global ...; ret
+    ->  st.shared ...; bar.sync 0; ld.shared ...; mul.f32 ...; st.global ...; ret
 """
 
 from __future__ import annotations
@@ -109,27 +117,56 @@ def _clean_at_start(fn: ir.Function, first: ir.Block) -> dict:
     return start
 
 
+def _clean_after_end(fn: ir.Function) -> dict:
+    """Per block, whether on every path out of it no shared access comes before a barrier or the end
+    (the backward twin of ``_clean_at_start``, over the blocks' first barriers)."""
+    firsts = {}
+    for block in fn.blocks:
+        before_first, touched = None, False
+        for instr in block.instructions:
+            if _is_barrier(instr):
+                before_first = not touched
+                break
+            touched = touched or _may_touch_shared(instr)
+        firsts[block] = (before_first, touched)
+    end = {block: True for block in fn.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for block in fn.blocks:
+            value = all(_clean_at_end(firsts[succ], end[succ]) for succ in _successors(block))
+            if value != end[block]:
+                end[block], changed = value, True
+    return end
+
+
+def _drop(blocks, clean_at: dict, scratch: set, backward: bool) -> set:
+    """Drop the ``scratch`` barriers met while clean, walking each block from the side ``clean_at`` tells."""
+    dropped = set()
+    for block in blocks:
+        clean = clean_at[block]
+        instructions = list(block.instructions)
+        for instr in reversed(instructions) if backward else instructions:
+            if _is_barrier(instr):
+                if clean and instr in scratch:
+                    block.instructions.remove(instr)
+                    dropped.add(instr)
+                clean = True
+            elif _may_touch_shared(instr):
+                clean = False
+    return dropped
+
+
 def drop_redundant_barriers(fn: ir.Function, first: ir.Block, scratch: set) -> int:
-    """Remove the ``scratch`` barriers of ``fn`` with no shared access since the previous barrier on any path.
+    """Remove the ``scratch`` barriers of ``fn`` with no shared access since the previous barrier on any
+    path, then, of those left, the ones with none before the next barrier (or the end) on any path.
 
     ``first`` is the block the kernel's body starts in (the entry block before it only computes
     thread indices). Returns how many barriers went.
     """
     if not scratch:
         return 0
-    start = _clean_at_start(fn, first)
-    holding = {instr.parent for instr in scratch}  # only these blocks can lose a barrier: the others are not rescanned
-    dropped = 0
-    for block in fn.blocks:
-        if block not in holding:
-            continue
-        clean = start[block]
-        for instr in list(block.instructions):
-            if _is_barrier(instr):
-                if clean and instr in scratch:
-                    block.instructions.remove(instr)
-                    dropped += 1
-                clean = True
-            elif _may_touch_shared(instr):
-                clean = False
-    return dropped
+    holding = [block for block in fn.blocks if any(instr.parent is block for instr in scratch)]
+    leading = _drop(holding, _clean_at_start(fn, first), scratch, backward=False)
+    trailing = _drop(holding, _clean_after_end(fn), scratch - leading, backward=True)
+    return len(leading) + len(trailing)
