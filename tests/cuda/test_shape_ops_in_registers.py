@@ -42,3 +42,19 @@ def test_interleave_moves_only_for_the_store():
     """The interleaved tile (16 halves a thread) meets the store's layout (8 a thread) once, through shared memory."""
     ptx = ptx_of(dequant_kernel, {"q_ptr": "*u8", "scale_ptr": "*fp16", "out_ptr": "*fp16"}, {"BLOCK": 1024})
     assert ptx.count("bar.sync") == 1
+
+
+@tilelab.jit
+def split_loaded_pairs_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Pairs split from a loaded row: the load gives one element per thread, so each half has to move."""
+    r = tl.arange(0, BLOCK)
+    x1, x2 = tl.split(tl.reshape(tl.load(x_ptr + r), (BLOCK // 2, 2)))
+    tl.store(out_ptr + tl.arange(0, BLOCK // 2), x1 * x2)
+
+
+def test_both_halves_of_a_split_share_one_trip_through_shared_memory():
+    ptx = ptx_of(split_loaded_pairs_kernel, {"x_ptr": "*fp16", "out_ptr": "*fp16"}, {"BLOCK": 128})
+    # the row stored once, both halves read back (side by side: one ld.shared.v2.b16); one barrier
+    # between (none before: nothing came first; none after: nothing shared follows)
+    assert ptx.count("st.shared") == 1 and 1 <= ptx.count("ld.shared") <= 2
+    assert ptx.count("bar.sync") == 1

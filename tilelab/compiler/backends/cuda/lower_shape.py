@@ -52,11 +52,22 @@ def gather(lw, sources: list[GTile], dst: LinearLayout, elem, source_index) -> G
 
     Several sources are one index space, stacked in order (``cat``, ``join``).
     """
-    needed = needed_indices(dst, lw.num_warps, source_index)
-    held = registers_of_sources(sources, needed, lw.num_warps)
-    if held is not None:
-        return GTile(dst, elem, held)
-    return GTile(dst, elem, through_shared(lw, sources, dst, elem, needed, source_index))
+    return gather_each(lw, sources, elem, [(dst, source_index)])[0]
+
+
+def gather_each(lw, sources: list[GTile], elem, wanted: list) -> list[GTile]:
+    """``gather`` of each ``(dst, source_index)`` of ``wanted`` from the same sources: those the threads
+    do not hold in registers share one trip through shared memory (``split``'s two halves)."""
+    tiles = []
+    for dst, source_index in wanted:
+        held = registers_of_sources(sources, needed_indices(dst, lw.num_warps, source_index), lw.num_warps)
+        tiles.append(None if held is None else GTile(dst, elem, held))
+    missing = [i for i, t in enumerate(tiles) if t is None]
+    if missing:
+        read = through_shared(lw, sources, elem, [wanted[i] for i in missing])
+        for i, regs in zip(missing, read):
+            tiles[i] = GTile(wanted[i][0], elem, regs)
+    return tiles
 
 
 def registers_of_sources(sources: list[GTile], needed: np.ndarray, num_warps: int) -> list | None:
@@ -87,8 +98,8 @@ def registers_of_sources(sources: list[GTile], needed: np.ndarray, num_warps: in
     return out
 
 
-def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
-    """Write every source at its row-major index, read back what ``dst`` needs.
+def through_shared(lw, sources, elem, reads: list) -> list[list]:
+    """Write every source at its row-major index, read back what each ``(dst, source_index)`` needs.
 
     Runs of registers that sit side by side in shared memory move as one vector
     (``st.shared.v4.b32``, ``ld.shared.b32`` for two halves...): fewer instructions and
@@ -111,14 +122,17 @@ def through_shared(lw, sources, dst, elem, needed, source_index) -> list:
             _store_run(lw, smem, b.add(xor_const(b, base, flats[:-1], consts[r]), const_i32(offset)), it, values)
         offset += src.layout.num_elements
     lw.barrier()
-    const_part, per_thread, flats = _affine_split(lw, dst, source_index)
-    v = vector_run(const_part, flats, bits)
-    regs = []
-    for r in range(0, len(const_part), v):
-        run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
-        regs += [from_bits(b, x, elem) for x in run]
+    out = []
+    for dst, source_index in reads:
+        const_part, per_thread, flats = _affine_split(lw, dst, source_index)
+        v = vector_run(const_part, flats, bits)
+        regs = []
+        for r in range(0, len(const_part), v):
+            run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
+            regs += [from_bits(b, x, elem) for x in run]
+        out.append(regs)
     lw.barrier()
-    return regs
+    return out
 
 
 def _vector_pointer(lw, smem, index, it, v):
@@ -241,9 +255,9 @@ def lower_join(lw, op):
 @lower(SplitOp)
 def lower_split(lw, op):
     src = _tile(lw, op.operands[0])
-    for k, r in enumerate(op.results):
-        t = r.type
-        lw.set(r, gather(lw, [src], t.layout, t.element, lambda lin, k=k: (np.asarray(lin) << 1) | k))
+    wanted = [(r.type.layout, lambda lin, k=k: (np.asarray(lin) << 1) | k) for k, r in enumerate(op.results)]
+    for r, tile in zip(op.results, gather_each(lw, [src], op.results[0].type.element, wanted)):
+        lw.set(r, tile)
 
 
 @lower(CatOp)
