@@ -471,11 +471,13 @@ def _cell(ms, setup):
     return f"{ms:.3f} ms ({setup.nbytes / ms / 1e6:.0f} GB/s)"
 
 
-def run_gpu(names, out_path=None, dump=None):
+def run_gpu(names, out_path=None, dump=None, cases=None):
+    """Each case of ``names`` (keys of ``cases``, the corpus's ``CASES`` unless given) swept, checked and timed."""
     import torch
     import triton
     from triton.testing import do_bench
 
+    cases = CASES if cases is None else cases
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton_cache_"))
     os.environ.setdefault("TILELAB_CACHE_DIR", tempfile.mkdtemp(prefix="tilelab_cache_"))
     maker = TorchMaker()
@@ -487,7 +489,7 @@ def run_gpu(names, out_path=None, dump=None):
     for name in names:
         torch.manual_seed(0)
         try:
-            setup = CASES[name](maker)
+            setup = cases[name](maker)
             res = {pkg: sweep(setup, pkg, torch, do_bench, dump, name) for pkg in ("triton", "tilelab")}
             fns = {pkg: r[2] for pkg, r in res.items() if r[2] is not None}
             timed = in_turns({**fns, "torch": setup.torch_fn}, do_bench)

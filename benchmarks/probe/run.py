@@ -1,15 +1,23 @@
-"""PTX of kernels outside the corpus, tilelab against Triton, for sm_90a (no GPU).
+"""PTX of kernels outside the corpus, tilelab against Triton, for sm_90a (no GPU); with ``--gpu``, their times.
 
     python benchmarks/probe/run.py              # every kernel
     python benchmarks/probe/run.py fp8 dequant  # kernels whose name contains a word
+    python benchmarks/probe/run.py --gpu [words] [--out FILE] [--dump DIR]   # on a CUDA GPU
 
 One row per kernel and compiler: PTX instructions, registers (``ptxas -v``), barriers, and the widths
 of its global loads and stores. Triton's columns need Triton installed (any version: the development
 machine's differs from the GPU machine's).
+
+With ``--gpu``, each kernel runs as a case of ``benchmarks/probe/cases.py`` (LLM-sized inputs, a few
+configs including the one compiled here) through the corpus's GPU driver (``run_gpu`` of
+``benchmarks/corpus/run.py``): both compilers on the same source, every config checked against torch,
+the best of each timed in turns with torch's, one markdown row per kernel (``--out``: also to a file;
+``--dump``: each compiler's code of its best config to a folder).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -18,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.corpus.run import _INSTRUCTION, _triton_compile  # noqa: E402
+from benchmarks.corpus.run import _INSTRUCTION, _triton_compile, prime_bytecode  # noqa: E402
 from benchmarks.probe import kernels as K  # noqa: E402
 
 #: name, kernel, signature, constexprs, divisibility (16 where a Triton launch would find it), warps
@@ -93,5 +101,26 @@ def main(words) -> None:
             print(f"| {name} | Triton | {summary(_triton_compile(fn, sig, consts, div, cfg).asm['ptx'])} |", flush=True)
 
 
+def gpu(words, out_path=None, dump=None) -> None:
+    """The probe's kernels swept, checked and timed on a CUDA GPU by both compilers (the corpus's driver)."""
+    from benchmarks.corpus.run import run_gpu
+    from benchmarks.probe.cases import CASES as GPU_CASES
+
+    names = [n for n in GPU_CASES if not words or any(w in n for w in words)]
+    run_gpu(names, out_path, dump, cases=GPU_CASES)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("words", nargs="*", help="only the kernels whose name contains one of these words")
+    parser.add_argument("--gpu", action="store_true", help="time the kernels on a CUDA GPU, both compilers")
+    parser.add_argument("--out", help="with --gpu: also write the table to this file")
+    parser.add_argument("--dump", help="with --gpu: write each compiler's code of each best config to this folder")
+    args = parser.parse_args()
+    if (args.out or args.dump) and not args.gpu:
+        parser.error("--out and --dump go with --gpu")
+    if args.gpu:
+        prime_bytecode()  # before any compile, as the corpus's driver does
+        gpu(args.words, args.out, args.dump)
+    else:
+        main(args.words)

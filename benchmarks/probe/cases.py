@@ -1,0 +1,237 @@
+"""The probe's kernels as timed cases: inputs, launch arguments, configs and references, as the corpus has them.
+
+``python benchmarks/probe/run.py --gpu`` runs these through the corpus's GPU driver (``run_gpu``): both
+compilers on the same source, every config checked against torch, then timed. Shapes are LLM-sized, so
+that each kernel moves tens to hundreds of MB; where a kernel masks, a size is not a multiple of its
+block, but the integers the probe specializes as multiples of 16 stay multiples of 16 (so the timed code
+is the code the PTX table shows), and each case's configs include the probe's constexprs and warps.
+
+A case is a function of a materializer ``t`` (see ``benchmarks/corpus/cases.py``), with its sizes as
+keyword arguments. Element types the corpus's materializers lack (``u8``, ``i64``) come from ``t.torch``
+directly, or as ``Spec`` placeholders where ``t`` makes no tensors (compile only).
+"""
+
+from __future__ import annotations
+
+from benchmarks.corpus.cases import Setup, cdiv, cfg
+from benchmarks.corpus.run import Spec
+from benchmarks.probe import kernels as K
+
+
+def _p2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def _tensor(t, shape, dtype, make):
+    """``make(torch)`` where ``t`` makes torch tensors, else a ``Spec`` of ``shape`` and ``dtype``."""
+    return Spec(shape, dtype) if t.torch is None else make(t.torch)
+
+
+def gelu(t, n=2**26 - 48):
+    """Exact (erf) GELU of f16, computed in f32."""
+    x, y = t.randn(n, dtype="f16"), t.empty(n, dtype="f16")
+    F = t.torch.nn.functional if t.torch else None
+    return Setup(
+        K.gelu_kernel, lambda c: (x, y, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        [cfg(4, BLOCK=1024), cfg(8, BLOCK=2048), cfg(8, BLOCK=4096)],
+        [y], lambda: [F.gelu(x.float()).to(x.dtype)], lambda: F.gelu(x), nbytes=2 * n * 2, tol=2e-3,
+    )  # fmt: skip
+
+
+def embedding(t, tokens=16383, dim=4096, vocab=32000):
+    """Rows of an f16 table gathered by i64 token ids."""
+    w, out = t.randn(vocab, dim, dtype="f16"), t.empty(tokens, dim, dtype="f16")
+    ids = _tensor(t, (tokens,), "i64", lambda torch: torch.randint(0, vocab, (tokens,), device=w.device))
+    F = t.torch.nn.functional if t.torch else None
+    return Setup(
+        K.embedding_kernel, lambda c: (ids, w, out, tokens, dim, w.stride(0), out.stride(0)),
+        lambda c: (cdiv(tokens, c["BLOCK_T"]), cdiv(dim, c["BLOCK_D"])),
+        [cfg(4, BLOCK_T=32, BLOCK_D=128), cfg(4, BLOCK_T=16, BLOCK_D=256), cfg(8, BLOCK_T=64, BLOCK_D=128)],
+        [out], lambda: [w[ids]], lambda: F.embedding(ids, w), nbytes=2 * tokens * dim * 2 + tokens * 8, tol=0,
+    )  # fmt: skip
+
+
+def col_sum(t, m=8191, n=8000):
+    """Column sums of an f32 matrix (a bias gradient), accumulated in f32 over row blocks."""
+    x, out = t.randn(m, n), t.empty(n)
+    return Setup(
+        K.col_sum_kernel, lambda c: (x, out, m, n, x.stride(0)), lambda c: (cdiv(n, c["BLOCK_N"]),),
+        [cfg(4, BLOCK_M=64, BLOCK_N=128), cfg(4, BLOCK_M=128, BLOCK_N=32), cfg(8, BLOCK_M=256, BLOCK_N=64)],
+        [out], lambda: [x.double().sum(0)], lambda: x.sum(0), nbytes=m * n * 4 + n * 4,
+    )  # fmt: skip
+
+
+def add_rmsnorm(t, rows=16384, hidden=3072, eps=1e-6):
+    """The residual updated in place (``r = x + r``, rounded to bf16) and RMSNorm of the unrounded sum."""
+    x, r, w = t.randn(rows, hidden, dtype="bf16"), t.randn(rows, hidden, dtype="bf16"), t.randn(hidden, dtype="bf16")
+    y, r0 = t.empty(rows, hidden, dtype="bf16"), t.clone(r)
+    block = _p2(hidden)
+
+    def ref():
+        h = x.float() + r0.float()
+        rstd = 1 / (h.pow(2).mean(1, keepdim=True) + eps).sqrt()
+        return [h.to(r.dtype), (h * rstd * w.float()).to(y.dtype)]
+
+    def torch_fn():
+        h = x + r0
+        hf = h.float()
+        return h, (hf * t.torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(y.dtype)
+
+    return Setup(
+        K.add_rmsnorm_kernel, lambda c: (x, r, w, y, x.stride(0), r.stride(0), y.stride(0), hidden, eps),
+        lambda c: (rows,), [cfg(8, BLOCK=block), cfg(4, BLOCK=block), cfg(16, BLOCK=block)],
+        [r, y], ref, torch_fn, reset=lambda: r.copy_(r0), nbytes=4 * rows * hidden * 2 + hidden * 2, tol=2e-2,
+    )  # fmt: skip
+
+
+def softmax_bwd(t, rows=16384, n=2000):
+    """``dx = y * (dy - sum(dy * y))`` per row, ``y`` a softmax's output."""
+    dy, y, dx = t.randn(rows, n), t.randn(rows, n), t.empty(rows, n)
+    if t.torch:
+        y = t.torch.softmax(y, 1)
+    block = _p2(n)
+
+    def ref():
+        dyd, yd = dy.double(), y.double()
+        return [yd * (dyd - (dyd * yd).sum(1, keepdim=True))]
+
+    return Setup(
+        K.softmax_bwd_kernel, lambda c: (dy, y, dx, y.stride(0), n), lambda c: (rows,),
+        [cfg(8, BLOCK=block), cfg(4, BLOCK=block), cfg(16, BLOCK=block)],
+        [dx], ref, lambda: t.torch._softmax_backward_data(dy, y, 1, y.dtype), nbytes=3 * rows * n * 4,
+    )  # fmt: skip
+
+
+def int4_dequant(t, n=2**26 - 320):
+    """Bytes of two 4-bit values (low nibble first, offset 8) to f16 pairs, one f16 scale per 64 bytes."""
+    groups = cdiv(n, 64)
+    scale, out = t.randn(groups, dtype="f16"), t.empty(2 * n, dtype="f16")
+    q = _tensor(t, (n,), "u8", lambda torch: torch.randint(0, 256, (n,), dtype=torch.uint8, device=out.device))
+
+    def dequant(s):  # s: each byte's scale
+        lo = ((q & 0xF).to(t.torch.int8) - 8).to(s.dtype)
+        hi = ((q >> 4).to(t.torch.int8) - 8).to(s.dtype)
+        return t.torch.stack((lo * s, hi * s), -1).view(-1)
+
+    def torch_fn():
+        if n % 64:
+            return dequant(scale.repeat_interleave(64)[:n])
+        lo = ((q & 0xF).to(t.torch.int8) - 8).to(scale.dtype).view(groups, 64)
+        hi = ((q >> 4).to(t.torch.int8) - 8).to(scale.dtype).view(groups, 64)
+        return t.torch.stack((lo * scale[:, None], hi * scale[:, None]), -1).view(-1)
+
+    return Setup(
+        K.int4_dequant_kernel, lambda c: (q, scale, out, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        [cfg(4, BLOCK=1024), cfg(8, BLOCK=2048), cfg(8, BLOCK=4096)],
+        [out], lambda: [dequant(scale.repeat_interleave(64)[:n])], torch_fn,
+        nbytes=n + groups * 2 + 2 * n * 2, tol=1e-3,
+    )  # fmt: skip
+
+
+def rope_pairs(t, rows=16384 * 32, d=128):
+    """Rotary embedding of adjacent pairs ``(x[2i], x[2i+1])`` of f16 rows (one row a head of a token), f16 math;
+    the kernel reads the same ``d / 2`` cosines and sines for every row."""
+    half = d // 2
+    x, out = t.randn(rows, d, dtype="f16"), t.empty(rows, d, dtype="f16")
+    if t.torch:
+        angle = t.torch.rand(half, device=x.device) * 6.283185307179586
+        cos, sin = t.torch.cos(angle).half(), t.torch.sin(angle).half()
+    else:
+        cos, sin = t.randn(half, dtype="f16"), t.randn(half, dtype="f16")
+
+    def rotate(x, c, s):
+        pairs = x.view(rows, half, 2)
+        x1, x2 = pairs[..., 0], pairs[..., 1]
+        return t.torch.stack((x1 * c - x2 * s, x1 * s + x2 * c), -1).view(rows, d)
+
+    return Setup(
+        K.rope_pairs_kernel, lambda c: (x, cos, sin, out, x.stride(0)), lambda c: (rows,),
+        [cfg(4, HALF=half, BLOCK=d), cfg(2, HALF=half, BLOCK=d), cfg(1, HALF=half, BLOCK=d)],
+        [out], lambda: [rotate(x.float(), cos.float(), sin.float()).to(out.dtype)], lambda: rotate(x, cos, sin),
+        nbytes=2 * rows * d * 2 + 2 * half * 2, tol=1e-2,
+    )  # fmt: skip
+
+
+def argmax(t, rows=16384, n=4000):
+    """Index of each row's largest f32 (i32 out)."""
+    x, out = t.randn(rows, n), t.empty(rows, dtype="i32")
+    block = _p2(n)
+    return Setup(
+        K.argmax_kernel, lambda c: (x, out, n, x.stride(0)), lambda c: (rows,),
+        [cfg(8, BLOCK=block), cfg(4, BLOCK=block), cfg(16, BLOCK=block)],
+        [out], lambda: [x.argmax(1)], lambda: x.argmax(1), nbytes=rows * n * 4 + rows * 4, tol=0,
+    )  # fmt: skip
+
+
+def fp8_quant(t, rows=16384, n=3584):
+    """Per-row fp8 (e4m3) quantization of bf16: ``y = x * 448 / amax`` (saturating, nearest even), the
+    inverse scale stored per row."""
+    x, y, inv = t.randn(rows, n, dtype="bf16"), t.empty(rows, n, dtype="fp8e4"), t.empty(rows)
+    block = _p2(n)
+
+    def quantize():
+        xf = x.float()
+        scale = 448.0 / xf.abs().amax(1, keepdim=True).clamp_min(1e-12)
+        return (xf * scale).to(y.dtype), 1.0 / scale[:, 0]
+
+    def ref():
+        # Both compilers divide with div.full.f32 (within 2 ulp), and bf16 inputs put many products x * 448 / amax
+        # exactly on an fp8 rounding midpoint, where the last bit of 448 / amax picks the side. So an element may
+        # differ from torch's where the exact product (in f64) is the midpoint between the two values (which are then
+        # neighbours), nowhere else; where it does, the kernel's value is taken.
+        want, inv_want = quantize()
+        got, want_f = y.float(), want.float()
+        off = got != want_f
+        xd = x.double()
+        exact = xd * 448.0 / xd.abs().amax(1, keepdim=True).clamp_min(1e-12)
+        tie = (exact - (got.double() + want_f.double()) / 2).abs() <= 1e-6 * exact.abs()
+        assert (tie | ~off).all(), "an element off where the exact value is no rounding midpoint, or NaN"
+        return [t.torch.where(off, got, want_f), inv_want]
+
+    def reset():
+        y.view(t.torch.uint8).fill_(0x7F)  # NaN in e4m3fn
+        inv.fill_(float("nan"))
+
+    return Setup(
+        K.fp8_quant_kernel, lambda c: (x, y, inv, n), lambda c: (rows,),
+        [cfg(8, BLOCK=block), cfg(4, BLOCK=block), cfg(16, BLOCK=block)],
+        [y, inv], ref, quantize, reset=reset, nbytes=rows * n * (2 + 1) + rows * 4,
+    )  # fmt: skip
+
+
+def colcumsum(t, chunk=64, n=2**18):
+    """Running sums down the columns of an f32 ``chunk x n`` block (a chunked scan's chunk: 64 positions,
+    the columns 64 sequences x 32 heads x 128 dims); the kernel reads whole columns, no masks."""
+    x, y = t.randn(chunk, n), t.empty(chunk, n)
+    return Setup(
+        K.colcumsum_kernel, lambda c: (x, y, n), lambda c: (n // c["BN"],),
+        [cfg(4, BM=chunk, BN=64), cfg(4, BM=chunk, BN=32), cfg(8, BM=chunk, BN=128)],
+        [y], lambda: [x.double().cumsum(0)], lambda: x.cumsum(0), nbytes=2 * chunk * n * 4,
+    )  # fmt: skip
+
+
+def softmax_keep(t, rows=32768, n=992):
+    """Row softmax of f32, ``BM`` rows a program (no row mask: ``rows`` a multiple of every ``BM``)."""
+    x, y = t.randn(rows, n), t.empty(rows, n)
+    block = _p2(n)
+    return Setup(
+        K.softmax_keep_kernel, lambda c: (x, y, x.stride(0), n), lambda c: (rows // c["BM"],),
+        [cfg(4, BM=4, BN=block), cfg(4, BM=2, BN=block), cfg(8, BM=8, BN=block)],
+        [y], lambda: [t.torch.softmax(x.double(), 1)], lambda: t.torch.softmax(x, 1), nbytes=2 * rows * n * 4,
+    )  # fmt: skip
+
+
+#: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
+CASES = {
+    "gelu f16": gelu,
+    "embedding gather": embedding,
+    "column sums": col_sum,
+    "residual add + rmsnorm bf16": add_rmsnorm,
+    "softmax backward": softmax_bwd,
+    "int4 dequant (interleave)": int4_dequant,
+    "rope pairs (split / join)": rope_pairs,
+    "argmax": argmax,
+    "fp8 row quantization": fp8_quant,
+    "column cumsum": colcumsum,
+    "softmax keep_dims": softmax_keep,
+}
