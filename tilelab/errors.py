@@ -17,6 +17,8 @@ the interpreter and the runtime raise these classes or subclasses of them.
 
 from __future__ import annotations
 
+import linecache
+
 
 class TritonError(Exception):
     """Base of every error tilelab reports about a kernel (Triton's ``triton.TritonError``)."""
@@ -36,6 +38,12 @@ class CompilationError(TritonError):
         self.col = col
         self.source_line = source_line
         super().__init__(self._render())
+
+    @classmethod
+    def at(cls, loc, message: str) -> CompilationError:
+        """The error at an IR location (file, line, column), with the line's text when the file is readable."""
+        file, line, col = getattr(loc, "file", "<unknown>"), getattr(loc, "line", 0) or 0, getattr(loc, "col", 0) or 0
+        return cls(message, str(file), line, col, linecache.getline(str(file), line) if line else "")
 
     def _render(self) -> str:
         head = f"{self.filename}:{self.line}: {self.message}"

@@ -37,6 +37,7 @@ from tilelab.compiler.ir.ops import (
     HintOp,
     IfOp,
     InitBarriersOp,
+    InlineAsmOp,
     InvalBarriersOp,
     JoinOp,
     LoadOp,
@@ -107,6 +108,8 @@ def _elementwise(b: Builder, x, pid):
     h = b.insert(CastOp(v, T((128,), f16), rounding="rtz")).result
     bits = b.insert(BitcastOp(h, T((128,), ir.types.i16))).result
     b.insert(StoreOp(b.insert(SplatOp(x, T((128,), PointerType(f32)))).result, v, mask))
+    asm = 'cvt.rn.f16x2.f32 $0, $1, $1; // "two"\n'  # quotes, dollars and a newline round-trip
+    b.insert(InlineAsmOp(asm, "=r,r", [v], [T((128,), f16), T((128,), i32)], pure=False, pack=2))
     b.insert(PrintOp('pid "q"\n', [pid, bits], hex=True))
     b.insert(AssertOp(mask, "x < n"))
     b.insert(BarrierOp())

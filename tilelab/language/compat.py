@@ -107,12 +107,24 @@ def register_tensor_members(namespace: dict) -> None:
             TENSOR_METHODS[name] = lambda s, x, *a, _fn=fn, **k: s.inline_call(_fn, [x, *a, *k.values()])
 
 
+@builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, _semantic=None):
+    """The target's assembly over the elements of ``args`` (broadcast), ``pack`` elements an instance.
+
+    ``constraints`` are LLVM's, results first (``"=r,r"``); elements narrower than 4 bytes come packed
+    into 4-byte registers; ``dtype`` may be a tuple (a tuple of tensors comes back). PTX runs on the
+    ``cuda`` target only; the CPU backend and the interpreter refuse it naming the line.
+    """
+    return _semantic.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
+
+
 __all__ = [
     "TRITON_MAX_TENSOR_NUMEL",
     "add",
     "expect_zero",
     "gather",
     "histogram",
+    "inline_asm_elementwise",
     "item",
     "load_tensor_descriptor",
     "make_tensor_descriptor",

@@ -141,6 +141,34 @@ class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
         shape = self.broadcast_shapes(*(tuple(x.type.shape) for x in xs), what=what)
         return [self.broadcast_to_shape(x, shape) for x in xs]
 
+    def inline_asm_elementwise(self, asm, constraints, args, dtype, is_pure, pack):
+        """``tl.inline_asm_elementwise``: ``asm`` over the broadcast ``args``, ``pack`` elements an instance.
+
+        Gives one tensor of each of ``dtype`` (a tuple of dtypes gives a tuple), of the args' shape.
+        """
+        asm, constraints = unwrap(asm), unwrap(constraints)
+        if not isinstance(asm, str) or not isinstance(constraints, str):
+            raise SemanticError("inline_asm_elementwise needs the assembly and the constraints as strings")
+        pack = self.constexpr_int(pack, "inline_asm_elementwise's pack")
+        if pack < 1:
+            raise SemanticError(f"inline_asm_elementwise's pack must be at least 1, got {pack}")
+        args = [self.to_tensor(a) for a in (unwrap(args) or [])]
+        for a in args:
+            if not a.type.element.is_pointer and a.type.element.is_bool:
+                raise SemanticError("inline_asm_elementwise takes no bool tensors: cast them to tl.int8 first")
+        args = self.broadcast(*args, what="inline_asm_elementwise") if len(args) > 1 else args
+        dtypes = unwrap(dtype)
+        single = not isinstance(dtypes, (tuple, list))
+        elems = [to_ir_type(d) for d in ([dtypes] if single else dtypes)]
+        if not elems:
+            raise SemanticError("inline_asm_elementwise must give at least one result (return a dummy if need be)")
+        shape = args[0].type if args else None
+        rtypes = [shape.with_element(e) if shape is not None and shape.is_tensor else e for e in elems]
+        op = ops.InlineAsmOp(asm, constraints, [a.handle for a in args], rtypes, bool(unwrap(is_pure)), pack)
+        self.builder.insert(op)
+        results = [tensor(r, self) for r in op.results]
+        return results[0] if single else tuple(results)
+
     # ------------------------------------------------------------------ casts
     def cast(self, x, dtype, bitcast=False, rounding=None) -> tensor:
         """``x.to(dtype)``: a value conversion, or a reinterpretation of the bits with ``bitcast=True``."""

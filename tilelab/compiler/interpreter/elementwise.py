@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..ir.ops import BinaryOp, BitcastOp, CastOp, CmpOp, FmaOp, HintOp, SelectOp, UnaryOp
+from ..ir.ops import BinaryOp, BitcastOp, CastOp, CmpOp, FmaOp, HintOp, InlineAsmOp, SelectOp, UnaryOp
 from .numeric import cast, compute_dtype, dtype_of, is_float, unsigned_dtype
 from .registry import handles
 
@@ -248,3 +248,9 @@ def bitcast(it, op, x):
 @handles(HintOp)
 def hint(it, op, x):
     return x
+
+
+@handles(InlineAsmOp)
+def inline_asm(it, op, *args):
+    """The interpreter runs no assembly (nor does Triton's): the kernel's line is named."""
+    raise it.error(op, "inline_asm_elementwise runs the GPU's assembly: the interpreter cannot execute it")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import BinaryOp, BitcastOp, CmpOp, FmaOp, SelectOp, UnaryOp
+from tilelab.compiler.ir.ops import BinaryOp, BitcastOp, CmpOp, FmaOp, InlineAsmOp, SelectOp, UnaryOp
+from tilelab.errors import CompilationError
 
 from ..common.scalars import arith_constant, float_min_max, from_arith, intrinsic, to_arith
 from ..common.scalars import float_predicate as _float_predicate
@@ -186,3 +187,11 @@ def lower_unary(lw, op):
 
 
 __all__ = ["map_elements", "arith_constant", "arith_type", "intrinsic"]
+
+
+@lower(InlineAsmOp)
+def lower_inline_asm(lw, op):
+    """The CPU runs no PTX: the kernel's line is named, as for any op a target cannot run."""
+    raise CompilationError.at(
+        op.loc, "inline_asm_elementwise runs the GPU's assembly: only the 'cuda' target can compile it"
+    )

@@ -14,7 +14,6 @@ optimizes the module.
 
 from __future__ import annotations
 
-import linecache
 import os
 import time
 
@@ -58,15 +57,9 @@ class LocatedLowering(CudaLowering):
             self.hooks.check_op(op)
             super().lower_op(op)
         except NotOnTarget as e:
-            raise located_error(str(e), op.loc) from None
+            raise CompilationError.at(op.loc, str(e)) from None
         finally:
             self.b.debug_metadata = outer
-
-
-def located_error(message: str, loc) -> CompilationError:
-    """A ``CompilationError`` at ``loc`` (file, line, column), with the line's text when the file is readable."""
-    file, line, col = getattr(loc, "file", "<unknown>"), getattr(loc, "line", 0) or 0, getattr(loc, "col", 0) or 0
-    return CompilationError(message, str(file), line, col, linecache.getline(str(file), line) if line else "")
 
 
 #: a TMA tensor map parameter: 128 bytes by value, 64-byte aligned (``.param .align 64 .b8 map[128]``)

@@ -22,6 +22,7 @@ from tilelab.compiler.ir.ops import (
     ConstantOp,
     FmaOp,
     HintOp,
+    InlineAsmOp,
     MakeRangeOp,
     NumProgramsOp,
     ProgramIdOp,
@@ -255,3 +256,59 @@ def lower_bitcast(lw, op):
 
 def _suffix(t: ir.Type) -> str:
     return {"half": "f16", "float": "f32", "double": "f64"}.get(str(t), str(t))
+
+
+def _per_register(elem, pack: int) -> tuple[int, int]:
+    """(elements a register takes, bits of one element): narrower than 32 bits go packed, up to ``pack``."""
+    bits = 64 if elem.is_pointer else elem.bits
+    return max(1, min(32 // bits, pack)), bits
+
+
+@lower(InlineAsmOp)
+def lower_inline_asm(lw, op):
+    """One ``asm`` call per ``pack`` registers of the thread, as Triton makes them.
+
+    Each operand's ``pack`` elements are ``pack`` registers, or, narrower than 32 bits, packed into
+    32-bit registers (``<2 x half>``, ``<4 x i8>`` as ``i32``); results come back the same way and
+    are unpacked. A thread's register count not a multiple of ``pack`` is padded with undef.
+    """
+    b, pack = lw.b, op.attrs["pack"]
+    first = op.results[0].type
+    values = [lw.get(v) for v in op.operands]
+    columns = [v.regs for v in values] if first.is_tensor else [[v] for v in values]
+    n = len(reg_indices(first.layout)) if first.is_tensor else 1
+    padded = n + (-n) % pack
+    columns = [c + [ir.Constant(c[0].type, ir.Undefined)] * (padded - n) for c in columns]
+    out_types = []
+    for r in op.results:
+        k, bits = _per_register(r.type.element, pack)
+        out_types += [gpu_type(r.type.element) if k == 1 else ir.IntType(k * bits)] * (pack // k)
+    ret = out_types[0] if len(out_types) == 1 else ir.LiteralStructType(out_types)
+    results = [[] for _ in op.results]
+    for start in range(0, padded, pack):
+        args = []
+        for column, v in zip(columns, op.operands):
+            k, bits = _per_register(v.type.element, pack)
+            for j in range(start, start + pack, k):
+                if k == 1:
+                    args.append(column[j])
+                    continue
+                vec = ir.Constant(ir.VectorType(column[j].type, k), ir.Undefined)
+                for q in range(k):
+                    vec = b.insert_element(vec, column[j + q], const_i32(q))
+                args.append(b.bitcast(vec, ir.IntType(k * bits)))
+        fnty = ir.FunctionType(ret, [a.type for a in args])
+        call = b.call(ir.InlineAsm(fnty, op.attrs["asm"], op.attrs["constraints"], not op.pure), args)
+        slot = 0
+        for out, r in zip(results, op.results):
+            k, _ = _per_register(r.type.element, pack)
+            for _ in range(pack // k):
+                got = call if len(out_types) == 1 else b.extract_value(call, slot)
+                slot += 1
+                if k == 1:
+                    out.append(got)
+                    continue
+                vec = b.bitcast(got, ir.VectorType(gpu_type(r.type.element), k))
+                out += [b.extract_element(vec, const_i32(q)) for q in range(k)]
+    for r, out in zip(op.results, results):
+        lw.set(r, GTile(r.type.layout, r.type.element, out[:n]) if first.is_tensor else out[0])

@@ -49,6 +49,7 @@ from .elementwise import (
     CmpOp,
     FmaOp,
     HintOp,
+    InlineAsmOp,
     SelectOp,
     UnaryOp,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "CastOp",
     "BitcastOp",
     "HintOp",
+    "InlineAsmOp",
     "ReduceOp",
     "ScanOp",
     "ReduceReturnOp",

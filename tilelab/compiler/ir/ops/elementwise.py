@@ -240,3 +240,50 @@ class HintOp(Op):
         self.expect_counts(1, 1)
         if self.attrs.get("kind") not in ("multiple_of", "max_contiguous"):
             self.fail(f"unknown hint {self.attrs.get('kind')!r}")
+
+
+class InlineAsmOp(Op):
+    """``tl.inline_asm_elementwise``: the target's assembly ``asm`` run over the operands' elements.
+
+    One instance of ``asm`` takes ``pack`` elements of each operand and gives ``pack`` of each
+    result; elements narrower than 32 bits go packed into 32-bit registers (two f16, four i8),
+    as Triton passes them. ``constraints`` are LLVM's (``"=r,r"``): the results' registers first.
+    Not ``Elementwise`` (those are pure by definition): this op is pure only when its ``pure`` attr
+    (the user's ``is_pure``) says so, and otherwise keeps its place and count.
+    """
+
+    name = "tt.elementwise_inline_asm"
+    traits = frozenset({SameLayout, SameOperandsAndResultShape})
+
+    def __init__(
+        self,
+        asm: str,
+        constraints: str,
+        operands: list[Value],
+        result_types: list[Type],
+        pure: bool,
+        pack: int,
+        loc: Loc = UNKNOWN_LOC,
+    ):
+        attrs = {"asm": asm, "constraints": constraints, "pure": pure, "pack": pack}
+        super().__init__(operands, result_types, attrs, loc=loc)
+        self.pure = pure
+
+    @classmethod
+    def create(cls, operands, result_types, attrs, regions=(), loc: Loc = UNKNOWN_LOC) -> Op:
+        op = super().create(operands, result_types, attrs, regions, loc)
+        op.pure = bool(attrs.get("pure"))
+        return op
+
+    def has_trait(self, trait) -> bool:
+        if trait is Pure:
+            return self.pure
+        return trait in self.traits
+
+    def _verify(self) -> None:
+        self.expect_counts((0, None), None)
+        self.expect(len(self.results) >= 1, "inline assembly must give at least one result")
+        self.expect(isinstance(self.attrs.get("asm"), str), "the assembly must be a string")
+        self.expect(isinstance(self.attrs.get("constraints"), str), "the constraints must be a string")
+        pack = self.attrs.get("pack")
+        self.expect(isinstance(pack, int) and pack >= 1, f"pack must be a positive integer, got {pack!r}")
