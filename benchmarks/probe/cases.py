@@ -221,6 +221,66 @@ def softmax_keep(t, rows=32768, n=992):
     )  # fmt: skip
 
 
+def gemv(t, n=14320, k=4160):
+    """Decode-time ``y = W @ x`` of bf16, accumulated in f32, ``BLOCK_N`` rows of ``W`` a program (few programs:
+    224 at ``BLOCK_N=64``); ``n`` and ``k`` leave tails of the row and column blocks."""
+    w, x, y = t.randn(n, k, dtype="bf16"), t.randn(k, dtype="bf16"), t.empty(n, dtype="bf16")
+    return Setup(
+        K.gemv_kernel, lambda c: (w, x, y, n, k, w.stride(0)), lambda c: (cdiv(n, c["BLOCK_N"]),),
+        [cfg(4, BLOCK_N=32, BLOCK_K=256), cfg(4, BLOCK_N=16, BLOCK_K=512), cfg(8, BLOCK_N=64, BLOCK_K=128)],
+        [y], lambda: [(w.double() @ x.double()).to(y.dtype)], lambda: w @ x, nbytes=(n * k + k + n) * 2, tol=1e-2,
+    )  # fmt: skip
+
+
+def welford_layernorm(t, rows=4096, n=8000, eps=1e-5):
+    """Layer norm of f16 rows (f32 weight and bias), mean and variance from one Welford pass (a running count,
+    mean and M2 per column slot, combined at the end), then a pass that normalizes."""
+    x, y = t.randn(rows, n, dtype="f16"), t.empty(rows, n, dtype="f16")
+    w, b = t.randn(n), t.randn(n)
+    F = t.torch.nn.functional if t.torch else None
+    wh, bh = (w.half(), b.half()) if t.torch else (w, b)  # torch's layer norm takes f16 parameters with f16 rows
+    return Setup(
+        K.welford_layernorm_kernel, lambda c: (x, y, w, b, x.stride(0), n, eps), lambda c: (rows,),
+        [cfg(4, BLOCK=1024), cfg(8, BLOCK=2048), cfg(8, BLOCK=1024)],
+        [y], lambda: [F.layer_norm(x.double(), (n,), w.double(), b.double(), eps).to(y.dtype)],
+        lambda: F.layer_norm(x, (n,), wh, bh, eps), nbytes=2 * rows * n * 2 + 2 * n * 4, tol=1e-2,
+    )  # fmt: skip
+
+
+def online_softmax(t, rows=4096, vocab=32000):
+    """Softmax of vocabulary-long bf16 rows (f32 out) in two passes: a running max and a sum rescaled as the
+    max grows, then ``exp(x - max) / sum``."""
+    x, y = t.randn(rows, vocab, dtype="bf16"), t.empty(rows, vocab)
+    return Setup(
+        K.online_softmax_kernel, lambda c: (x, y, x.stride(0), y.stride(0), vocab), lambda c: (rows,),
+        [cfg(8, BLOCK=2048), cfg(4, BLOCK=1024), cfg(8, BLOCK=4096)],
+        [y], lambda: [t.torch.softmax(x.double(), 1)], lambda: t.torch.softmax(x, 1, dtype=t.torch.float32),
+        nbytes=rows * vocab * (2 + 4),
+    )  # fmt: skip
+
+
+def swiglu_bwd(t, rows=4096, n=11008):
+    """Gradients of ``silu(a) * b`` for bf16, in f32 with one sigmoid: ``da = dy * b * silu'(a)``,
+    ``db = dy * silu(a)``; a row a program, one block covering it."""
+    dy, a, b = t.randn(rows, n, dtype="bf16"), t.randn(rows, n, dtype="bf16"), t.randn(rows, n, dtype="bf16")
+    da, db = t.empty(rows, n, dtype="bf16"), t.empty(rows, n, dtype="bf16")
+    F = t.torch.nn.functional if t.torch else None
+    block = _p2(n)
+
+    def ref():
+        dyf, af, bf = dy.float(), a.float(), b.float()
+        sig = t.torch.sigmoid(af)
+        silu = af * sig
+        return [(dyf * bf * (sig + silu * (1 - sig))).to(da.dtype), (dyf * silu).to(db.dtype)]
+
+    return Setup(
+        K.swiglu_bwd_kernel, lambda c: (dy, a, b, da, db, a.stride(0), n), lambda c: (rows,),
+        [cfg(16, BLOCK=block), cfg(8, BLOCK=block), cfg(32, BLOCK=block)],
+        [da, db], ref, lambda: (t.torch.ops.aten.silu_backward(dy * b, a), dy * F.silu(a)),
+        nbytes=5 * rows * n * 2, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -234,4 +294,8 @@ CASES = {
     "fp8 row quantization": fp8_quant,
     "column cumsum": colcumsum,
     "softmax keep_dims": softmax_keep,
+    "gemv bf16": gemv,
+    "welford layernorm": welford_layernorm,
+    "online softmax": online_softmax,
+    "swiglu backward": swiglu_bwd,
 }

@@ -125,3 +125,81 @@ def softmax_keep_kernel(x_ptr, y_ptr, stride, n_cols, BM: tl.constexpr, BN: tl.c
     x = x - tl.max(x, axis=1, keep_dims=True)
     e = tl.exp(x)
     tl.store(y_ptr + rows[:, None] * stride + cols[None, :], e / tl.sum(e, axis=1, keep_dims=True), mask=m)
+
+
+def gemv_kernel(w_ptr, x_ptr, y_ptr, N, K, stride_w, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = pid * BLOCK_N + tl.arange(0, BLOCK_N)
+    row_mask = rows < N
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        cols = k + tl.arange(0, BLOCK_K)
+        col_mask = cols < K
+        x = tl.load(x_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+        w_mask = row_mask[:, None] & col_mask[None, :]
+        w = tl.load(w_ptr + rows[:, None] * stride_w + cols[None, :], mask=w_mask, other=0.0).to(tl.float32)
+        acc += tl.sum(w * x[None, :], axis=1)
+    tl.store(y_ptr + rows, acc.to(y_ptr.dtype.element_ty), mask=row_mask)
+
+
+def welford_layernorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_ptr += row * stride
+    y_ptr += row * stride
+    count = tl.zeros((BLOCK,), dtype=tl.float32)
+    mean = tl.zeros((BLOCK,), dtype=tl.float32)
+    m2 = tl.zeros((BLOCK,), dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        count += mask.to(tl.float32)
+        delta = tl.where(mask, x - mean, 0.0)
+        mean += delta / tl.maximum(count, 1.0)
+        m2 += delta * (x - mean)
+    n = tl.sum(count, axis=0)
+    row_mean = tl.sum(mean * count, axis=0) / n
+    d = mean - row_mean
+    var = (tl.sum(m2, axis=0) + tl.sum(count * d * d, axis=0)) / n
+    rstd = 1.0 / tl.sqrt(var + eps)
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+        b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+        y = (x - row_mean) * rstd * w + b
+        tl.store(y_ptr + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def online_softmax_kernel(x_ptr, y_ptr, stride_x, stride_y, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_ptr += row * stride_x
+    y_ptr += row * stride_y
+    m = float("-inf")
+    s = 0.0
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(y_ptr + cols, (tl.exp(x - m) / s).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def swiglu_bwd_kernel(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    offs = row * stride + cols
+    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    a = tl.load(a_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    sig = tl.sigmoid(a)
+    silu = a * sig
+    tl.store(da_ptr + offs, (dy * b * (sig + silu * (1.0 - sig))).to(da_ptr.dtype.element_ty), mask=mask)
+    tl.store(db_ptr + offs, (dy * silu).to(db_ptr.dtype.element_ty), mask=mask)

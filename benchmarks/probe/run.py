@@ -60,6 +60,18 @@ CASES = [
      {"BM": 64, "BN": 64}, {"n_cols": 16}, 4),
     ("softmax keep_dims", K.softmax_keep_kernel,
      {"x_ptr": "*f32", "y_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BM": 4, "BN": 1024}, {"stride": 16}, 4),
+    ("gemv bf16", K.gemv_kernel,
+     {"w_ptr": "*bf16", "x_ptr": "*bf16", "y_ptr": "*bf16", "N": "i32", "K": "i32", "stride_w": "i32"},
+     {"BLOCK_N": 32, "BLOCK_K": 256}, {"N": 16, "K": 16, "stride_w": 16}, 4),
+    ("welford layernorm", K.welford_layernorm_kernel,
+     {"x_ptr": "*f16", "y_ptr": "*f16", "w_ptr": "*f32", "b_ptr": "*f32", "stride": "i32", "n_cols": "i32",
+      "eps": "f32"}, {"BLOCK": 1024}, {"stride": 16, "n_cols": 16}, 4),
+    ("online softmax", K.online_softmax_kernel,
+     {"x_ptr": "*bf16", "y_ptr": "*f32", "stride_x": "i32", "stride_y": "i32", "n_cols": "i32"}, {"BLOCK": 2048},
+     {"stride_x": 16, "stride_y": 16, "n_cols": 16}, 8),
+    ("swiglu backward", K.swiglu_bwd_kernel,
+     {"dy_ptr": "*bf16", "a_ptr": "*bf16", "b_ptr": "*bf16", "da_ptr": "*bf16", "db_ptr": "*bf16", "stride": "i32",
+      "n_cols": "i32"}, {"BLOCK": 16384}, {"stride": 16, "n_cols": 16}, 16),
 ]  # fmt: skip
 
 
