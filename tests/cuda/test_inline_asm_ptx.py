@@ -62,12 +62,16 @@ def bad_kernel(x_ptr, KIND: tl.constexpr):
         tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x > 0], dtype=tl.int32, is_pure=True, pack=1)
     elif KIND == 1:
         tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=0)
+    elif KIND == 3:
+        h = x.to(tl.float16)
+        tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [h], dtype=tl.float16, is_pure=True, pack=3)
     else:
         tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=(), is_pure=True, pack=1)
 
 
 @pytest.mark.parametrize(
-    "kind, message", [(0, "no bool tensors"), (1, "pack must be at least 1"), (2, "at least one result")]
+    "kind, message",
+    [(0, "no bool tensors"), (1, "pack must be at least 1"), (2, "at least one result"), (3, "multiple of 2")],
 )
 def test_bad_uses_name_the_line(kind, message):
     with pytest.raises(CompilationError, match=rf"test_inline_asm_ptx.py:\d+: .*{message}"):

@@ -162,6 +162,14 @@ class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
         elems = [to_ir_type(d) for d in ([dtypes] if single else dtypes)]
         if not elems:
             raise SemanticError("inline_asm_elementwise must give at least one result (return a dummy if need be)")
+        for e in [a.type.element for a in args] + elems:
+            bits = 64 if e.is_pointer else e.bits
+            per_register = min(max(32 // bits, 1), pack)
+            if pack % per_register:
+                raise SemanticError(
+                    f"inline_asm_elementwise: pack {pack} does not fill whole registers of {e} "
+                    f"({32 // bits} to a 32-bit register): use a multiple of {per_register}"
+                )
         shape = args[0].type if args else None
         rtypes = [shape.with_element(e) if shape is not None and shape.is_tensor else e for e in elems]
         op = ops.InlineAsmOp(asm, constraints, [a.handle for a in args], rtypes, bool(unwrap(is_pure)), pack)
