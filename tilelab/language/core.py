@@ -273,6 +273,24 @@ def sort(x, dim=None, descending=False, _semantic=None):
     return _semantic.sort(x, dim, descending)
 
 
+@builtin
+def topk(x, k, dim=None, _semantic=None):
+    """The ``k`` largest elements along the last dimension, largest first."""
+    return _semantic.topk(x, k, dim)
+
+
+@builtin
+def squeeze(x, dim, _semantic=None):
+    """``x`` without its size-1 dimension ``dim``."""
+    return _semantic.squeeze(x, dim)
+
+
+@builtin
+def unsqueeze(x, dim, _semantic=None):
+    """``x`` with a size-1 dimension inserted before ``dim``."""
+    return _semantic.unsqueeze(x, dim)
+
+
 # ---------------------------------------------------------------- reductions and scans
 @builtin
 def sum(input, axis=None, keep_dims=False, dtype=None, _semantic=None):

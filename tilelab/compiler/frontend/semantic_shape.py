@@ -150,6 +150,41 @@ class ShapeMixin:
         dim = rank - 1 if unwrap(dim) is None else self._axis(dim, rank, "sort")
         return self.emit(ops.SortOp(x.handle, x.type, dim=dim, descending=bool(unwrap(descending))))
 
+    def topk(self, x, k, dim=None) -> tensor:
+        """The ``k`` largest elements along the last dimension, largest first (Triton's ``tl.topk``).
+
+        Sorted descending, then the row of ``[..., n // k, k]`` that holds the first ``k``:
+        a reduction that keeps its first operand takes it exactly (NaN and -0.0 included).
+        """
+        x = self.to_tensor(x)
+        shape = list(x.type.shape)
+        rank = len(shape)
+        if rank == 0 or (unwrap(dim) is not None and self._axis(dim, rank, "topk") != rank - 1):
+            raise SemanticError("topk works along the last dimension only (as Triton's)")
+        n, k = shape[-1], self.constexpr_int(k, "topk's k")
+        if k < 1 or k > n or k & (k - 1) or n & (n - 1):
+            raise SemanticError(f"topk needs k and the dimension's size to be powers of two, k <= {n}; got k={k}")
+        top = self.sort(x, rank - 1, descending=True)
+        if k == n:
+            return top
+        groups = self.reshape(top, shape[:-1] + [n // k, k])
+        return self.reduce([groups], rank - 1, lambda lhs, rhs: lhs)[0]
+
+    def squeeze(self, x, dim) -> tensor:
+        """``x`` without its size-1 dimension ``dim``."""
+        x = self.to_tensor(x)
+        shape = list(x.type.shape)
+        dim = self._axis(dim, len(shape), "squeeze")
+        if shape[dim] != 1:
+            raise SemanticError(f"squeeze: dimension {dim} of {shape} has size {shape[dim]}, not 1")
+        return self.reshape(x, shape[:dim] + shape[dim + 1 :])
+
+    def unsqueeze(self, x, dim) -> tensor:
+        """``x`` with a size-1 dimension inserted before ``dim`` (Python's slicing of the shape, as Triton's)."""
+        x = self.to_tensor(x)
+        shape, dim = list(x.type.shape), self.constexpr_int(dim, "unsqueeze's dim")
+        return self.reshape(x, shape[:dim] + [1] + shape[dim:])
+
     def broadcast_pair(self, a, b) -> tuple[tensor, tensor]:
         """``tl.broadcast(a, b)``: both stretched to their common shape."""
         return tuple(self.broadcast(self.to_tensor(a), self.to_tensor(b), what="broadcast"))
