@@ -5,10 +5,10 @@ Why: ``for start in range(0, M, BM): acc += tl.sum(tl.load(x + rows * stride + c
 (column sums, layer norm's statistics, a cross-entropy's running max and sum) waits for its
 own loads every iteration. The PTX issues all of a tile's loads before the first add, but
 ptxas, keeping registers few, may put the adds between them; each add then waits for the
-load before it, and the warp has two loads in flight instead of eight (column sums of an
-8191x8000 matrix on an H100: 0.247 ms where the same loop in Triton's PTX took 0.141; the
-difference was only where ptxas put the adds). Loaded one iteration ahead, a tile is in
-flight during the whole of the previous iteration's work, whatever ptxas does with it.
+load before it, and the warp has two loads in flight instead of eight (the probe's column
+sums of an 8191x8000 matrix ran at 1.6x Triton's time on an H100 for that alone; loaded
+ahead, 0.7x: ``benchmarks/RESULTS.md``). Loaded one iteration ahead, a tile is in flight
+during the whole of the previous iteration's work, whatever ptxas does with it.
 
 A loop is prefetched when its ``num_stages`` (its own, else the module's) is at least 2, its
 step is a positive constant, and nothing in it writes global memory (a later iteration might
