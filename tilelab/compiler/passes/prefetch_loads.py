@@ -96,7 +96,7 @@ from tilelab.compiler.ir.traits import AsyncCopy, MemoryWrite
 from tilelab.compiler.ir.types import i1
 from tilelab.compiler.options import options_of
 
-from .software_pipeline import _address_slice, _advance, _drop_dead, carried_steps
+from .software_pipeline import address_slice, advance, carried_steps, drop_dead_slice
 
 NAME = "prefetch-loads"
 
@@ -128,7 +128,7 @@ def _candidates(loop: ForOp) -> list[tuple[LoadOp, list[Op]]]:
         if op.mask is not None and op.mask.type != op.ptr.type.with_element(i1):
             continue
         roots = [v for v in (op.ptr, op.mask, op.other) if v is not None]
-        slice_ = _address_slice(loop, roots)
+        slice_ = address_slice(loop, roots)
         if slice_ is not None:
             found.append((op, slice_))
     return found
@@ -172,21 +172,18 @@ def prefetch_loop(loop: ForOp, threads: int) -> bool:
     start = {leaf: lb if leaf is loop.induction_var else inits[leaf] for leaf in leaves}
     in_body = Rewriter()
     in_body.set_insertion_point_to_start(loop.body)
-    first_pred = None
-    ahead = ahead_pred = None
+    first_pred = before.add(CmpOp("lt", lb, ub, loc=loop.loc))  # the loop runs at least once
+    ahead = advance(in_body, loop, {leaf: leaf for leaf in leaves}, 1)
+    ahead_pred = in_body.add(CmpOp("lt", ahead[loop.induction_var], ub, loc=loop.loc))  # not the last trip
     yield_op = loop.body.terminator
     for load, slice_ in chosen:
-        if first_pred is None:
-            first_pred = before.add(CmpOp("lt", lb, ub, loc=loop.loc))
-            ahead = _advance(in_body, loop, {leaf: leaf for leaf in leaves}, 1)
-            ahead_pred = in_body.add(CmpOp("lt", ahead[loop.induction_var], ub, loc=loop.loc))
         first = _load_at(before, load, slice_, start, first_pred)
         current = loop.add_carried(first, "ahead")
         nxt = _load_at(in_body, load, slice_, ahead, ahead_pred)
         load.result.replace_all_uses_with(current)
         yield_op.operands.append(nxt)
         Rewriter.erase(load)
-        _drop_dead(loop, slice_)
+        drop_dead_slice(loop, slice_)
     return True
 
 

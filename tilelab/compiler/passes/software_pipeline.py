@@ -186,7 +186,7 @@ def carried_steps(loop: ForOp) -> dict[Value, Op | None]:
     return found
 
 
-def _address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
+def address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
     """The ops of ``loop``'s body that ``roots`` depend on, in body order; None if one is not clonable.
 
     Clonable: pure, without regions, fed only by the induction variable, by values
@@ -256,7 +256,7 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
         if alloc.result not in shared_reads(user) or order.get(_top(user, loop.body), -1) <= order[store]:
             return None  # every other user reads the buffer (local_load, warp_group_dot; or through a view) after the store
     roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
-    slice_ = _address_slice(loop, roots)
+    slice_ = address_slice(loop, roots)
     return None if slice_ is None else Candidate(load, store, alloc, slice_)
 
 
@@ -295,7 +295,7 @@ def candidates(loop: ForOp) -> list[Candidate]:
 # --------------------------------------------------------------------------- rewriting
 
 
-def _advance(rw: Rewriter, loop: ForOp, start: dict[Value, Value], ahead: int) -> dict[Value, Value]:
+def advance(rw: Rewriter, loop: ForOp, start: dict[Value, Value], ahead: int) -> dict[Value, Value]:
     """The induction variable and the stepping carried values ``ahead`` iterations after ``start``.
 
     ``start`` maps the induction variable and each value of ``carried_steps`` to its value
@@ -371,7 +371,7 @@ def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Va
     start = {leaf: lb if leaf is loop.induction_var else inits[leaf] for leaf in _leaves(loop, cands)}
     slots = []
     for s in range(stages - 1):
-        at = _advance(rw, loop, start, s)
+        at = advance(rw, loop, start, s)
         pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
         slots.append(_const(rw, s, loc=loop.loc))
         for c, ring in zip(cands, rings):
@@ -428,7 +428,7 @@ def _rewrite_body(
         rw.insert(WaitBarrierOp(tma.bars, read, phase, loc=loc))
     rw.insert(BarrierOp(loc=loc))
     views = [rw.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
-    at = _advance(rw, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
+    at = advance(rw, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
     pred = rw.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
     for c, ring in zip(cands, rings):
         _issue_copy(rw, c, at, ring, write, pred, tma)
@@ -441,7 +441,7 @@ def _rewrite_body(
             Rewriter.erase(op)
         if c.tma is not None:  # its pointers and mask were not cloned: nothing uses them now
             drop_unused(_func_of(loop), addresses)
-    _drop_dead(loop, [op for c in cands for op in c.slice])
+    drop_dead_slice(loop, [op for c in cands for op in c.slice])
     yield_op = body.terminator
     rw.set_insertion_point_before(yield_op)
     one, count = _const(rw, 1, loc=loc), _const(rw, stages, loc=loc)
@@ -452,7 +452,7 @@ def _rewrite_body(
         yield_op.operands.append(rw.add(SelectOp(wrapped, flipped, phase, loc=loc)))
 
 
-def _drop_dead(loop: ForOp, ops: list[Op]) -> None:
+def drop_dead_slice(loop: ForOp, ops: list[Op]) -> None:
     """Remove the original address ops that nothing uses any more (latest first, so chains go too)."""
     for op in sorted({op for op in ops if op.parent is loop.body}, key=loop.body.ops.index, reverse=True):
         if not any(r.has_uses() for r in op.results):
@@ -483,13 +483,13 @@ def pipeline_loop(loop: ForOp, stages: int, tma: bool = False) -> bool:
 def _tma_plan(loop: ForOp, c: Candidate) -> TmaPlan | None:
     """How ``c``'s tile is copied with TMA (its coordinates clonable for later iterations), or None."""
     p = plan(c.load, c.alloc.result.type.layout, _func_of(loop))
-    return p if p is not None and _address_slice(loop, list(p.offsets)) is not None else None
+    return p if p is not None and address_slice(loop, list(p.offsets)) is not None else None
 
 
 def _with_tma(loop: ForOp, c: Candidate) -> Candidate:
     """``c`` copied with TMA when its load reads a tensor descriptor's block that TMA can copy."""
     p = _tma_plan(loop, c)
-    return c if p is None else replace(c, tma=p, slice=_address_slice(loop, list(p.offsets)))
+    return c if p is None else replace(c, tma=p, slice=address_slice(loop, list(p.offsets)))
 
 
 def _feeds_a_dot(load: LoadOp, body: Block) -> bool:
@@ -547,7 +547,7 @@ def stage_loads_feeding_dots(loop: ForOp, num_warps: int, warp_size: int) -> lis
             continue
         roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
         alloc = LocalAllocOp(t.with_layout(row_major_shared(list(t.shape))), loc=load.loc)
-        if alloc.stage_bytes % 16 or _address_slice(loop, roots) is None:
+        if alloc.stage_bytes % 16 or address_slice(loop, roots) is None:
             continue
         if info is None:  # only for a loop with something to stage
             info = axis_info.analyze(_func_of(loop))
