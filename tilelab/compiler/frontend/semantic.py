@@ -163,8 +163,7 @@ class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
         if not elems:
             raise SemanticError("inline_asm_elementwise must give at least one result (return a dummy if need be)")
         for e in [a.type.element for a in args] + elems:
-            bits = 64 if e.is_pointer else e.bits
-            per_register = min(max(32 // bits, 1), pack)
+            per_register, bits = ops.InlineAsmOp.packing(e, pack)
             if pack % per_register:
                 raise SemanticError(
                     f"inline_asm_elementwise: pack {pack} does not fill whole registers of {e} "

@@ -258,12 +258,6 @@ def _suffix(t: ir.Type) -> str:
     return {"half": "f16", "float": "f32", "double": "f64"}.get(str(t), str(t))
 
 
-def _per_register(elem, pack: int) -> tuple[int, int]:
-    """(elements a register takes, bits of one element): narrower than 32 bits go packed, up to ``pack``."""
-    bits = 64 if elem.is_pointer else elem.bits
-    return max(1, min(32 // bits, pack)), bits
-
-
 @lower(InlineAsmOp)
 def lower_inline_asm(lw, op):
     """One ``asm`` call per ``pack`` registers of the thread, as Triton makes them.
@@ -281,14 +275,14 @@ def lower_inline_asm(lw, op):
     columns = [c + [ir.Constant(c[0].type, ir.Undefined)] * (padded - n) for c in columns]
     out_types = []
     for r in op.results:
-        k, bits = _per_register(r.type.element, pack)
+        k, bits = InlineAsmOp.packing(r.type.element, pack)
         out_types += [gpu_type(r.type.element) if k == 1 else ir.IntType(k * bits)] * (pack // k)
     ret = out_types[0] if len(out_types) == 1 else ir.LiteralStructType(out_types)
     results = [[] for _ in op.results]
     for start in range(0, padded, pack):
         args = []
         for column, v in zip(columns, op.operands):
-            k, bits = _per_register(v.type.element, pack)
+            k, bits = InlineAsmOp.packing(v.type.element, pack)
             for j in range(start, start + pack, k):
                 if k == 1:
                     args.append(column[j])
@@ -301,7 +295,7 @@ def lower_inline_asm(lw, op):
         call = b.call(ir.InlineAsm(fnty, op.attrs["asm"], op.attrs["constraints"], not op.pure), args)
         slot = 0
         for out, r in zip(results, op.results):
-            k, _ = _per_register(r.type.element, pack)
+            k, _ = InlineAsmOp.packing(r.type.element, pack)
             for _ in range(pack // k):
                 got = call if len(out_types) == 1 else b.extract_value(call, slot)
                 slot += 1

@@ -280,6 +280,12 @@ class InlineAsmOp(Op):
             return self.pure
         return trait in self.traits
 
+    @staticmethod
+    def packing(elem: Type, pack: int) -> tuple[int, int]:
+        """(elements of ``elem`` one register takes, bits of one): narrower than 32 bits go packed, up to ``pack``."""
+        bits = 64 if elem.is_pointer else elem.bits
+        return max(1, min(32 // bits, pack)), bits
+
     def _verify(self) -> None:
         self.expect_counts((0, None), None)
         self.expect(len(self.results) >= 1, "inline assembly must give at least one result")
