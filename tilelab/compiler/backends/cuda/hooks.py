@@ -102,6 +102,27 @@ def _fp8_pairs(lw, xs: list, name: str) -> list:
     return out
 
 
+def _f16_pairs(lw, xs: list) -> list:
+    """f32 values to f16, two per ``fptrunc <2 x float>`` (``cvt.rn.f16x2.f32``, sm_80 on), an odd last one alone.
+
+    Narrowed one by one, LLVM pairs the ``fptrunc``s into ``cvt.rn.f16x2.f32`` only where they sit in
+    the block that packs them; a loop's f32 accumulator converted after the loop is a ``phi`` whose
+    ``fptrunc`` InstCombine moves into the loop's exit block, apart from the packing: then each half is
+    converted alone and packed with a move (256 instructions where 64 do, in an attention backward's
+    epilogue). A vector ``fptrunc`` is not moved and stays one instruction a pair.
+    """
+    b = lw.b
+    f32x2, f16x2 = ir.VectorType(F32, 2), ir.VectorType(ir.HalfType(), 2)
+    out = []
+    for i in range(0, len(xs) - 1, 2):
+        pair = b.insert_element(ir.Constant(f32x2, ir.Undefined), xs[i], ir.Constant(I32, 0))
+        pair = b.fptrunc(b.insert_element(pair, xs[i + 1], ir.Constant(I32, 1)), f16x2)
+        out += [b.extract_element(pair, ir.Constant(I32, k)) for k in range(2)]
+    if len(xs) % 2:
+        out.append(b.fptrunc(xs[-1], ir.HalfType()))
+    return out
+
+
 class NvvmHooks:
     """NVIDIA's answers: NVVM intrinsics and inline PTX (``warp_size`` 32)."""
 
@@ -336,7 +357,11 @@ class NvvmHooks:
         """
         if _fp8_native(lw, t, rounding):
             return _fp8_pairs(lw, xs, t.name)
-        if lw.sm < 80 or rounding == "rtz" or getattr(t, "name", None) != "bf16" or len(xs) < 2:
+        if lw.sm < 80 or rounding == "rtz" or len(xs) < 2:
+            return None
+        if getattr(t, "name", None) == "f16":
+            return _f16_pairs(lw, xs)
+        if getattr(t, "name", None) != "bf16":
             return None
         b, i32 = lw.b, ir.IntType(32)
         pair = ir.VectorType(ir.IntType(16), 2)
