@@ -18,6 +18,7 @@ each path, and the same minus the no-op driver call: the Python overhead a launc
 
 import argparse
 import ctypes
+import functools
 import statistics
 import sys
 import time
@@ -29,13 +30,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilelab  # noqa: E402
 import tilelab.language as tl  # noqa: E402
 from tilelab.compiler.backends.cuda import emit  # noqa: E402
-from tilelab.runtime import cuda_driver  # noqa: E402
+from tilelab.runtime import cuda_driver, tensormaps  # noqa: E402
+from tilelab.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 
 @tilelab.jit
 def tiny(x, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x + offs, tl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@tilelab.jit
+def tiny_desc(x_desc, BLOCK: tl.constexpr):
+    """``tiny`` through a host tensor descriptor: each launch encodes (or finds) its tensor map."""
+    tl.static_assert(BLOCK == 16)
+    x_desc.store([0, 0], x_desc.load([0, 0]) + 1.0)
 
 
 def jit_launches() -> list[tuple[str, object]]:
@@ -61,6 +70,14 @@ def jit_launches() -> list[tuple[str, object]]:
     triton_tiny = _triton_tiny()
     if triton_tiny is not None:
         rows.append(("Triton: same kernel, torch cuda tensor", lambda: triton_tiny[(1,)](t, 16, BLOCK=16)))
+    square = torch.zeros((16, 16), device="cuda")
+    desc = TensorDescriptor.from_tensor(square, [16, 16])
+    rows.append(("tiny_desc[(1,)](TensorDescriptor of a torch tensor)", lambda: tiny_desc[(1,)](desc, BLOCK=16)))
+    triton_desc = _triton_tiny_desc()
+    if triton_desc is not None:
+        kernel, make = triton_desc
+        theirs = make(square, [16, 16])
+        rows.append(("Triton: same kernel, its TensorDescriptor", lambda: kernel[(1,)](theirs, BLOCK=16)))
     rows.append(("torch: t.add_(1.0)", lambda: t.add_(1.0)))
     return rows
 
@@ -84,6 +101,23 @@ def _triton_tiny():
         ttl.store(x + offs, ttl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
 
     return triton_tiny
+
+
+def _triton_tiny_desc():
+    """``tiny_desc`` written for Triton, and Triton's ``TensorDescriptor.from_tensor`` (``None`` without triton)."""
+    try:
+        import triton
+        import triton.language as ttl
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+
+    @triton.jit
+    def triton_tiny_desc(x_desc, BLOCK: ttl.constexpr):
+        ttl.static_assert(BLOCK == 16)
+        x_desc.store([0, 0], x_desc.load([0, 0]) + 1.0)
+
+    return triton_tiny_desc, TensorDescriptor.from_tensor
 
 
 TINY = r"""
@@ -221,6 +255,12 @@ def no_gpu_rows() -> list[tuple[str, float]]:
     x = arrays[0][1]
     grid = lambda meta: (1,)  # noqa: E731
     rows.append(("tiny[lambda](torch-like tensor, 16, BLOCK=16)", best_us(lambda: tiny[grid](x, 16, BLOCK=16))))
+    # the driver's tensor-map encoding is replaced as its launch is (the launch path's cache kept)
+    tensormaps._tiled = functools.lru_cache(maxsize=512)(lambda *recipe: bytes(cuda_driver.TENSORMAP_BYTES))
+    desc = TensorDescriptor(Tensor(address), [16, 16], [16, 1], [16, 16])
+    tiny_desc[(1,)](desc, BLOCK=16)
+    name = "tiny_desc[(1,)](TensorDescriptor of a torch-like tensor)"
+    rows.append((name, best_us(lambda: tiny_desc[(1,)](desc, BLOCK=16))))
     return rows
 
 

@@ -129,3 +129,41 @@ def test_the_sanitizer_setting_is_honoured_after_warm_launches(rng, driver, monk
     monkeypatch.setenv("TILELAB_SANITIZE", "1")
     with pytest.raises(KernelRuntimeError, match="sanitizer runs on the interpreter"):
         kernel[(2,)](x, y, out, 64, BLOCK=32)
+
+
+def test_host_descriptors_take_the_warm_plan_and_each_calls_parts(rng, builds, driver, monkeypatch):
+    """Launches over host tensor descriptors fill the parameter buffer straight from the descriptors
+    (no marshalling per launch): each call's base address, shape and strides reach the tensor maps."""
+    from tilelab.runtime import tensormaps
+    from tilelab.runtime.compiled import CompiledKernel
+    from tilelab.tools.tensor_descriptor import TensorDescriptor
+
+    from .test_tensor_descriptors import shifted_copy
+
+    maps, slow = [], []
+    full = CompiledKernel.launch_normalized
+
+    def encode(address, dims, strides, *rest):
+        maps.append((address, dims, strides))
+        return bytes(128)
+
+    def launch_normalized(self, *args, **kwargs):
+        slow.append(1)
+        return full(self, *args, **kwargs)
+
+    monkeypatch.setattr(tensormaps, "_tiled", encode)
+    monkeypatch.setattr(CompiledKernel, "launch_normalized", launch_normalized)
+    kernel = tilelab.jit(shifted_copy.fn)
+
+    def describe(t, rows, stride=32):
+        return TensorDescriptor(t, [rows, 24], [stride, 1], [8, 8])
+
+    for rows in (13, 21, 9):
+        src, dst = (Tensor(rng.standard_normal((rows, 32)).astype(np.float32)) for _ in range(2))
+        kernel[(3, 3)](describe(src, rows), describe(dst, rows), 0, 0, 8, 8)
+        assert maps[-1] == (address(dst), (rows, 24), (32, 1))  # the store's map (the load goes by pointers)
+    assert len(builds) == 1 and len(driver.launches) == len(maps) == 3 and len(slow) == 1  # the first launch only
+    bad = describe(src, 9)
+    bad.strides = [6, 1]  # the same key classes as before, yet rows not 16 bytes apart: refused, named
+    with pytest.raises(tilelab.LaunchError, match="src_desc.*multiples of 16 bytes"):
+        kernel[(3, 3)](bad, describe(dst, 9), 0, 0, 8, 8)

@@ -181,10 +181,12 @@ class CudaLauncher:
             )
         return pointer
 
-    def warm_plan(self, values: list, positions: tuple | None = None):
+    def warm_plan(self, values: list, positions: tuple | None = None, sources: list | None = None):
         """A ``warm(grid, given)`` launch for arguments of the kinds of ``values``, or ``None``.
 
-        Parameter ``i`` is read from ``given[positions[i]]`` (``given[i]`` without ``positions``).
+        Parameter ``i`` is read from ``given[positions[i]]`` (``given[i]`` without ``positions``),
+        or from the expression ``sources[i]`` over ``given`` when given (a part of a host tensor
+        descriptor: ``given[2].base``, ``int(given[2].shape[0])``).
         ``None`` when some array is not already on device 0 (host arrays are copied around
         every launch) or a value has no cheap reader: such launches keep taking ``__call__``.
         The caller guarantees that later values have the same kinds (a launch key).
@@ -192,7 +194,8 @@ class CudaLauncher:
         if len(values) != self.arity:
             return None
         positions = tuple(range(len(values))) if positions is None else positions
-        reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, i) for j, i in enumerate(positions)]
+        sources = sources or [f"given[{i}]" for i in positions]
+        reads = [_read_source(self.kinds[j], self.scalar_types[j], values[j], j, arg) for j, arg in enumerate(sources)]
         if None in reads:
             return None
         stream = launch_stream_reader(values)
@@ -271,12 +274,11 @@ def _tensormap_source(recipe: dict) -> str:
     return f"tensormap(box{recipe['base']}.value, {shape}, {strides}, {', '.join(map(repr, fixed))})"
 
 
-def _read_source(kind: str, t, value, param: int, index: int) -> str | None:
-    """The expression that reads parameter ``param`` (``value``, of ``kind``) from ``given[index]``.
+def _read_source(kind: str, t, value, param: int, arg: str) -> str | None:
+    """The expression that reads parameter ``param`` (``value``, of ``kind``) from the expression ``arg``.
 
     ``None`` when there is no cheap way (the launch then keeps taking ``CudaLauncher.__call__``).
     """
-    arg = f"given[{index}]"
     if kind != "ptr":
         if t.name in ("f16", "bf16"):
             return f"scalar(types[{param}], {arg})"

@@ -147,3 +147,15 @@ def descriptor_part(desc, index: int):
         return desc.base
     rank = len(desc.block_shape)
     return int(desc.shape[index - 1]) if index <= rank else int(desc.strides[index - 1 - rank])
+
+
+def descriptor_part_source(expr: str, desc, index: int) -> str:
+    """The Python expression of ``descriptor_part(desc, index)`` for the descriptor that ``expr`` names
+    (a warm launch reads it straight from the call's arguments)::
+
+        descriptor_part_source("given[0]", d, 2)   # 'int(given[0].shape[1])' for a 2-d ``d``
+    """
+    if index == 0:
+        return f"{expr}.base"
+    rank = len(desc.block_shape)
+    return f"int({expr}.shape[{index - 1}])" if index <= rank else f"int({expr}.strides[{index - 1 - rank}])"

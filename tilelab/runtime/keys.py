@@ -215,16 +215,33 @@ def _cuda_interface_part(a):
 
 
 def _descriptor_part(d):
-    """A host tensor descriptor: its base's part, its shapes' and strides' int classes, block shape, padding."""
-    try:
-        check(d, "a tensor descriptor")
-    except LaunchError:
-        return None  # the full path reports it, naming the argument
+    """A host tensor descriptor: its base's part, its shapes' and strides' int classes, block shape, padding.
+
+    ``descriptors.check`` (the launch's validation: alignment, strides in whole 16 bytes, ...) depends
+    on the base's part and the exact shape, strides, block shape and padding: once those passed, an
+    equal set passes again, so a loop of launches checks its descriptors once (``_CHECKED``).
+    """
     base = argument_part(d.base)
     if base is None:
         return None
-    ints = tuple(_int_part(int(v)) for v in (*d.shape, *d.strides))
-    return type(d), base, ints, tuple(int(b) for b in d.block_shape), getattr(d, "padding", "zero")
+    shape, strides, block = tuple(d.shape), tuple(d.strides), tuple(d.block_shape)
+    padding = getattr(d, "padding", "zero")
+    facts = (type(d), base, shape, strides, block, padding)
+    plain = all(type(v) is int for v in (*shape, *strides, *block))  # 16.0 would hash as 16: not remembered
+    if not plain or facts not in _CHECKED:
+        try:
+            check(d, "a tensor descriptor")
+        except LaunchError:
+            return None  # the full path reports it, naming the argument
+        if plain:
+            if len(_CHECKED) >= 4096:
+                _CHECKED.clear()
+            _CHECKED.add(facts)
+    return type(d), base, tuple(_int_part(int(v)) for v in (*shape, *strides)), block, padding
+
+
+#: The descriptors' ``facts`` (see ``_descriptor_part``) that passed ``descriptors.check``.
+_CHECKED: set = set()
 
 
 def _no_part(value):

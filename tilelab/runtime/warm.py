@@ -19,7 +19,7 @@ straight from the call's arguments); otherwise the warm launch calls
 
 from __future__ import annotations
 
-from .descriptors import descriptor_part, descriptor_parts
+from .descriptors import descriptor_part, descriptor_part_source, descriptor_parts
 from .grid import grid_dims, normalize_grid
 
 
@@ -57,8 +57,19 @@ class WarmLaunch:
         positions = tuple(order.index(owners.get(name, (name,))[0]) for name in kernel.arg_names)
         parts = tuple(owners[name][1] if name in owners else None for name in kernel.arg_names) if owners else None
         tail = tuple(defaults.values()) if any(i >= len(args) for i in positions) else None
-        plan = None if sanitize or parts else getattr(kernel.launcher, "warm_plan", None)  # a plan never checks bounds
-        direct = plan(_pick(args, kwargs, tail, positions), positions) if plan is not None else None
+        plan = None if sanitize else getattr(kernel.launcher, "warm_plan", None)  # a plan never checks bounds
+        direct = None
+        if plan is not None:
+            picked = _pick(args, kwargs, tail, positions)
+            if parts is None:
+                direct = plan(picked, positions)
+            else:  # a descriptor's parts are read from it: its base array, int(its shape[0])...
+                values = [v if k is None else descriptor_part(v, k) for v, k in zip(picked, parts)]
+                sources = [
+                    f"given[{i}]" if k is None else descriptor_part_source(f"given[{i}]", v, k)
+                    for i, v, k in zip(positions, picked, parts)
+                ]
+                direct = plan(values, positions, sources)
         meta = (tuple(jit.arg_names[: len(args)]), dict(defaults, **(meta_options or {})))
         return cls(jit, kernel, positions, direct, meta, tail, sanitize, parts)
 
