@@ -155,3 +155,40 @@ tt.func @k(%x: !ptr<f32>, %y: !ptr<i8>) {
 """,
         attrs={"num_warps": 4},
     )
+
+
+def test_wide_atomic_of_a_narrow_shape_gets_its_own_16_byte_vector():
+    """An atomic writes as a store does: 64 bytes a thread would give four ``red.v4`` whose lanes each cover a
+    quarter of a sector group; its own 16-byte layout makes each instruction's lanes contiguous. Its old values
+    are converted back for their readers."""
+    check_pass(
+        coalesce,
+        MIXED
+        + """
+          %7 = tt.atomic_rmw %6, %4 {kind = "fadd", sem = "relaxed", scope = "gpu"} : tensor<2048xf32, #v16>
+          tt.store %6, %7 : tensor<2048x!ptr<f32>, #v16>
+          tt.return
+        }
+        // CHECK:      %[[PC:.*]] = ttg.convert_layout %{{.*}} : tensor<2048x!ptr<f32>, #v4>
+        // CHECK-NEXT: %[[VC:.*]] = ttg.convert_layout %{{.*}} : tensor<2048xf32, #v4>
+        // CHECK-NEXT: %[[OLD:.*]] = tt.atomic_rmw %[[PC]], %[[VC]] {{.*}} : tensor<2048xf32, #v4>
+        // CHECK-NEXT: %[[BACK:.*]] = ttg.convert_layout %[[OLD]] : tensor<2048xf32, #v16>
+        """,
+        attrs={"num_warps": 4},
+    )
+
+
+def test_transposed_atomic_runs_along_dim_0():
+    check_pass(
+        coalesce,
+        HEADER
+        + """
+  %10 = tt.addptr %9, %8 : tensor<32x32x!ptr<f32>, #row>
+  %11 = tt.cast %8 : tensor<32x32xf32, #row>
+  %12 = tt.atomic_rmw %10, %11 {kind = "fadd", sem = "relaxed", scope = "gpu"} : tensor<32x32xf32, #row>
+  tt.return
+}
+// CHECK: tt.atomic_rmw %{{.*}}, %{{.*}} {{.*}} : tensor<32x32xf32, #col>
+""",
+        attrs={"num_warps": 4},
+    )

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the docstring example spells whole layouts)
-"""Give each global load and store a layout whose threads walk memory in address order.
+"""Give each global load, store and atomic a layout whose threads walk memory in address order.
 
 Why: a warp's access is fast when its lanes touch consecutive addresses (one 32-byte
 sector serves 8 floats). The default layouts are row-major: right for ``x[i, :]``, but
@@ -60,8 +60,9 @@ from __future__ import annotations
 
 from tilelab.compiler.analysis import axis_info
 from tilelab.compiler.ir.core import Block, Module
-from tilelab.compiler.ir.ops import ConvertLayoutOp, LoadOp, StoreOp
+from tilelab.compiler.ir.ops import ConvertLayoutOp
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import MemoryRead, MemoryWrite, SharedMemory
 from tilelab.compiler.options import options_of
 
 from .assign_layouts import access_vectors, tile_layout
@@ -83,8 +84,19 @@ def wanted_order(contiguity) -> list[int] | None:
     return [best] + [d for d in reversed(range(rank)) if d != best]
 
 
+def global_access(op) -> bool:
+    """A load, store or atomic of global memory through a tile of pointers (not a shared-memory op)."""
+    return (
+        (op.has_trait(MemoryRead) or op.has_trait(MemoryWrite))
+        and not op.has_trait(SharedMemory)
+        and op.operands
+        and op.operands[0].type.is_tensor
+        and op.operands[0].type.element.is_pointer
+    )
+
+
 def _own_vector(op, t, vec: int) -> int | None:
-    """A narrower vector for a wide-typed store of a blocked tile whose run passes 16 bytes, or None.
+    """A narrower vector for a wide-typed store or atomic of a blocked tile whose run passes 16 bytes, or None.
 
     Tiles of one shape share the vector of their narrowest type (``access_vectors``): with
     an fp8 ``128x256`` load, the f32 ``128x256`` store gets 16 elements (64 bytes) per
@@ -94,8 +106,12 @@ def _own_vector(op, t, vec: int) -> int | None:
     A load keeps the shared vector: the gaps between its lanes are filled by the next
     instruction's from L1, and its own layout would cost a trip through shared memory
     (a bf16 row loaded for an fp8 store of the same shape, 32 bytes a thread).
+    An atomic writes as a store does (one ``red.v4.f32`` a thread at most): with 32 bytes a
+    thread, each instruction's lanes would cover every other 16 bytes, half of each sector,
+    and the L2's atomic units would see twice the sectors (an embedding gradient's
+    ``atomic_add`` of a bf16-shaped tile).
     """
-    if not isinstance(op, StoreOp):
+    if not op.has_trait(MemoryWrite):
         return None
     spt = t.layout.params.get("size_per_thread")
     if t.layout.params.get("kind") != "blocked" or spt is None:
@@ -112,7 +128,7 @@ def _retarget(block: Block, op, layout, num_warps: int) -> None:
         if v.type.is_tensor and v.type.layout != layout:
             conv = Rewriter.insert_before(op, ConvertLayoutOp(v, v.type.with_layout(layout), loc=op.loc))
             op.operands[i] = conv.result
-    if isinstance(op, LoadOp):
+    if op.results and op.result.type.is_tensor:  # a load's values, an atomic's old values
         old = op.result.type
         op.result.type = old.with_layout(layout)
         return Rewriter.insert_after(op, ConvertLayoutOp(op.result, old, loc=op.loc))
@@ -124,10 +140,11 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
         for region in op.regions:
             for b in region.blocks:
                 changed |= _walk(b, info, vectors, num_warps, func, warp_size)
-        if not isinstance(op, (LoadOp, StoreOp)) or not op.ptr.type.is_tensor or op.ptr.type.layout is None:
+        if not global_access(op) or op.operands[0].type.layout is None:
             continue
-        t = op.ptr.type
-        order = wanted_order(info[op.ptr].contiguity)
+        ptr = op.operands[0]
+        t = ptr.type
+        order = wanted_order(info[ptr].contiguity)
         vec = vectors.get(tuple(t.shape), 4)
         if order is None or fastest_dim(t.layout) == order[0]:
             vec = _own_vector(op, t, vec)
@@ -142,7 +159,7 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
 
 
 def run(module: Module) -> bool:
-    """Retarget loads and stores to layouts that follow their contiguous dim (see the docstring)."""
+    """Retarget loads, stores and atomics to layouts that follow their contiguous dim (see the docstring)."""
     options = options_of(module)
     vectors = access_vectors(module)
     changed = False

@@ -244,6 +244,10 @@ class AtomicCASOp(Op):
     def __init__(self, ptr, cmp, val, sem="acq_rel", scope="gpu", loc=UNKNOWN_LOC):
         super().__init__([ptr, cmp, val], [val.type], {"sem": sem, "scope": scope}, loc=loc)
 
+    @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
     def _verify(self) -> None:
         self.expect_counts(3, 1)
         self.expect(self.operands[0].type.element.is_pointer, "address operand is not a pointer")
