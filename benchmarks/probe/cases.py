@@ -281,6 +281,137 @@ def swiglu_bwd(t, rows=4096, n=11008):
     )  # fmt: skip
 
 
+def w8a16_matmul(t, m=2048, n=11008, k=4096):
+    """f16 activations times int8 weights (converted to f16 in the K loop), one f16 scale per output column."""
+    a, b, c = t.randn(m, k, dtype="f16"), t.int8(k, n), t.empty(m, n, dtype="f16")
+    scale = _tensor(t, (n,), "f16", lambda torch: (torch.rand(n, device="cuda") * 2 / (127 * k**0.5)).half())
+    configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8),
+               cfg(8, 4, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8),
+               cfg(4, 4, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8)]  # fmt: skip
+    return Setup(
+        K.w8a16_matmul_kernel, lambda c_: (a, b, scale, c, m, n, k, k, 1, n, 1, n, 1),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]) * cdiv(n, c_["BLOCK_N"]),), configs,
+        [c], lambda: [((a.double() @ b.double()) * scale.double()).half()], lambda: (a @ b.half()) * scale,
+        nbytes=m * k * 2 + k * n + m * n * 2, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def linear_gelu(t, m=8190, n=4096, k=4096):
+    """``gelu(x @ w.T + bias)`` (tanh GELU) of f16, ``w`` as ``nn.Linear`` keeps it (N, K); ``m`` leaves a tail."""
+    x, w, y = t.randn(m, k, dtype="f16"), t.randn(n, k, dtype="f16"), t.empty(m, n, dtype="f16")
+    bias = t.randn(n, dtype="f16")
+    if t.torch is not None:
+        w.mul_(k**-0.5)
+    F = t.torch.nn.functional if t.torch else None
+    configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64), cfg(8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64),
+               cfg(4, 4, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64)]  # fmt: skip
+    return Setup(
+        K.linear_gelu_kernel, lambda c: (x, w, bias, y, m, n, k, x.stride(0), w.stride(0), y.stride(0)),
+        lambda c: (cdiv(m, c["BLOCK_M"]), cdiv(n, c["BLOCK_N"])), configs,
+        [y], lambda: [F.gelu(F.linear(x.double(), w.double(), bias.double()), approximate="tanh").half()],
+        lambda: F.gelu(F.linear(x, w, bias), approximate="tanh"),
+        nbytes=(m * k + n * k + m * n) * 2, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def conv2d_nhwc(t, batch=32, h=28, w=28, c=256, k=256):
+    """3x3 convolution, padding 1, stride 1, of NHWC f16 images by (R, S, C, K) weights, as an implicit GEMM."""
+    x, y = t.randn(batch, h, w, c, dtype="f16"), t.empty(batch, h, w, k, dtype="f16")
+    wt = t.randn(3, 3, c, k, dtype="f16")
+    if t.torch is not None:
+        wt.mul_((9 * c) ** -0.5)
+    F = t.torch.nn.functional if t.torch else None
+    if t.torch is not None:  # torch's own: the same bytes as channels-last NCHW views, weights (K, C, R, S)
+        x_cl, w_cl = x.permute(0, 3, 1, 2), wt.permute(3, 2, 0, 1).contiguous(memory_format=t.torch.channels_last)
+    fixed = dict(R=3, S=3, PAD=1, STRIDE=1)
+    configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, **fixed),
+               cfg(4, 3, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, **fixed),
+               cfg(8, 4, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, **fixed)]  # fmt: skip
+    rows = batch * h * w
+    return Setup(
+        K.conv2d_nhwc_kernel, lambda c_: (x, wt, y, batch, h, w, c, k, h, w),
+        lambda c_: (cdiv(rows, c_["BLOCK_M"]), cdiv(k, c_["BLOCK_N"])), configs,
+        [y], lambda: [F.conv2d(x_cl.double(), w_cl.double(), padding=1).permute(0, 2, 3, 1).half()],
+        lambda: F.conv2d(x_cl, w_cl, padding=1),
+        nbytes=(rows * c + 9 * c * k + rows * k) * 2, flops=2 * rows * k * 9 * c, tol=1e-2,
+    )  # fmt: skip
+
+
+def embedding_bwd(t, tokens=16383, dim=4096, vocab=32000):
+    """The gradient of an embedding lookup: bf16 rows of ``dy`` added (atomically, f32) to their ids' rows."""
+    dy, dw = t.randn(tokens, dim, dtype="bf16"), t.zeros(vocab, dim)
+    ids = _tensor(t, (tokens,), "i64", lambda torch: torch.randint(0, vocab, (tokens,), device=dy.device))
+
+    def ref():
+        return [t.torch.zeros(vocab, dim, dtype=t.torch.float64, device=dy.device).index_add_(0, ids, dy.double())]
+
+    return Setup(
+        K.embedding_bwd_kernel, lambda c: (ids, dy, dw, tokens, dim),
+        lambda c: (cdiv(tokens, c["BLOCK_T"]), cdiv(dim, c["BLOCK_D"])),
+        [cfg(4, BLOCK_T=32, BLOCK_D=128), cfg(4, BLOCK_T=16, BLOCK_D=256), cfg(8, BLOCK_T=64, BLOCK_D=128)],
+        [dw], ref, lambda: dw.index_add_(0, ids, dy.float()), reset=lambda: dw.zero_(),
+        nbytes=tokens * dim * (2 + 4) + tokens * 8, tol=1e-5,
+    )  # fmt: skip
+
+
+def linear_scan(t, length=2048, d=32768):
+    """``h_t = a_t * h_{t-1} + b_t`` down the rows of f32 ``(length, d)`` arrays, in chunks of ``BLOCK_L``
+    steps (cumulative sums of ``log a``), ``0.9 <= a <= 1``. torch's column: ``torch.cumsum`` of ``b``, a
+    scan of the same length without the recurrence's second input."""
+    a = _tensor(t, (length, d), "f32", lambda torch: 0.9 + 0.1 * torch.rand(length, d, device="cuda"))
+    b, h = t.randn(length, d), t.empty(length, d)
+
+    def ref():
+        out, state = t.torch.empty(length, d, dtype=t.torch.float64, device="cuda"), 0.0
+        a64, b64 = a.double(), b.double()
+        for i in range(length):
+            state = a64[i] * state + b64[i]
+            out[i] = state
+        return [out]
+
+    return Setup(
+        K.linear_scan_kernel, lambda c: (a, b, h, length, d), lambda c: (cdiv(d, c["BLOCK_D"]),),
+        [cfg(4, BLOCK_L=64, BLOCK_D=64), cfg(4, BLOCK_L=32, BLOCK_D=128), cfg(8, BLOCK_L=64, BLOCK_D=128)],
+        [h], ref, lambda: t.torch.cumsum(b, 0), nbytes=3 * length * d * 4, tol=1e-4,
+    )  # fmt: skip
+
+
+def moe_router(t, tokens=65535, experts=64):
+    """Routing of a mixture of experts: softmax over 64 f32 logits, the two largest probabilities renormalized,
+    and their expert ids (i32)."""
+    x, wts = t.randn(tokens, experts), t.empty(tokens, 2)
+    ids = _tensor(t, (tokens, 2), "i32", lambda torch: torch.empty(tokens, 2, device="cuda", dtype=torch.int32))
+
+    def torch_fn():
+        top, which = t.torch.topk(t.torch.softmax(x, 1), 2, dim=1)
+        return top / top.sum(1, keepdim=True), which
+
+    def ref():
+        top, which = t.torch.topk(t.torch.softmax(x.double(), 1), 2, dim=1)
+        return [top / top.sum(1, keepdim=True), which.int()]
+
+    return Setup(
+        K.moe_router_kernel, lambda c: (x, wts, ids, tokens), lambda c: (cdiv(tokens, c["BLOCK_T"]),),
+        [cfg(4, E=64, TOPK=2, BLOCK_T=32), cfg(4, E=64, TOPK=2, BLOCK_T=16), cfg(8, E=64, TOPK=2, BLOCK_T=64)],
+        [wts, ids], ref, torch_fn, nbytes=tokens * experts * 4 + tokens * 2 * 8, tol=1e-5,
+    )  # fmt: skip
+
+
+def group_norm(t, batch=32, channels=512, hw=4096, groups=32, eps=1e-5):
+    """Group norm of NCHW f16 activations (f32 weight and bias), a program per (sample, group): two passes over
+    the group's ``channels / groups * hw`` contiguous values."""
+    x, y = t.randn(batch, channels, hw, dtype="f16"), t.empty(batch, channels, hw, dtype="f16")
+    w, b = t.randn(channels), t.randn(channels)
+    F = t.torch.nn.functional if t.torch else None
+    wh, bh = (w.half(), b.half()) if t.torch else (w, b)
+    return Setup(
+        K.group_norm_kernel, lambda c: (x, y, w, b, channels, hw, groups, eps), lambda c: (batch * groups,),
+        [cfg(8, BLOCK=2048), cfg(4, BLOCK=1024), cfg(8, BLOCK=4096)],
+        [y], lambda: [F.group_norm(x.double(), groups, w.double(), b.double(), eps).half()],
+        lambda: F.group_norm(x, groups, wh, bh, eps), nbytes=3 * batch * channels * hw * 2, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -298,4 +429,11 @@ CASES = {
     "welford layernorm": welford_layernorm,
     "online softmax": online_softmax,
     "swiglu backward": swiglu_bwd,
+    "w8a16 matmul": w8a16_matmul,
+    "linear + gelu epilogue": linear_gelu,
+    "conv2d 3x3 nhwc (implicit gemm)": conv2d_nhwc,
+    "embedding backward (atomics)": embedding_bwd,
+    "linear recurrence (chunked scan)": linear_scan,
+    "moe router softmax + top-2": moe_router,
+    "group norm f16": group_norm,
 }

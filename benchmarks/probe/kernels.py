@@ -203,3 +203,177 @@ def swiglu_bwd_kernel(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, stride, n_cols, BLOC
     silu = a * sig
     tl.store(da_ptr + offs, (dy * b * (sig + silu * (1.0 - sig))).to(da_ptr.dtype.element_ty), mask=mask)
     tl.store(db_ptr + offs, (dy * silu).to(db_ptr.dtype.element_ty), mask=mask)
+
+
+def w8a16_matmul_kernel(
+    a_ptr, b_ptr, scale_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):  # fmt: skip
+    # weight-only int8: f16 activations times int8 weights converted in the loop, one f16 scale per column
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_pid_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BLOCK_K, other=0)
+        acc += tl.dot(a, b.to(tl.float16))
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    scale = tl.load(scale_ptr + rn).to(tl.float32)
+    c = (acc * scale[None, :]).to(tl.float16)
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, c, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def linear_gelu_kernel(
+    x_ptr, w_ptr, bias_ptr, y_ptr, M, N, K, stride_xm, stride_wn, stride_ym,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    # y = gelu(x @ w.T + bias), w row-major (N, K) as nn.Linear keeps it: B read K-contiguous; tanh GELU
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :]
+    w_ptrs = w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] + k < K), other=0.0)
+        w = tl.load(w_ptrs, mask=(offs_n[None, :] < N) & (offs_k[:, None] + k < K), other=0.0)
+        acc = tl.dot(x, w, acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    acc += tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+    inner = 0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)
+    y = 0.5 * acc * (1.0 + (2.0 * tl.sigmoid(2.0 * inner) - 1.0))  # tanh(u) = 2 sigmoid(2u) - 1
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def conv2d_nhwc_kernel(
+    x_ptr, w_ptr, y_ptr, N, H, W, C, K, P, Q, R: tl.constexpr, S: tl.constexpr, PAD: tl.constexpr,
+    STRIDE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    # implicit GEMM: rows are output pixels (n, p, q), columns output channels, K runs over (r, s, c);
+    # x NHWC, w (R, S, C, K), y NHWC; pixel indices from // and % of runtime sizes, zero padding by masks
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    n = offs_m // (P * Q)
+    pq = offs_m % (P * Q)
+    p = pq // Q
+    q = pq % Q
+    m_mask = offs_m < N * P * Q
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for rs in range(0, R * S):
+        r = rs // S
+        s = rs % S
+        h = p * STRIDE - PAD + r
+        w = q * STRIDE - PAD + s
+        inside = m_mask & (h >= 0) & (h < H) & (w >= 0) & (w < W)
+        x_base = x_ptr + ((n * H + h) * W + w) * C
+        for c0 in range(0, C, BLOCK_K):
+            cs = c0 + tl.arange(0, BLOCK_K)
+            x = tl.load(x_base[:, None] + cs[None, :], mask=inside[:, None] & (cs[None, :] < C), other=0.0)
+            wt = tl.load(w_ptr + (rs * C + cs[:, None]) * K + offs_n[None, :],
+                         mask=(cs[:, None] < C) & (offs_n[None, :] < K), other=0.0)  # fmt: skip
+            acc = tl.dot(x, wt, acc)
+    mask = m_mask[:, None] & (offs_n[None, :] < K)
+    tl.store(y_ptr + offs_m[:, None] * K + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def embedding_bwd_kernel(idx_ptr, dy_ptr, dw_ptr, n_tokens, dim, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    # the gradient of a lookup: each token's row of dy added to its id's row of dw (f32), ids repeating
+    pid_t = tl.program_id(0)
+    pid_d = tl.program_id(1)
+    t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
+    m = (t[:, None] < n_tokens) & (d[None, :] < dim)
+    ids = tl.load(idx_ptr + t, mask=t < n_tokens, other=0)
+    g = tl.load(dy_ptr + t[:, None] * dim + d[None, :], mask=m, other=0.0).to(tl.float32)
+    tl.atomic_add(dw_ptr + ids[:, None] * dim + d[None, :], g, mask=m, sem="relaxed")
+
+
+def linear_scan_kernel(a_ptr, b_ptr, h_ptr, L, D, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr):
+    # h_t = a_t * h_{t-1} + b_t along the sequence, per channel (a gated linear recurrence, 0 < a <= 1), in
+    # chunks of BLOCK_L steps as chunked scans write it: within a chunk A_t = exp(cumsum(log a)) and
+    # h_t = A_t * (h_in + cumsum(b / A)); the chunk's last h carried to the next; x is (L, D), channels contiguous
+    pid = tl.program_id(0)
+    ch = pid * BLOCK_D + tl.arange(0, BLOCK_D)
+    cmask = ch < D
+    h = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    for start in range(0, L, BLOCK_L):
+        rows = start + tl.arange(0, BLOCK_L)
+        m = (rows[:, None] < L) & cmask[None, :]
+        a = tl.load(a_ptr + rows[:, None] * D + ch[None, :], mask=m, other=1.0).to(tl.float32)
+        b = tl.load(b_ptr + rows[:, None] * D + ch[None, :], mask=m, other=0.0).to(tl.float32)
+        log_a = tl.cumsum(tl.log(a), axis=0)
+        hs = tl.exp(log_a) * (h[None, :] + tl.cumsum(b * tl.exp(-log_a), axis=0))
+        tl.store(h_ptr + rows[:, None] * D + ch[None, :], hs.to(h_ptr.dtype.element_ty), mask=m)
+        h = tl.sum(tl.where(rows[:, None] == start + BLOCK_L - 1, hs, 0.0), axis=0)
+
+
+def moe_router_kernel(logits_ptr, weights_ptr, experts_ptr, n_tokens, E: tl.constexpr, TOPK: tl.constexpr,
+                      BLOCK_T: tl.constexpr):  # fmt: skip
+    # softmax over E experts, then the TOPK largest probabilities (renormalized) and their expert ids
+    pid = tl.program_id(0)
+    t = pid * BLOCK_T + tl.arange(0, BLOCK_T)
+    tmask = t < n_tokens
+    e = tl.arange(0, E)
+    x = tl.load(logits_ptr + t[:, None] * E + e[None, :], mask=tmask[:, None], other=0.0).to(tl.float32)
+    p = tl.exp(x - tl.max(x, axis=1)[:, None])
+    p = p / tl.sum(p, axis=1)[:, None]
+    remaining = p
+    total = tl.zeros((BLOCK_T,), dtype=tl.float32)
+    for i in tl.static_range(TOPK):
+        best = tl.max(remaining, axis=1)
+        which = tl.argmax(remaining, axis=1)
+        tl.store(weights_ptr + t * TOPK + i, best, mask=tmask)
+        tl.store(experts_ptr + t * TOPK + i, which, mask=tmask)
+        total += best
+        remaining = tl.where(e[None, :] == which[:, None], -1.0, remaining)
+    for i in tl.static_range(TOPK):
+        w = tl.load(weights_ptr + t * TOPK + i, mask=tmask, other=0.0)
+        tl.store(weights_ptr + t * TOPK + i, w / total, mask=tmask)
+
+
+def group_norm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, C, HW, G, eps, BLOCK: tl.constexpr):
+    # one program per (sample, group): the group's C/G channels x HW positions (NCHW, contiguous) as one
+    # flat run, two passes over it (sums, then normalize with the channel's weight and bias)
+    pid = tl.program_id(0)
+    g = pid % G
+    cpg = C // G
+    n_elem = cpg * HW
+    base = pid * n_elem
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    acc2 = tl.zeros((BLOCK,), dtype=tl.float32)
+    for off in range(0, n_elem, BLOCK):
+        i = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + base + i, mask=i < n_elem, other=0.0).to(tl.float32)
+        acc += x
+        acc2 += x * x
+    mean = tl.sum(acc, axis=0) / n_elem
+    var = tl.sum(acc2, axis=0) / n_elem - mean * mean
+    rstd = 1.0 / tl.sqrt(var + eps)
+    for off in range(0, n_elem, BLOCK):
+        i = off + tl.arange(0, BLOCK)
+        mask = i < n_elem
+        ch = g * cpg + i // HW
+        x = tl.load(x_ptr + base + i, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + ch, mask=mask, other=0.0)
+        b = tl.load(b_ptr + ch, mask=mask, other=0.0)
+        tl.store(y_ptr + base + i, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)

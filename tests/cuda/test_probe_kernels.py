@@ -4,6 +4,8 @@ GPU case that launches it as the probe compiles it."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 import tilelab
@@ -40,11 +42,14 @@ def test_gpu_case_launches_what_the_probe_compiles(case):
     assert setup.kernel is fn and setup.outs and callable(setup.ref) and callable(setup.torch_fn) and setup.nbytes > 0
     assert 2 <= len(setup.configs) <= 4
     meta = [({k: v for k, v in c.items() if k not in META_KEYS}, c["num_warps"]) for c in setup.configs]
-    assert (consts, warps) in meta
+    declared = {p.name for p in inspect.signature(fn).parameters.values() if "constexpr" in str(p.annotation)}
+    ones = {k: v for k, v in consts.items() if k not in declared}  # runtime ints of 1, which a launch specializes
+    assert all(v == 1 for v in ones.values())
+    assert ({k: v for k, v in consts.items() if k in declared}, warps) in meta
     kernel = tilelab.jit(fn)
     for cfg, (constexprs, _) in zip(setup.configs, meta):
         got_sig, got_consts, got_div = signature_of(fn, setup.args(cfg), cfg)
-        assert got_sig == sig and got_consts == constexprs
+        assert got_sig == sig and got_consts == {**constexprs, **ones}
         assert all(got_div[n] == 16 for n, d in div.items() if d == 16), got_div  # the integers as the probe has them
         grid = setup.grid(cfg)
         assert grid and all(isinstance(g, int) and g > 0 for g in grid)
