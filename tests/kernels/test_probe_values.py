@@ -1,0 +1,110 @@
+"""The probe's newer kernels (``benchmarks/probe/kernels.py``) against numpy on small random inputs, per backend:
+tails of every block, repeating ids for the atomics, a carried recurrence across chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelab
+from benchmarks.probe import kernels as K
+
+
+def rel_err(got, ref) -> float:
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    return float(np.abs(got - ref).max() / np.abs(ref).max())
+
+
+def test_w8a16_matmul(backend, dev, rng):
+    m, n, k = 70, 96, 80
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    scale = (rng.random(n) * 0.01).astype(np.float16)
+    c = dev.put(np.zeros((m, n), np.float16))
+    kernel = tilelab.jit(K.w8a16_matmul_kernel)
+    grid = (3 * 3,)
+    kernel[grid](dev.put(a), dev.put(b), dev.put(scale), c, m, n, k, k, 1, n, 1, n, 1,
+                 BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=2, target=backend)  # fmt: skip
+    ref = (a.astype(np.float64) @ b.astype(np.float64)) * scale.astype(np.float64)
+    assert rel_err(dev.get(c), ref) < 2e-3
+
+
+def test_linear_gelu(backend, dev, rng):
+    m, n, k = 70, 96, 80
+    x = rng.standard_normal((m, k)).astype(np.float16)
+    w = (rng.standard_normal((n, k)) * 0.1).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float16)
+    y = dev.put(np.zeros((m, n), np.float16))
+    tilelab.jit(K.linear_gelu_kernel)[(3, 3)](dev.put(x), dev.put(w), dev.put(bias), y, m, n, k, k, k, n,
+                                              BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, target=backend)  # fmt: skip
+    z = x.astype(np.float64) @ w.astype(np.float64).T + bias
+    assert rel_err(dev.get(y), 0.5 * z * (1 + np.tanh(0.7978845608028654 * (z + 0.044715 * z**3)))) < 2e-3
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv2d_nhwc(backend, dev, rng, stride):
+    n, h, w, c, k, pad = 2, 9, 7, 24, 20, 1
+    p, q = (h + 2 * pad - 3) // stride + 1, (w + 2 * pad - 3) // stride + 1
+    x = rng.standard_normal((n, h, w, c)).astype(np.float16)
+    wt = rng.standard_normal((3, 3, c, k)).astype(np.float16)
+    y = dev.put(np.zeros((n, p, q, k), np.float16))
+    grid = (-(-n * p * q // 32), -(-k // 16))
+    meta = dict(R=3, S=3, PAD=pad, STRIDE=stride, BLOCK_M=32, BLOCK_N=16, BLOCK_K=16)
+    tilelab.jit(K.conv2d_nhwc_kernel)[grid](dev.put(x), dev.put(wt), y, n, h, w, c, k, p, q, **meta, target=backend)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    ref = sum(xp[:, r : r + p * stride : stride, s : s + q * stride : stride, :] @ wt[r, s].astype(np.float64)
+              for r in range(3) for s in range(3))  # fmt: skip
+    assert rel_err(dev.get(y), ref) < 2e-3
+
+
+def test_embedding_backward_adds_every_token(backend, dev, rng):
+    tokens, dim, vocab = 50, 40, 7  # ids repeat
+    ids = rng.integers(0, vocab, tokens).astype(np.int64)
+    dy = rng.standard_normal((tokens, dim)).astype(np.float16)
+    dw = dev.put(np.zeros((vocab, dim), np.float32))
+    grid = (-(-tokens // 16), -(-dim // 32))
+    tilelab.jit(K.embedding_bwd_kernel)[grid](dev.put(ids), dev.put(dy), dw, tokens, dim, BLOCK_T=16, BLOCK_D=32,
+                                              target=backend)  # fmt: skip
+    ref = np.zeros((vocab, dim))
+    np.add.at(ref, ids, dy.astype(np.float64))
+    np.testing.assert_allclose(dev.get(dw), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_recurrence_carries_across_chunks(backend, dev, rng):
+    length, d = 150, 40
+    a = rng.uniform(0.9, 1.0, (length, d)).astype(np.float32)
+    b = rng.standard_normal((length, d)).astype(np.float32)
+    h = dev.put(np.zeros((length, d), np.float32))
+    tilelab.jit(K.linear_scan_kernel)[(-(-d // 16),)](dev.put(a), dev.put(b), h, length, d, BLOCK_L=32, BLOCK_D=16,
+                                                      target=backend)  # fmt: skip
+    ref, state = np.zeros((length, d)), np.zeros(d)
+    for i in range(length):
+        state = a[i] * state + b[i]
+        ref[i] = state
+    assert rel_err(dev.get(h), ref) < 1e-5
+
+
+def test_moe_router_picks_the_two_largest(backend, dev, rng):
+    tokens, experts = 37, 16
+    logits = rng.standard_normal((tokens, experts)).astype(np.float32)
+    weights, ids = dev.put(np.zeros((tokens, 2), np.float32)), dev.put(np.zeros((tokens, 2), np.int32))
+    tilelab.jit(K.moe_router_kernel)[(-(-tokens // 8),)](dev.put(logits), weights, ids, tokens, E=experts, TOPK=2,
+                                                         BLOCK_T=8, target=backend)  # fmt: skip
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    order = np.argsort(-p, 1, kind="stable")[:, :2]
+    top = np.take_along_axis(p, order, 1)
+    np.testing.assert_array_equal(dev.get(ids), order)
+    np.testing.assert_allclose(dev.get(weights), top / top.sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_group_norm(backend, dev, rng):
+    n, c, hw, groups = 3, 12, 50, 4
+    x = rng.standard_normal((n, c, hw)).astype(np.float16)
+    w, b = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    y = dev.put(np.zeros_like(x))
+    tilelab.jit(K.group_norm_kernel)[(n * groups,)](dev.put(x), y, dev.put(w), dev.put(b), c, hw, groups, 1e-5,
+                                                    BLOCK=64, target=backend)  # fmt: skip
+    xr = x.astype(np.float64).reshape(n, groups, -1)
+    norm = (xr - xr.mean(-1, keepdims=True)) / np.sqrt(xr.var(-1, keepdims=True) + 1e-5)
+    assert rel_err(dev.get(y), norm.reshape(n, c, hw) * w[None, :, None] + b[None, :, None]) < 2e-3
