@@ -60,14 +60,15 @@ class Threads:
 
     def load(self, address):
         address = np.broadcast_to(address, self.active.shape)
-        return np.array([self.memory[int(a)] for a in address], dtype=object)
+        return np.array([self.memory[int(a)] if on else "" for a, on in zip(address, self.active)], dtype=object)
 
 
 class CTA:
     """The lowering context: lanes, warps, shared memory, and the scan's results."""
 
     def __init__(self, num_warps: int):
-        tid = np.arange(32 * num_warps)
+        self.tid = tid = np.arange(32 * num_warps)
+        self.num_warps, self.warp_size = num_warps, 32
         self.lane, self.warp, self.b = tid % 32, tid // 32, Threads(32 * num_warps)
         self.hooks = Hooks()
         self.results = {}
@@ -149,6 +150,9 @@ def run_scan(layout, axis, num_warps, monkeypatch, operands: int = 1):
         ([8, 256], [1, 2], [1, 32], [8, 1], 1),  # warps along the other dim: chunks within one warp
         ([64, 64], [1, 4], [2, 16], [4, 1], 1),  # two lines per warp, 16 lanes each
         ([64, 64], [1, 4], [2, 16], [4, 1], 0),  # down the rows: lanes, warps, then register chunks
+        # 128 totals a thread: made prefixes in place first (``PREFIX_IN_PLACE_ABOVE``), a thread a line
+        ([64, 256], [1, 4], [2, 16], [4, 1], 0),  # 256 lines: two per thread in that pass
+        ([64, 64], [1, 2], [1, 32], [4, 1], 0),  # 64 lines for 128 threads: half of them idle in it
         ([32, 128], [1, 4], [1, 32], [2, 2], 1),  # warps split both dims
         ([16, 32], [1, 1], [1, 32], [4, 1], 0),  # down the rows: warps then register chunks, no lanes
     ],

@@ -23,6 +23,8 @@ Other layouts (and reverse scans) take the shared-memory scan of ``lower_scan.py
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from llvmlite import ir
 
 from tilelab.compiler.layouts import LANE, REGISTER, WARP
@@ -31,6 +33,12 @@ from ..common.types import I32
 from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_reduce import combine
+
+#: Totals a thread would read (its lines x chunks x warps x operands) above which the shared totals are first
+#: turned into prefixes in place (``_prefix_in_place``: one more barrier, a serial pass a line) so that each
+#: thread reads one a chunk and line. Below it the reads are cheap and held briefly (a row cumsum over 4 warps
+#: in 8 chunks: 32); above, they are registers held at once (a 64-row tile down its rows: 4 lines, 128).
+PREFIX_IN_PLACE_ABOVE = 64
 
 #: the key of ``axis_bits`` for the register steps above the lanes and warps (the chunks)
 CHUNK = "chunk"
@@ -204,6 +212,18 @@ def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis) -> 
                 for e, v in enumerate(totals[key]):
                     b.store(to_bits(b, v, elems[e]), slot(c, widx, lines[line], e))
     lw.barrier()
+    if len(by_line) * n_chunks * n_warps * len(elems) > PREFIX_IN_PLACE_ABOVE:
+        _prefix_in_place(lw, op, elems, n_chunks, n_warps, n_lines, slot)
+        lw.barrier()
+        for line, keys in by_line.items():
+            for c, key in enumerate(keys):
+                front = [from_bits(b, b.load(slot(c, widx, lines[line], e)), elems[e]) for e in range(len(elems))]
+                use = b.icmp_unsigned(">", widx, const_i32(0)) if c == 0 else None  # chunk 0 of warp 0: nothing
+                for r in groups[key]:
+                    both = combine(lw, op, front, values[r])
+                    values[r] = both if use is None else _select(lw, use, both, values[r])
+        lw.barrier()
+        return
     for line, keys in by_line.items():
         running = None
         for c, key in enumerate(keys):
@@ -225,3 +245,26 @@ def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis) -> 
             for w in range(n_warps):
                 running = got[w] if running is None else combine(lw, op, running, got[w])
     lw.barrier()
+
+
+def _prefix_in_place(lw, op, elems, n_chunks: int, n_warps: int, n_lines: int, slot) -> None:
+    """Each line's ``n_chunks * n_warps`` totals in shared memory (axis order: chunk, then warp) replaced by
+    the combine of those before them (the first left as it is: nothing goes in front of it), a thread a line.
+
+    With chunks, every thread would otherwise read all the totals of its lines (32 a line for a 64-row
+    tile over 4 warps in 8 row chunks) and hold them at once; after this pass it reads one a chunk and line.
+    """
+    b = lw.b
+    threads = lw.num_warps * lw.warp_size
+    for first in range(0, n_lines, threads):
+        line = b.add(lw.tid, const_i32(first))
+        owned = b.icmp_unsigned("<", line, const_i32(n_lines)) if first + threads > n_lines else None
+        with b.if_then(owned) if owned is not None else nullcontext():
+            running = [from_bits(b, b.load(slot(0, const_i32(0), line, e)), elems[e]) for e in range(len(elems))]
+            for k in range(1, n_chunks * n_warps):
+                chunk, w = divmod(k, n_warps)
+                here = [slot(chunk, const_i32(w), line, e) for e in range(len(elems))]
+                total = [from_bits(b, b.load(p), elems[e]) for e, p in enumerate(here)]
+                for e, p in enumerate(here):
+                    b.store(to_bits(b, running[e], elems[e]), p)
+                running = combine(lw, op, running, total)
