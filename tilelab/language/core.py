@@ -274,6 +274,28 @@ def sort(x, dim=None, descending=False, _semantic=None):
 
 
 @builtin
+def dot_scaled(
+    lhs,
+    lhs_scale,
+    lhs_format,
+    rhs,
+    rhs_scale,
+    rhs_format,
+    acc=None,
+    fast_math=False,
+    lhs_k_pack=True,
+    rhs_k_pack=True,
+    out_dtype=None,
+    _semantic=None,
+):
+    """``acc + lhs @ rhs`` of microscaled tiles (formats ``e2m1``, ``e4m3``, ``e5m2``, ``bf16``, ``fp16``;
+    scales: e8m0 bytes, ``lhs_scale`` [M, K // group], ``rhs_scale`` [N, K // group]), in f32."""
+    return _semantic.dot_scaled(
+        lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast_math, lhs_k_pack, rhs_k_pack, out_dtype
+    )
+
+
+@builtin
 def topk(x, k, dim=None, _semantic=None):
     """The ``k`` largest elements along the last dimension, largest first."""
     return _semantic.topk(x, k, dim)

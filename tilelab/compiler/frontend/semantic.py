@@ -24,6 +24,7 @@ from .promotion import check_fits, computation_type, python_scalar_type
 from .semantic_compat import CompatMixin
 from .semantic_memory import MemoryMixin
 from .semantic_reduce import ReduceMixin
+from .semantic_scaled import ScaledDotMixin
 from .semantic_shape import ShapeMixin
 from .values import constexpr, tensor, to_ir_type, unwrap
 
@@ -74,7 +75,7 @@ TENSOR_METHODS = dict(
 )
 
 
-class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ShapeMixin):
+class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ScaledDotMixin, ShapeMixin):
     """Typed IR construction with Triton's rules; ``builder`` says where ops go and with which location."""
 
     tensor_methods = TENSOR_METHODS
