@@ -105,10 +105,12 @@ class ReduceMixin:
         With ``tie_break_left`` (the default) the lowest index of equal values wins; without it
         the combine skips the index comparison (cheaper) and any index holding the max may come back.
 
-        A NaN counts as beyond every number (the first NaN's index comes back, as numpy's and torch's
-        ``argmax`` / ``argmin`` give). Triton's combine leaves NaN out of its comparisons, so its answer
-        depends on the order the reduction visits the elements (a sequential loop on the CPU, a tree of
-        shuffles on the GPU); with NaN ordered, the combine is associative and every target agrees.
+        NaN is ignored, as ``tl.max`` / ``tl.min`` ignore it and as Triton's compiled kernels do (its
+        interpreter since Triton issue 10697): the index of the largest (smallest) number comes back, and
+        of a row of NaNs, the first. A NaN is ordered below every number (above, for ``argmin``) rather
+        than left out of the comparisons, so the combine is associative and every target agrees whatever
+        order its reduction visits the elements in (a sequential loop on the CPU, a tree of shuffles on
+        the GPU).
         """
         tie_break_left = bool(unwrap(tie_break_left))
         x = self.to_tensor(x)
@@ -124,9 +126,9 @@ class ReduceMixin:
         at_least = ">=" if kind == "max" else "<="
         is_float = x.type.element.is_float
 
-        def at_least_as_good(a, b):  # a NaN is as good as anything; a number is never as good as a NaN
+        def at_least_as_good(a, b):  # anything is as good as a NaN; a NaN is never as good as a number
             good = self.compare(at_least, a, b)
-            return self.logical("or", good, self.compare("!=", a, a)) if is_float else good
+            return self.logical("or", good, self.compare("!=", b, b)) if is_float else good
 
         def combine(lhs, rhs):
             (v1, i1), (v2, i2) = lhs, rhs
