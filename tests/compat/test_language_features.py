@@ -55,6 +55,14 @@ def test_kernel_fn_and_src_expose_the_python_function():
     assert cuda_libdevice.tanh is libdevice.tanh is tl.extra.cuda.libdevice.tanh
 
 
+def test_libdevice_imports_as_a_module_too():
+    """``import triton.language.extra.cuda.libdevice as libdevice``, as some libraries write it."""
+    import importlib
+
+    module = importlib.import_module("tilelab.language.extra.cuda.libdevice")
+    assert module.tanh is libdevice.tanh and "rsqrt" in module.__all__
+
+
 @triton.jit
 def transpose_add(x_ptr, y_ptr, out_ptr, M, N, sxm, sxn, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
     rm = tl.arange(0, BM)[:, None]

@@ -1,5 +1,5 @@
-"""``tl.extra.cuda``: CUDA-specific library names."""
+"""``tl.extra.cuda``: CUDA-specific library names (``libdevice``, also importable as a module)."""
 
-from .. import libdevice
+from . import libdevice
 
 __all__ = ["libdevice"]
