@@ -65,3 +65,50 @@ def bad_topk_kernel(x_ptr, K: tl.constexpr, DIM: tl.constexpr):
 def test_bad_topk_names_the_line(k, dim, message):
     with pytest.raises(CompilationError, match=rf"test_topk.py:\d+: .*{message}"):
         tilelab.compile(bad_topk_kernel, {"x_ptr": "*fp32"}, {"K": k, "DIM": dim}, target="cpu", cache=False)
+
+
+@tilelab.jit
+def bitonic_merge_kernel(x_ptr, out_ptr, N: tl.constexpr, ROWS: tl.constexpr, DESCENDING: tl.constexpr):
+    offs = tl.arange(0, ROWS)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(out_ptr + offs, tl.bitonic_merge(tl.load(x_ptr + offs), descending=DESCENDING))
+
+
+def merge_network(x: np.ndarray, descending: bool) -> np.ndarray:
+    """Triton's merge network in numpy: for d = n/2 .. 1, each pair (j, j + d) of a 2d block compares and swaps."""
+    x = x.copy()
+    n = x.shape[-1]
+    d = n // 2
+    while d >= 1:
+        pairs = x.reshape(*x.shape[:-1], n // (2 * d), 2, d)
+        left, right = pairs[..., 0, :].copy(), pairs[..., 1, :].copy()
+        with np.errstate(invalid="ignore"):
+            take_right = (left > right) != descending
+            take_left = (right > left) != (not descending)
+        pairs[..., 0, :] = np.where(take_right, right, left)
+        pairs[..., 1, :] = np.where(take_left, left, right)
+        x = pairs.reshape(x.shape)
+        d //= 2
+    return x
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("n", [2, 16, 64])
+def test_bitonic_merge_sorts_bitonic_rows(backend, dev, rng, descending, n):
+    rows = 4
+    halves = np.sort(rng.integers(-20, 20, (rows, n)).astype(np.float32), axis=1)  # ties included
+    x = np.concatenate([halves[:, : n // 2], halves[:, n // 2 :][:, ::-1]], axis=1)  # rising, then falling
+    out = dev.put(np.zeros_like(x))
+    bitonic_merge_kernel[(1,)](dev.put(x), out, N=n, ROWS=rows, DESCENDING=descending, target=backend)
+    want = np.sort(x, axis=1)
+    np.testing.assert_array_equal(dev.get(out), want[:, ::-1] if descending else want)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_bitonic_merge_of_any_row_is_the_network(backend, dev, rng, descending):
+    """Not bitonic, NaNs and ties: the same compare-and-swap network as Triton's, value for value."""
+    rows, n = 8, 32
+    x = rng.integers(-4, 4, (rows, n)).astype(np.float32)
+    x[rng.random((rows, n)) < 0.1] = np.nan
+    out = dev.put(np.zeros_like(x))
+    bitonic_merge_kernel[(1,)](dev.put(x), out, N=n, ROWS=rows, DESCENDING=descending, target=backend)
+    np.testing.assert_array_equal(dev.get(out), merge_network(x, descending))

@@ -296,6 +296,12 @@ def dot_scaled(
 
 
 @builtin
+def bitonic_merge(x, dim=None, descending=False, _semantic=None):
+    """The last merge phase of a bitonic sort along the last dimension: a bitonic row comes out sorted."""
+    return _semantic.bitonic_merge(x, dim, descending)
+
+
+@builtin
 def topk(x, k, dim=None, _semantic=None):
     """The ``k`` largest elements along the last dimension, largest first."""
     return _semantic.topk(x, k, dim)

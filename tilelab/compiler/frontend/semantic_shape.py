@@ -170,6 +170,41 @@ class ShapeMixin:
         groups = self.reshape(top, shape[:-1] + [n // k, k])
         return self.reduce([groups], rank - 1, lambda lhs, rhs: lhs)[0]
 
+    def bitonic_merge(self, x, dim=None, descending=False) -> tensor:
+        """The last merge phase of a bitonic sort along the last dimension (Triton's ``tl.bitonic_merge``).
+
+        For each distance ``d = n/2, n/4, ..., 1``, the pairs ``(j, j + d)`` of each block of ``2 * d``
+        compare and swap: the left one takes the right one's value where ``left > right`` (``<=`` when
+        ``descending``), the right one takes the left one's where ``right <= left`` (``>``), as
+        Triton's network does, NaNs included. A bitonic row comes out sorted::
+
+            [1, 4, 6, 7, 8, 5, 3, 2]  ->  [1, 2, 3, 4, 5, 6, 7, 8]
+        """
+        x = self.to_tensor(x)
+        shape = list(x.type.shape)
+        rank = len(shape)
+        if rank == 0 or (unwrap(dim) is not None and self._axis(dim, rank, "bitonic_merge") != rank - 1):
+            raise SemanticError("bitonic_merge works along the last dimension only (as Triton's)")
+        n = shape[-1]
+        if n & (n - 1):
+            raise SemanticError(f"bitonic_merge needs a power-of-two last dimension, got {n}")
+        down = bool(unwrap(descending))
+        d = n // 2
+        while d >= 1:
+            pairs = self.reshape(x, [*shape[:-1], n // (2 * d), 2, d])
+            block = [*range(rank), rank + 1, rank]  # the pair's axis last: [..., n / 2d, d, 2]
+            left, right = self.split(self.permute(pairs, block))
+            take_right = self.compare(">", left, right)
+            take_left = self.compare(">", right, left)
+            if down:
+                take_right = self.unary("not", take_right)
+            else:
+                take_left = self.unary("not", take_left)
+            joined = self.join(self.where(take_right, right, left), self.where(take_left, left, right))
+            x = self.reshape(self.permute(joined, block), shape)
+            d //= 2
+        return x
+
     def squeeze(self, x, dim) -> tensor:
         """``x`` without its size-1 dimension ``dim``."""
         x = self.to_tensor(x)
