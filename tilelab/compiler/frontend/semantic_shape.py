@@ -150,17 +150,22 @@ class ShapeMixin:
         dim = rank - 1 if unwrap(dim) is None else self._axis(dim, rank, "sort")
         return self.emit(ops.SortOp(x.handle, x.type, dim=dim, descending=bool(unwrap(descending))))
 
+    def _along_last(self, x, dim, what: str) -> tuple[tensor, list]:
+        """``x`` as a tensor and its shape, when ``dim`` is None or names its last dimension (as Triton's)."""
+        x = self.to_tensor(x)
+        shape = list(x.type.shape)
+        if not shape or (unwrap(dim) is not None and self._axis(dim, len(shape), what) != len(shape) - 1):
+            raise SemanticError(f"{what} works along the last dimension only (as Triton's)")
+        return x, shape
+
     def topk(self, x, k, dim=None) -> tensor:
         """The ``k`` largest elements along the last dimension, largest first (Triton's ``tl.topk``).
 
         Sorted descending, then the row of ``[..., n // k, k]`` that holds the first ``k``:
         a reduction that keeps its first operand takes it exactly (NaN and -0.0 included).
         """
-        x = self.to_tensor(x)
-        shape = list(x.type.shape)
+        x, shape = self._along_last(x, dim, "topk")
         rank = len(shape)
-        if rank == 0 or (unwrap(dim) is not None and self._axis(dim, rank, "topk") != rank - 1):
-            raise SemanticError("topk works along the last dimension only (as Triton's)")
         n, k = shape[-1], self.constexpr_int(k, "topk's k")
         if k < 1 or k > n or k & (k - 1) or n & (n - 1):
             raise SemanticError(f"topk needs k and the dimension's size to be powers of two, k <= {n}; got k={k}")
@@ -180,11 +185,8 @@ class ShapeMixin:
 
             [1, 4, 6, 7, 8, 5, 3, 2]  ->  [1, 2, 3, 4, 5, 6, 7, 8]
         """
-        x = self.to_tensor(x)
-        shape = list(x.type.shape)
+        x, shape = self._along_last(x, dim, "bitonic_merge")
         rank = len(shape)
-        if rank == 0 or (unwrap(dim) is not None and self._axis(dim, rank, "bitonic_merge") != rank - 1):
-            raise SemanticError("bitonic_merge works along the last dimension only (as Triton's)")
         n = shape[-1]
         if n & (n - 1):
             raise SemanticError(f"bitonic_merge needs a power-of-two last dimension, got {n}")
