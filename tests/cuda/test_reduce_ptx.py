@@ -1,11 +1,11 @@
-"""Reductions on sm_90a, read from PTX (no GPU): what a built-in reduction's combine lets the lowering skip.
+"""Reductions on sm_90a, read from PTX (no GPU): what a built-in reduction costs against a user's combine.
 
 A butterfly step hands each lane its partner's partial; a user's ``tl.reduce`` combine may
 care which side comes first, so the lowering puts the lower lane's partial first (two
 ``selp`` per value and step; LLVM folds them away where the combine is one commutative
-op, as ``tl.sum``'s). ``tl.argmax`` / ``tl.argmin`` with the lower index winning ties are a
-max over (value, index) pairs: marked ``commutative`` in the IR, their steps combine the two
-partials as they come.
+op, as ``tl.sum``'s). ``tl.argmax`` / ``tl.argmin`` are two such one-op reductions (the
+extreme, then the least index holding it), not a combine of (value, index) pairs; a
+``tl.max`` of the same tile is the argmax's first reduction (``cse``).
 """
 
 from __future__ import annotations
@@ -51,18 +51,31 @@ def selp_after_shuffles(ptx: str) -> int:
     return len(re.findall(r"\bselp\.", body))
 
 
-def test_argmax_and_argmin_say_they_are_commutative():
+def reductions_of(ck) -> list[ReduceOp]:
+    return [op for op in ck.module.walk() if isinstance(op, ReduceOp)]
+
+
+def test_argmax_and_argmin_are_one_op_reductions():
     ck = compile_(reductions)
-    flags = [op.attrs.get("commutative", False) for op in ck.module.walk() if isinstance(op, ReduceOp)]
-    assert flags == [True, True, False]  # tie_break_left=False: either index of a tie may come back
-    user = compile_(user_argmax)
-    assert [op.attrs.get("commutative", False) for op in user.module.walk() if isinstance(op, ReduceOp)] == [False]
+    # argmax and argmin: the extreme and the least index holding it; the untied argmax is the first one
+    combines = [[o.attrs.get("kind") for o in op.combine.ops][:-1] for op in reductions_of(ck)]
+    assert combines == [["max"], ["min"], ["min"], ["min"]]
+    assert len(reductions_of(compile_(user_argmax))) == 1
 
 
-def test_builtin_argmax_skips_the_lane_order_selects():
+def test_max_and_argmax_of_one_tile_share_the_max():
+    def max_and_argmax(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        v = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(out_ptr, tl.max(v, axis=0).to(tl.int32) + tl.argmax(v, axis=0))
+
+    assert len(reductions_of(compile_(max_and_argmax))) == 2
+
+
+def test_builtin_argmax_skips_the_pair_combine():
     builtin = compile_(builtin_argmax).asm["ptx"]
     user = compile_(user_argmax).asm["ptx"]
-    # 5 lane steps then 2 over the warps' partials: 2 selp each pick the (value, index) result (LLVM
-    # merges a few in the last step); the user's combine adds 4 a step to order the partners first
-    assert selp_after_shuffles(builtin) <= 2 * 7 + 2
+    # 5 lane steps then 2 over the warps' partials, for each of the two reductions: a max (or min) a step
+    # and no selp; between them one selp a thread's element (index or none) and one for a row of NaNs.
+    # The user's pair combine picks value and index with selp, and orders the partners first
+    assert selp_after_shuffles(builtin) <= 1024 // (4 * 32) + 1
     assert selp_after_shuffles(user) >= selp_after_shuffles(builtin) + 4 * 6

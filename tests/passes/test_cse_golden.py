@@ -106,3 +106,42 @@ def test_negative_loads_and_different_attrs_stay():
         }
         """,
     )
+
+
+def _two_reductions(second_combine: str) -> str:
+    return f"""
+        tt.func @k(%x: !ptr<f32>, %y: tensor<8x4xf32>) {{
+          %0 = tt.reduce %y {{axis = 1}} : tensor<8xf32> {{
+          ^bb(%a: f32, %b: f32):
+            %1 = arith.max %a, %b : f32
+            tt.reduce.return %1 : f32
+          }}
+          %2 = tt.reduce %y {{axis = 1}} : tensor<8xf32> {{
+          ^bb(%c: f32, %d: f32):
+            %3 = {second_combine} : f32
+            tt.reduce.return %3 : f32
+          }}
+          %4 = tt.splat %x : tensor<8x!ptr<f32>>
+          %5 = arith.add %0, %2 : tensor<8xf32>
+          tt.store %4, %5 : tensor<8x!ptr<f32>>
+          tt.return
+        }}
+        """
+
+
+def test_reductions_with_equal_combines_merge():
+    """``tl.max(x, 1)`` and the max ``tl.argmax(x, 1)`` starts with: the block arguments' names differ."""
+    check_pass(
+        cse,
+        _two_reductions("arith.max %c, %d")
+        + """
+        // CHECK:     %[[R:.*]] = tt.reduce %y
+        // CHECK-NOT: tt.reduce %y
+        // CHECK:     arith.add %[[R]], %[[R]]
+        """,
+    )
+
+
+def test_negative_reductions_with_other_combines_stay():
+    check_unchanged(cse, _two_reductions("arith.min %c, %d"))
+    check_unchanged(cse, _two_reductions("arith.max %d, %c"))  # same op, operands swapped: not proved equal

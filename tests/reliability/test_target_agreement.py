@@ -219,6 +219,27 @@ ALL_TARGETS = ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 @tilelab.jit
+def max_with_index_of_bools(x, out, ROWS: tl.constexpr, COLS: tl.constexpr):
+    r, c = tl.arange(0, ROWS), tl.arange(0, COLS)
+    v = tl.load(x + r[:, None] * COLS + c[None, :]) > 0
+    top, where = tl.max(v, axis=1, return_indices=True)
+    tl.static_assert(top.dtype == tl.int1)  # the values keep the operand's type
+    tl.store(out + r * 2, top.to(tl.int32))
+    tl.store(out + r * 2 + 1, where)
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_max_with_index_of_bools(target, rng):
+    from tests.conftest import DeviceMemory
+
+    dev = DeviceMemory(target)
+    x = (rng.random((16, 64)) < 0.05).astype(np.int32)  # some rows all False: index 0
+    out = dev.put(np.full((16, 2), -1, np.int32))
+    max_with_index_of_bools[(1,)](dev.put(x), out, ROWS=16, COLS=64, num_warps=4, target=target)
+    np.testing.assert_array_equal(dev.get(out), np.stack([x.max(1), np.argmax(x, 1)], 1))
+
+
+@tilelab.jit
 def narrow_abs(x, out8, out16, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     v = tl.load(x + i)

@@ -6,8 +6,7 @@ is built by calling a combine function on the region's block arguments::
     tl.sum(x, 0)   ->  %r = tt.reduce %x {axis = 0} { ^bb(%a: f32, %b: f32): %c = arith.add %a, %b
                                                        tt.reduce.return %c }
 
-``argmax`` reduces two operands at once (values and their indices) and keeps, on a
-tie, the lowest index, like Triton.
+``argmax`` is two such reductions: the max, then the least index holding it.
 """
 
 from __future__ import annotations
@@ -24,12 +23,8 @@ class ReduceMixin:
     """Reductions, scans and ``dot`` for ``Semantic``."""
 
     # ------------------------------------------------------------------ generic
-    def reduce(self, inputs: list[tensor], axis, combine, keep_dims=False, commutative=False) -> list[tensor]:
-        """Reduce ``inputs`` along ``axis`` (all axes when None) with ``combine(lhs, rhs) -> values``.
-
-        ``commutative``: ``combine(a, b) == combine(b, a)``, so a lowering may combine partials in any
-        order (``argmax`` / ``argmin`` say so; a one-op combine needs not: LLVM sees through the order).
-        """
+    def reduce(self, inputs: list[tensor], axis, combine, keep_dims=False) -> list[tensor]:
+        """Reduce ``inputs`` along ``axis`` (all axes when None) with ``combine(lhs, rhs) -> values``."""
         inputs = [self.to_tensor(x) for x in inputs]
         if unwrap(axis) is None:
             inputs = [self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x for x in inputs]
@@ -40,7 +35,7 @@ class ReduceMixin:
         axis = self._axis(axis, len(shape), "reduce")
         out_shape = shape[:axis] + shape[axis + 1 :]
         rtypes = [irt.tensor(out_shape, x.type.element) for x in inputs]
-        op = ops.ReduceOp([x.handle for x in inputs], axis, rtypes, commutative=commutative)
+        op = ops.ReduceOp([x.handle for x in inputs], axis, rtypes)
         self._build_combine(op, combine, len(inputs))
         self.builder.insert(op)
         results = [tensor(r, self) for r in op.results]
@@ -100,46 +95,43 @@ class ReduceMixin:
         return self._binary_reduce(x, axis, kind, keep_dims)
 
     def argminmax(self, x, axis, kind="max", keep_dims=False, with_values=False, tie_break_left=True):
-        """Index of the max (min) along ``axis``, like Triton.
+        """Index of the max (min) along ``axis``, like Triton: the lowest index of equal values.
 
-        With ``tie_break_left`` (the default) the lowest index of equal values wins; without it
-        the combine skips the index comparison (cheaper) and any index holding the max may come back.
+        Two reductions of one binary op each: the extreme ``m`` (``tl.max`` / ``tl.min``), then the least
+        index whose value equals ``m``. A combine of (value, index) pairs, as Triton builds it, costs a
+        dozen instructions a step where each of these costs one (a GPU's reduction runs a step per element
+        a thread holds and per shuffle), and the first reduction is the kernel's own ``tl.max(x, axis)``
+        when it asks for that too (``cse`` merges equal reductions). ``tie_break_left=False`` lets any index
+        of the extreme come back: this one gives the lowest anyway.
 
         NaN is ignored, as ``tl.max`` / ``tl.min`` ignore it and as Triton's compiled kernels do (its
         interpreter since Triton issue 10697): the index of the largest (smallest) number comes back, and
-        of a row of NaNs, the first. A NaN is ordered below every number (above, for ``argmin``) rather
-        than left out of the comparisons, so the combine is associative and every target agrees whatever
-        order its reduction visits the elements in (a sequential loop on the CPU, a tree of shuffles on
-        the GPU).
+        of a row of NaNs, the first (``m`` is NaN only there). Each reduction is associative, so every
+        target agrees whatever order it visits the elements in (a sequential loop on the CPU, a tree of
+        shuffles on the GPU).
         """
-        tie_break_left = bool(unwrap(tie_break_left))
         x = self.to_tensor(x)
         if unwrap(axis) is None:
             x = self.reshape(x, (x.type.numel,)) if len(x.type.shape) != 1 else x
             axis = 0
         axis = self._axis(axis, len(x.type.shape), f"arg{kind}")
+        was_bool = x.type.element.is_bool
+        if was_bool:
+            x = self.cast(x, irt.i8)
         n = x.type.shape[axis]
         idx = self.arange(0, n)
         for _ in range(axis + 1, len(x.type.shape)):
             idx = self.expand_dims(idx, -1)
-        idx = self.broadcast_to_shape(idx, x.type.shape)
-        at_least = ">=" if kind == "max" else "<="
-        is_float = x.type.element.is_float
-
-        def at_least_as_good(a, b):  # anything is as good as a NaN; a NaN is never as good as a number
-            good = self.compare(at_least, a, b)
-            return self.logical("or", good, self.compare("!=", b, b)) if is_float else good
-
-        def combine(lhs, rhs):
-            (v1, i1), (v2, i2) = lhs, rhs
-            keep = at_least_as_good(v1, v2)
-            if tie_break_left:  # on a tie the lower index; else v1 only when strictly better
-                keep = self.where(self.compare("<", i1, i2), keep, self.unary("not", at_least_as_good(v2, v1)))
-            return [self.where(keep, v1, v2), self.where(keep, i1, i2)]
-
-        # with the lower index winning ties the combine is a max over (value, index) pairs: commutative
-        values, indices = self.reduce([x, idx], axis, combine, keep_dims, commutative=tie_break_left)
-        return (values, indices) if with_values else indices
+        extreme = self._binary_reduce(x, axis, kind, keep_dims=False)
+        hit = self.compare("==", x, self.expand_dims(extreme, axis) if len(x.type.shape) > 1 else extreme)
+        index = self._binary_reduce(self.where(hit, idx, n), axis, "min", keep_dims=False)
+        if x.type.element.is_float:  # only a row of NaNs has a NaN extreme, and no element equal to it
+            index = self.where(self.compare("!=", extreme, extreme), 0, index)
+        if was_bool:
+            extreme = self.cast(extreme, irt.i1)
+        if unwrap(keep_dims):
+            extreme, index = self.expand_dims(extreme, axis), self.expand_dims(index, axis)
+        return (extreme, index) if with_values else index
 
     # ------------------------------------------------------------------ scans
     def scan(self, inputs: list[tensor], axis, combine, reverse=False) -> list[tensor]:

@@ -7,8 +7,10 @@ replaced by the first. Operands of a commutative op (``add``, ``mul``, ``max``, 
 ...: the ``Commutative`` trait) count in any order, so ``a + b`` and ``b + a`` merge.
 Scoping follows dominance: an op in a loop body or an ``scf.if`` branch may reuse a
 value computed above it, but values computed inside a region are not visible after it
-or in a sibling branch. Ops with regions and ops with side effects (loads included: a
-store may come between) are never merged.
+or in a sibling branch. A pure op with regions (a reduction, a scan) merges with one
+whose regions hold the same ops on the same values (``tl.max(x, 1)`` and the max that
+``tl.argmax(x, 1)`` starts with); ops with side effects (loads included: a store may
+come between) are never merged.
 
 before:
     tt.func @k(%x: !ptr<i32>, %c: i1) {
@@ -70,9 +72,31 @@ def _freeze(x):
     return (type(x).__name__, x)
 
 
+def _body(op: Op) -> tuple:
+    """The ops of ``op``'s regions as a hashable form: two pure ops with equal bodies compute alike.
+
+    A value defined in the regions is named by where it is defined (block argument ``i`` of block ``b``,
+    result ``i`` of the ``n``-th op); a value from outside stays itself.
+    """
+    names: dict[int, tuple] = {}
+    form = []
+    for r, region in enumerate(op.regions):
+        for b, block in enumerate(region.blocks):
+            for i, arg in enumerate(block.args):
+                names[id(arg)] = ("arg", r, b, i)
+            for inner in block.ops:
+                n = len(form)
+                operands = tuple(names.get(id(v), v) for v in inner.operands)
+                form.append((type(inner), inner.name, operands, _freeze(inner.attrs), _body(inner)))
+                for i, res in enumerate(inner.results):
+                    names[id(res)] = ("result", n, i)
+                    form[-1] += (res.type,)
+    return tuple(form)
+
+
 def _key(op: Op):
     """What makes two ops interchangeable, or ``None`` when ``op`` may not be merged."""
-    if op.regions or not op.results or op.is_terminator or not op.pure:
+    if not op.results or op.is_terminator or not op.pure:
         return None
     operands = tuple(op.operands)
     if op.has_trait(Commutative):
@@ -84,6 +108,7 @@ def _key(op: Op):
             operands,
             _freeze(op.attrs),
             tuple(r.type for r in op.results),
+            _body(op),
         )
     except TypeError:
         return None

@@ -78,15 +78,10 @@ def _within_threads(lw, op, tiles, axis) -> dict[tuple, list]:
 
 def _across_lanes(lw, op, groups, elems, bits) -> None:
     b = lw.b
-    commutative = op.attrs.get("commutative", False)  # either side first: the lower lane's need not lead
     for bit in bits:
-        if not commutative:
-            is_high = b.icmp_unsigned("!=", b.and_(lw.lane, const_i32(1 << bit)), const_i32(0))
+        is_high = b.icmp_unsigned("!=", b.and_(lw.lane, const_i32(1 << bit)), const_i32(0))
         for key, values in groups.items():
             other = [shuffle_xor(lw, v, e, 1 << bit) for v, e in zip(values, elems)]
-            if commutative:
-                groups[key] = combine(lw, op, values, other)
-                continue
             lo = [b.select(is_high, o, v) for v, o in zip(values, other)]
             hi = [b.select(is_high, v, o) for v, o in zip(values, other)]
             groups[key] = combine(lw, op, lo, hi)

@@ -12,8 +12,6 @@ class ReduceOp(Op):
 
     The region's block takes ``2n`` scalars (n accumulated, n new) and ends with a
     ``ReduceReturnOp`` of ``n`` scalars. Results: one per operand, ``axis`` removed.
-    ``commutative`` (set by ``argmax`` / ``argmin``) says the combine gives the same
-    result with its two sides swapped, so a lowering may meet partials in any order.
     """
 
     name = "tt.reduce"
@@ -25,10 +23,8 @@ class ReduceOp(Op):
         axis: int,
         result_types: list[Type],
         loc: Loc = UNKNOWN_LOC,
-        commutative: bool = False,
     ):
-        attrs = {"axis": axis, "commutative": True} if commutative else {"axis": axis}
-        super().__init__(operands, result_types, attrs, loc=loc)
+        super().__init__(operands, result_types, {"axis": axis}, loc=loc)
         elems = [v.type.element for v in operands]
         self.add_region(Region([Block(elems + elems)]))
 
