@@ -412,6 +412,73 @@ def group_norm(t, batch=32, channels=512, hw=4096, groups=32, eps=1e-5):
     )  # fmt: skip
 
 
+def decode_attention(t, batch=32, kv_heads=8, group=8, d=128, longest=4096):
+    """One decode step of grouped-query attention (64 query heads on 8 KV heads, f16) over a paged cache:
+    each sequence's tokens (1000 to 4096 of them) in scattered cache slots, found through a token table."""
+    torch = t.torch
+    lens = [1000 + (i * 997) % (longest - 1000 + 1) for i in range(batch)]
+    slots = sum(lens)
+    q = t.randn(batch, kv_heads * group, d, dtype="f16")
+    k, v = t.randn(slots, kv_heads, d, dtype="f16"), t.randn(slots, kv_heads, d, dtype="f16")
+    out = t.empty(batch, kv_heads * group, d, dtype="f16")
+    table = _tensor(t, (batch, longest), "i32", lambda torch: torch.zeros(batch, longest, dtype=torch.int32,
+                                                                          device="cuda"))  # fmt: skip
+    seq = _tensor(t, (batch,), "i32", lambda torch: torch.tensor(lens, dtype=torch.int32, device="cuda"))
+    if torch is not None:
+        order = torch.randperm(slots, device="cuda", generator=torch.Generator("cuda").manual_seed(0)).int()
+        ends = [sum(lens[: i + 1]) for i in range(batch)]
+        for i, n in enumerate(lens):
+            table[i, :n] = order[ends[i] - n : ends[i]]
+    scale = d**-0.5
+
+    def attend(dtype):
+        outs = []
+        for i, n in enumerate(lens):
+            rows = table[i, :n].long()
+            kk, vv = k[rows].to(dtype).transpose(0, 1), v[rows].to(dtype).transpose(0, 1)  # (kv heads, n, d)
+            qq = q[i].to(dtype).view(kv_heads, group, d)
+            outs.append(torch.softmax(qq @ kk.transpose(1, 2) * scale, -1) @ vv)
+        return torch.stack(outs).view(batch, kv_heads * group, d)
+
+    return Setup(
+        K.decode_attention_kernel,
+        lambda c: (q, k, v, table, seq, out, scale, kv_heads * group * d, d, kv_heads * d, d, kv_heads * d, d,
+                   longest, kv_heads * group * d, d),
+        lambda c: (batch, kv_heads),
+        [cfg(4, 3, GROUP=group, BLOCK_H=16, BLOCK_N=64, HEAD_DIM=d), cfg(4, 2, GROUP=group, BLOCK_H=16, BLOCK_N=32,
+         HEAD_DIM=d), cfg(8, 3, GROUP=group, BLOCK_H=16, BLOCK_N=128, HEAD_DIM=d)],
+        [out], lambda: [attend(torch.float32).half()], lambda: attend(torch.float16),
+        nbytes=2 * slots * kv_heads * d * 2 + 2 * batch * kv_heads * group * d * 2, tol=1e-2,
+    )  # fmt: skip
+
+
+def grouped_matmul(t, ms=(1536, 700, 2048, 1000, 1800, 512, 1300, 900), n=2816, k=4096):
+    """A mixture of experts' eight expert GEMMs (f16, f32 accumulation) in one persistent launch: rows per
+    expert from 512 to 2048 (tails), operands through int64 address tables, sizes and strides from int32 ones."""
+    torch = t.torch
+    a = [t.randn(m, k, dtype="f16") for m in ms]
+    b = [t.randn(k, n, dtype="f16") for _ in ms]
+    c = [t.empty(m, n, dtype="f16") for m in ms]
+
+    def table(xs):
+        return _tensor(t, (len(xs),), "i64", lambda torch: torch.tensor([x.data_ptr() for x in xs], device="cuda"))
+
+    def ints(rows):
+        return _tensor(t, (3 * len(rows),), "i32", lambda torch: torch.tensor(rows, dtype=torch.int32,
+                                                                              device="cuda").flatten())  # fmt: skip
+
+    tables = (table(a), table(b), table(c), ints([(m, n, k) for m in ms]), ints([(k, n, n) for _ in ms]))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if torch is not None else 132
+    configs = [cfg(8, 3, NUM_PROGRAMS=sms, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64),
+               cfg(4, 3, NUM_PROGRAMS=sms, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64),
+               cfg(8, 4, NUM_PROGRAMS=sms, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64)]  # fmt: skip
+    return Setup(
+        K.grouped_matmul_kernel, lambda c_: (*tables, len(ms)), lambda c_: (c_["NUM_PROGRAMS"],), configs,
+        c, lambda: [(x.float() @ y.float()).half() for x, y in zip(a, b)], lambda: [x @ y for x, y in zip(a, b)],
+        nbytes=sum(m * k + k * n + m * n for m in ms) * 2, flops=2 * sum(ms) * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -436,4 +503,6 @@ CASES = {
     "linear recurrence (chunked scan)": linear_scan,
     "moe router softmax + top-2": moe_router,
     "group norm f16": group_norm,
+    "decode attention (paged, GQA)": decode_attention,
+    "grouped matmul (address tables)": grouped_matmul,
 }

@@ -377,3 +377,81 @@ def group_norm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, C, HW, G, eps, BLOCK: tl.const
         w = tl.load(w_ptr + ch, mask=mask, other=0.0)
         b = tl.load(b_ptr + ch, mask=mask, other=0.0)
         tl.store(y_ptr + base + i, ((x - mean) * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def decode_attention_kernel(q_ptr, k_cache, v_cache, token_table, seq_lens, out_ptr, scale, stride_qb, stride_qh,
+                            stride_kt, stride_kh, stride_vt, stride_vh, stride_table, stride_ob, stride_oh,
+                            GROUP: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
+                            HEAD_DIM: tl.constexpr):  # fmt: skip
+    # one decode step of grouped-query attention over a paged KV cache: a program per (sequence, kv head)
+    # takes the GROUP query heads sharing that kv head (padded to BLOCK_H rows for tl.dot) and walks the
+    # sequence's cache slots, found token by token through its row of the token table
+    b = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    heads = kv_head * GROUP + tl.arange(0, BLOCK_H)
+    head_mask = tl.arange(0, BLOCK_H) < GROUP
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + b * stride_qb + heads[:, None] * stride_qh + d[None, :], mask=head_mask[:, None], other=0.0)
+    seq_len = tl.load(seq_lens + b)
+    m_i = tl.full([BLOCK_H], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_H], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_H, HEAD_DIM], dtype=tl.float32)
+    for start in range(0, seq_len, BLOCK_N):
+        n = start + tl.arange(0, BLOCK_N)
+        n_mask = n < seq_len
+        slot = tl.load(token_table + b * stride_table + n, mask=n_mask, other=0).to(tl.int64)
+        k = tl.load(k_cache + slot[:, None] * stride_kt + kv_head * stride_kh + d[None, :], mask=n_mask[:, None],
+                    other=0.0)  # fmt: skip
+        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.where(n_mask[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp(m_i - m_new)
+        p = tl.exp(s - m_new[:, None])
+        v = tl.load(v_cache + slot[:, None] * stride_vt + kv_head * stride_vh + d[None, :], mask=n_mask[:, None],
+                    other=0.0)  # fmt: skip
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(out_ptr + b * stride_ob + heads[:, None] * stride_oh + d[None, :], out.to(out_ptr.dtype.element_ty),
+             mask=head_mask[:, None])  # fmt: skip
+
+
+def grouped_matmul_kernel(a_ptrs, b_ptrs, c_ptrs, sizes, strides, n_groups, NUM_PROGRAMS: tl.constexpr,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+    # several independent f16 matmuls (a mixture of experts' expert GEMMs) in one persistent launch: each
+    # group's operands come as addresses in int64 tables, its (m, n, k) and row strides from int32 tables;
+    # the programs walk the groups' tiles in turn
+    tile = tl.program_id(0)
+    first_tile = 0
+    for g in range(n_groups):
+        m = tl.load(sizes + g * 3)
+        n = tl.load(sizes + g * 3 + 1)
+        k = tl.load(sizes + g * 3 + 2)
+        tiles_n = tl.cdiv(n, BLOCK_N)
+        tiles = tl.cdiv(m, BLOCK_M) * tiles_n
+        while tile >= first_tile and tile < first_tile + tiles:
+            a = tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16))
+            b = tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16))
+            c = tl.load(c_ptrs + g).to(tl.pointer_type(tl.float16))
+            lda = tl.load(strides + g * 3)
+            ldb = tl.load(strides + g * 3 + 1)
+            ldc = tl.load(strides + g * 3 + 2)
+            t = tile - first_tile
+            rm = (t // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+            rn = (t % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+            rk = tl.arange(0, BLOCK_K)
+            a_tile = a + rm[:, None] * lda + rk[None, :]
+            b_tile = b + rk[:, None] * ldb + rn[None, :]
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for kk in range(0, tl.cdiv(k, BLOCK_K)):
+                left = k - kk * BLOCK_K
+                x = tl.load(a_tile, mask=(rm[:, None] < m) & (rk[None, :] < left), other=0.0)
+                y = tl.load(b_tile, mask=(rk[:, None] < left) & (rn[None, :] < n), other=0.0)
+                acc += tl.dot(x, y)
+                a_tile += BLOCK_K
+                b_tile += BLOCK_K * ldb
+            out_mask = (rm[:, None] < m) & (rn[None, :] < n)
+            tl.store(c + rm[:, None] * ldc + rn[None, :], acc.to(tl.float16), mask=out_mask)
+            tile += NUM_PROGRAMS
+        first_tile += tiles

@@ -97,6 +97,16 @@ CASES = [
     ("group norm f16", K.group_norm_kernel,
      {"x_ptr": "*f16", "y_ptr": "*f16", "w_ptr": "*f32", "b_ptr": "*f32", "C": "i32", "HW": "i32", "G": "i32",
       "eps": "f32"}, {"BLOCK": 2048}, {"C": 16, "HW": 16, "G": 16}, 8),
+    ("decode attention (paged, GQA)", K.decode_attention_kernel,
+     {"q_ptr": "*f16", "k_cache": "*f16", "v_cache": "*f16", "token_table": "*i32", "seq_lens": "*i32",
+      "out_ptr": "*f16", "scale": "f32", "stride_qb": "i32", "stride_qh": "i32", "stride_kt": "i32",
+      "stride_kh": "i32", "stride_vt": "i32", "stride_vh": "i32", "stride_table": "i32", "stride_ob": "i32",
+      "stride_oh": "i32"}, {"GROUP": 8, "BLOCK_H": 16, "BLOCK_N": 64, "HEAD_DIM": 128},
+     {"stride_qb": 16, "stride_qh": 16, "stride_kt": 16, "stride_kh": 16, "stride_vt": 16, "stride_vh": 16,
+      "stride_table": 16, "stride_ob": 16, "stride_oh": 16}, 4),
+    ("grouped matmul (address tables)", K.grouped_matmul_kernel,
+     {"a_ptrs": "*i64", "b_ptrs": "*i64", "c_ptrs": "*i64", "sizes": "*i32", "strides": "*i32", "n_groups": "i32"},
+     {"NUM_PROGRAMS": 132, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, {}, 8),
 ]  # fmt: skip
 
 

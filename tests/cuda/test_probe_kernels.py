@@ -26,6 +26,10 @@ def test_probe_kernel_compiles(case):
     assert ".entry" in ptx
     if name in ("gelu f16", "residual add + rmsnorm bf16", "column sums"):
         assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
+    if name == "decode attention (paged, GQA)":
+        # k (read as tl.trans(k)) and v, gathered through the token table, copied ahead 16 bytes at a time
+        # into the dot's buffers: the index tile goes one iteration ahead of the copies it addresses
+        assert ptx.count("cp.async.cg.shared.global") == 3 * 2 * 8 and "ld.global.b16" not in ptx
 
 
 def test_every_probe_kernel_has_a_gpu_case():

@@ -108,3 +108,55 @@ def test_group_norm(backend, dev, rng):
     xr = x.astype(np.float64).reshape(n, groups, -1)
     norm = (xr - xr.mean(-1, keepdims=True)) / np.sqrt(xr.var(-1, keepdims=True) + 1e-5)
     assert rel_err(dev.get(y), norm.reshape(n, c, hw) * w[None, :, None] + b[None, :, None]) < 2e-3
+
+
+def test_decode_attention_over_a_paged_cache(backend, dev, rng):
+    batch, kv_heads, group, d = 3, 2, 4, 64
+    seq = np.array([37, 5, 64], np.int32)  # a tail, a sequence shorter than a block, a whole number of blocks
+    slots = rng.permutation(200)  # each sequence's tokens scattered over the cache
+    table = np.zeros((batch, 64), np.int32)
+    ends = np.cumsum(seq)
+    for b in range(batch):
+        table[b, : seq[b]] = slots[ends[b] - seq[b] : ends[b]]
+    q = rng.standard_normal((batch, kv_heads * group, d)).astype(np.float16)
+    k, v = (rng.standard_normal((200, kv_heads, d)).astype(np.float16) for _ in range(2))
+    out = dev.put(np.zeros_like(q))
+    scale = d**-0.5
+    tilelab.jit(K.decode_attention_kernel)[(batch, kv_heads)](
+        dev.put(q), dev.put(k), dev.put(v), dev.put(table), dev.put(seq), out, scale, kv_heads * group * d, d,
+        kv_heads * d, d, kv_heads * d, d, 64, kv_heads * group * d, d,
+        GROUP=group, BLOCK_H=16, BLOCK_N=16, HEAD_DIM=d, target=backend,
+    )  # fmt: skip
+    ref = np.zeros(q.shape)
+    for b in range(batch):
+        for h in range(kv_heads * group):
+            rows = table[b, : seq[b]]
+            s = k[rows, h // group].astype(np.float64) @ q[b, h].astype(np.float64) * scale
+            p = np.exp(s - s.max())
+            ref[b, h] = p / p.sum() @ v[rows, h // group].astype(np.float64)
+    assert rel_err(dev.get(out), ref) < 2e-3
+
+
+def _address(x) -> int:
+    return x.ctypes.data if isinstance(x, np.ndarray) else x.data_ptr()
+
+
+def test_grouped_matmul_reads_its_operands_through_address_tables(backend, dev, rng):
+    if backend == "interpret":
+        pytest.skip("the interpreter reads only the arrays passed as arguments, not addresses loaded from them")
+    shapes = [(40, 48, 36), (16, 80, 64), (70, 20, 50)]  # tails in every dim; k not a multiple of BLOCK_K
+    a = [rng.standard_normal((m, k)).astype(np.float16) for m, n, k in shapes]
+    b = [rng.standard_normal((k, n)).astype(np.float16) for m, n, k in shapes]
+    c = [dev.put(np.zeros((m, n), np.float16)) for m, n, k in shapes]
+    a_dev, b_dev = [dev.put(x) for x in a], [dev.put(x) for x in b]
+
+    def table(xs):
+        return dev.put(np.array([_address(x) for x in xs], np.int64))
+
+    sizes = dev.put(np.array(shapes, np.int32).ravel())
+    strides = dev.put(np.array([(k, n, n) for m, n, k in shapes], np.int32).ravel())
+    meta = dict(NUM_PROGRAMS=4, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    tilelab.jit(K.grouped_matmul_kernel)[(4,)](table(a_dev), table(b_dev), table(c), sizes, strides, len(shapes),
+                                               **meta, target=backend)  # fmt: skip
+    for x, y, z in zip(a, b, c):
+        assert rel_err(dev.get(z), x.astype(np.float64) @ y.astype(np.float64)) < 2e-3

@@ -110,6 +110,32 @@ def test_trans_that_moves_data_splits_into_a_free_trans_and_a_round_trip():
     )
 
 
+def test_conversion_of_a_trans_converts_the_free_trans_once():
+    """``tl.dot(q, tl.trans(k))`` on the mma.sync path: the trans's own layout is a blocked one, its user a
+    conversion to the dot operand; the operand is read from the free transpose's buffer, one trip, not two."""
+    check_pass(
+        convert_through_shared,
+        """
+        #row = #blocked<sizePerThread=[1, 8], threadsPerWarp=[2, 16], warpsPerCTA=[4, 1], order=[1, 0]>
+        #other = #blocked<sizePerThread=[1, 4], threadsPerWarp=[2, 16], warpsPerCTA=[4, 1], order=[1, 0]>
+        #b = #dot_op<opIdx=1, parent=#mma<m16n8k16, warpsPerCTA=[1, 4]>, kWidth=2>
+        tt.func @k(%x: !ptr<f16>) {
+          %0 = tt.splat %x : tensor<64x128x!ptr<f16>, #row>
+          %1 = tt.load %0 : tensor<64x128xf16, #row>
+          %2 = tt.trans %1 {order = [1, 0]} : tensor<128x64xf16, #other>
+          %3 = ttg.convert_layout %2 : tensor<128x64xf16, #b>
+          tt.return
+        }
+        // CHECK:      %[[V:.*]] = tt.load
+        // CHECK-NEXT: %[[T:.*]] = tt.trans %[[V]] {order = [1, 0]} : tensor<128x64xf16, #linear<
+        // CHECK-NEXT: %[[BUF:.*]] = ttg.local_alloc
+        // CHECK-NEXT: ttg.local_store %[[BUF]], %[[T]]
+        // CHECK-NEXT: ttg.local_load %[[BUF]] : tensor<128x64xf16, #dot_op<
+        // CHECK-NOT:  ttg.local_
+        """,
+    )
+
+
 def test_negative_a_register_permutation_stays_a_conversion():
     check_unchanged(
         convert_through_shared,

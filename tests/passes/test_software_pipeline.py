@@ -17,6 +17,7 @@ from tilelab.compiler.ir.ops import (
     LocalAllocOp,
     LocalStoreOp,
     MemDescIndexOp,
+    i32,
 )
 from tilelab.compiler.ir.parser import parse_module
 from tilelab.compiler.ir.verifier import VerificationError
@@ -373,3 +374,72 @@ def test_a_staged_tile_is_copied_along_its_contiguous_dim(rng):
     c = np.full((m, n), np.nan, np.float32)
     run_kernel(module, (2, 1), [np.asfortranarray(a).ravel(order="F"), s, b, c, m, n, k])
     np.testing.assert_allclose(c, shifted_exp_matmul_reference(a, s, b), rtol=2e-2, atol=2e-2)
+
+
+# --------------------------------------------------------------------------- gathers: addresses from an index load
+
+
+def gather_kernel(store_in_loop: bool = False) -> str:
+    """``acc += x[idx[i + range]]`` for ``i`` in steps of 256, through a shared buffer (``y``: the sum)."""
+    store = f"""
+    %yi = tt.splat %y : tensor<256x!ptr<f16>, {R}>
+    %ri = tt.make_range {{start = 0, end = 256}} : tensor<256xi32, {R}>
+    %pi = tt.addptr %yi, %ri : tensor<256x!ptr<f16>, {R}>
+    tt.store %pi, %w : tensor<256x!ptr<f16>, {R}>"""
+    return f"""tt.func @k(%x: !ptr<f16>, %idx: !ptr<i32>, %y: !ptr<f16>, %n: i32) {{
+  %c0 = arith.constant {{value = 0}} : i32
+  %c256 = arith.constant {{value = 256}} : i32
+  %p = tt.splat %x : tensor<256x!ptr<f16>, {B}>
+  %ip = tt.splat %idx : tensor<256x!ptr<i32>, {B}>
+  %range = tt.make_range {{start = 0, end = 256}} : tensor<256xi32, {B}>
+  %zero = arith.constant {{value = 0.0}} : tensor<256xf16, {R}>
+  %sum = scf.for %i = %c0 to %n step %c256 iter_args(%acc = %zero) -> (tensor<256xf16, {R}>) {{num_stages = 3}} {{
+    %s = tt.splat %i : tensor<256xi32, {B}>
+    %o = arith.add %s, %range : tensor<256xi32, {B}>
+    %ia = tt.addptr %ip, %o : tensor<256x!ptr<i32>, {B}>
+    %g = tt.load %ia : tensor<256xi32, {B}>
+    %a = tt.addptr %p, %g : tensor<256x!ptr<f16>, {B}>
+    %v = tt.load %a : tensor<256xf16, {B}>
+    %buf = ttg.local_alloc : {TS}
+    ttg.local_store %buf, %v : {TS}
+    %w = ttg.local_load %buf : tensor<256xf16, {R}>{store if store_in_loop else ""}
+    %next = arith.add %acc, %w : tensor<256xf16, {R}>
+    scf.yield %next : tensor<256xf16, {R}>
+  }}
+  %ys = tt.splat %y : tensor<256x!ptr<f16>, {R}>
+  %rr = tt.make_range {{start = 0, end = 256}} : tensor<256xi32, {R}>
+  %yp = tt.addptr %ys, %rr : tensor<256x!ptr<f16>, {R}>
+  tt.store %yp, %sum : tensor<256x!ptr<f16>, {R}>
+  tt.return
+}}
+"""
+
+
+def test_a_gather_is_copied_ahead_with_its_indices_loaded_one_iteration_earlier():
+    out, changed = run_pass(software_pipeline, gather_kernel())
+    assert changed
+    loop = next(op for op in parse_module(out).walk() if isinstance(op, ForOp))
+    copies = ops_of(out, AsyncCopyGlobalToLocalOp)
+    assert len(copies) == 3  # iterations 0 and 1 before the loop, i + 2 in it
+    index_loads = [op for op in parse_module(out).walk() if isinstance(op, LoadOp)]
+    # before the loop: the indices of iterations 0, 1 (for their copies) and 2 (carried); in it: of i + 3
+    assert len(index_loads) == 4 and all(op.result.type.element == i32 for op in index_loads)
+    assert i32 in [a.type.element for a in loop.body.args[1:] if a.type.is_tensor]  # the indices, carried
+
+
+@pytest.mark.parametrize("stages_n", [256, 512, 1024, 1280])
+def test_a_pipelined_gather_gives_the_same_values(stages_n, rng):
+    n, m = stages_n, 3000
+
+    def args():
+        x = rng.standard_normal(m).astype(np.float16)
+        idx = rng.integers(0, m, n).astype(np.int32)
+        return [x, idx, np.full(256, np.nan, np.float16), n]
+
+    assert_same_values(software_pipeline, gather_kernel(), args, grid=(1,))
+
+
+def test_negative_a_gather_in_a_loop_that_writes_global_memory_is_left_alone():
+    """A store in the loop might write the index table a later iteration reads: no index load goes ahead."""
+    out, changed = run_pass(software_pipeline, gather_kernel(store_in_loop=True))
+    assert not changed and not ops_of(out, AsyncCopyGlobalToLocalOp)

@@ -214,7 +214,12 @@ def permuted(layout: LinearLayout, order) -> LinearLayout:
 
 
 def _split_trans(block: Block, op: TransOp) -> ConvertLayoutOp | None:
-    """``trans(x) : D`` -> ``convert_layout(trans(x) : permuted(x's layout)) : D`` where that moves data."""
+    """``trans(x) : D`` -> ``convert_layout(trans(x) : permuted(x's layout)) : D`` where that moves data.
+
+    Conversions of ``trans(x) : D`` to other layouts (a dot operand's) then convert the free transpose
+    directly: one trip through shared memory, not one to ``D`` and another from it. Where every user is
+    such a conversion, nothing is left to convert to ``D`` (None).
+    """
     src, dst = op.src.type, op.result.type
     if not src.is_tensor or src.layout is None or dst.layout is None:
         return None
@@ -222,6 +227,12 @@ def _split_trans(block: Block, op: TransOp) -> ConvertLayoutOp | None:
     if conversion_kind(free, dst.layout) not in ("shuffle", "shared"):
         return None
     trans = Rewriter.insert_before(op, TransOp(op.src, dst.with_layout(free), loc=op.loc, **op.attrs))
+    for user in list(op.result.users):
+        if isinstance(user, ConvertLayoutOp):
+            user.operands[0] = trans.result
+    if not op.result.has_uses():
+        Rewriter.replace_op(op, [trans.result])
+        return None
     conv = Rewriter.insert_before(op, ConvertLayoutOp(trans.result, dst, loc=op.loc))
     Rewriter.replace_op(op, conv)
     return conv

@@ -81,14 +81,12 @@ from __future__ import annotations
 
 from tilelab.compiler.ir.core import Module, Op, Value
 from tilelab.compiler.ir.ops import (
-    BinaryOp,
     CmpOp,
     ConstantOp,
     DotOp,
     ForOp,
     LoadOp,
     LocalStoreOp,
-    SplatOp,
     WarpGroupDotOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
@@ -96,7 +94,7 @@ from tilelab.compiler.ir.traits import AsyncCopy, MemoryWrite
 from tilelab.compiler.ir.types import i1
 from tilelab.compiler.options import options_of
 
-from .software_pipeline import address_slice, advance, carried_steps, drop_dead_slice
+from .software_pipeline import address_slice, advance, carried_steps, drop_dead_slice, masked_load
 
 NAME = "prefetch-loads"
 
@@ -144,13 +142,7 @@ def _load_at(rw: Rewriter, load: LoadOp, slice_: list[Op], at: dict[Value, Value
     mapping: dict[Value, Value] = dict(at)
     for op in slice_:
         rw.insert(Rewriter.clone(op, mapping))
-    ptrs = mapping.get(load.ptr, load.ptr)
-    mask = rw.add(SplatOp(pred, ptrs.type.with_element(i1), loc=load.loc))
-    if load.mask is not None:
-        mask = rw.add(BinaryOp("and", mapping.get(load.mask, load.mask), mask, loc=load.loc))
-    other = mapping.get(load.other, load.other) if load.other is not None else None
-    a = load.attrs
-    return rw.add(LoadOp(ptrs, load.result.type, mask, other, a["cache"], a["eviction"], a["volatile"], loc=load.loc))
+    return masked_load(rw, load, mapping, pred)
 
 
 def prefetch_loop(loop: ForOp, threads: int) -> bool:

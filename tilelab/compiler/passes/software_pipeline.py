@@ -21,7 +21,16 @@ user is a ``ttg.local_store`` into a ``ttg.local_alloc`` of the same body, read 
 ``ttg.memdesc_trans`` views (convert-through-shared and accelerate-dot made these for dot
 operands), with ``other`` absent or zero (the copy zero-fills), and when its pointers and
 mask depend, inside the loop, only on the induction variable and on values from outside
-(the slice is cloned for other iterations). The step must be a positive constant. A load
+(the slice is cloned for other iterations). The step must be a positive constant. A free
+``tt.trans`` may come between the load and its store (``tl.dot(q, tl.trans(k))`` on the mma.sync
+path): the copy then takes the transposed pointers and mask, which move no data.
+
+A gather's tile (a paged KV cache's keys, ``tl.load(k + slot[:, None] * stride + d)`` with
+``slot = tl.load(table + n)``) has an index load in its address slice. When nothing in the loop
+writes global memory (so no iteration can change the indices a later one reads), the index load
+is cloned with the slice, masked off past the loop's end like the copies; and so that no copy
+waits for its indices, the loop carries them: the prologue loads those of iteration ``S - 1``,
+and iteration ``i`` copies with the carried ones while it loads those of ``i + S``. A load
 whose value reaches a ``warp_group_dot`` through register ops (a statistic such as
 attention backward's ``lse``, or a tile scaled before it is stored for the dot) is first
 staged to match: loaded in a compact layout, stored to a buffer of its own and read back
@@ -120,6 +129,7 @@ from tilelab.compiler.ir.ops import (
     MemDescIndexOp,
     SelectOp,
     SplatOp,
+    TransOp,
     i1,
     i32,
 )
@@ -132,13 +142,14 @@ from tilelab.compiler.ir.ops.gpu import (
 )
 from tilelab.compiler.ir.ops.tma import AsyncTMACopyOp, InitBarriersOp, InvalBarriersOp, WaitBarrierOp
 from tilelab.compiler.ir.rewriter import Rewriter
+from tilelab.compiler.ir.traits import MemoryWrite
 from tilelab.compiler.ir.types import i64, tensor
 from tilelab.compiler.layouts import LinearLayout, row_major_shared
 from tilelab.compiler.options import options_of
 from tilelab.compiler.passes.allocate_shared_memory import alloc_ranges, first_fit, shared_memory_limit
 from tilelab.compiler.passes.assign_layouts import tile_layout
 from tilelab.compiler.passes.coalesce import wanted_order
-from tilelab.compiler.passes.convert_through_shared import stored_order
+from tilelab.compiler.passes.convert_through_shared import permuted, stored_order
 from tilelab.compiler.passes.rematerialize import Chain, drop_unused
 from tilelab.compiler.passes.tma_copies import TMA_ARCHS, TmaPlan, plan, tensor_map
 
@@ -157,6 +168,12 @@ class Candidate:
     alloc: LocalAllocOp
     slice: list[Op]
     tma: TmaPlan | None = None
+    trans: TransOp | None = None  # a free transpose between the load and its store: the copy's addresses go through it
+
+    @property
+    def gathers(self) -> list[LoadOp]:
+        """The loads of the address slice (a gather's indices), in body order."""
+        return [op for op in self.slice if isinstance(op, LoadOp)]
 
 
 def _const(rw: Rewriter, value: int, type=i32, loc: Loc = UNKNOWN_LOC) -> Value:
@@ -186,12 +203,13 @@ def carried_steps(loop: ForOp) -> dict[Value, Op | None]:
     return found
 
 
-def address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
+def address_slice(loop: ForOp, roots: list[Value], gathers: bool = False) -> list[Op] | None:
     """The ops of ``loop``'s body that ``roots`` depend on, in body order; None if one is not clonable.
 
     Clonable: pure, without regions, fed only by the induction variable, by values
     advancing by a loop-invariant step (``carried_steps``), by values defined outside
-    the loop, or by other ops of the slice.
+    the loop, or by other ops of the slice. With ``gathers``, also a load of the body whose
+    own address is such a slice (the index tile of a gather: ``tl.load(table + offs)``).
     """
     body = loop.body
     in_body = {op: i for i, op in enumerate(body.ops)}
@@ -211,11 +229,41 @@ def address_slice(loop: ForOp, roots: list[Value]) -> list[Op] | None:
             continue
         if op in found:
             continue
-        if not op.pure or op.regions:
+        if (not op.pure or op.regions) and not (gathers and _gatherable(loop, op)):
             return None
         found.add(op)
         stack.extend(op.operands)
     return sorted(found, key=in_body.__getitem__)
+
+
+def _gatherable(loop: ForOp, op: Op) -> bool:
+    """Whether ``op`` is a plain load of ``loop``'s body whose address and mask are a clonable slice."""
+    if not isinstance(op, LoadOp) or op.attrs.get("volatile") or op.descriptor is not None:
+        return False
+    return address_slice(loop, [v for v in (op.ptr, op.mask, op.other) if v is not None]) is not None
+
+
+def writes_global(loop: ForOp) -> bool:
+    """Whether an op in ``loop`` may write global memory (a later iteration's load might read what it wrote)."""
+    return any(op.has_trait(MemoryWrite) and not isinstance(op, LocalStoreOp) for op in loop.walk() if op is not loop)
+
+
+def masked_load(rw: Rewriter, load: LoadOp, mapping: dict[Value, Value], pred: Value) -> Value:
+    """``load`` with its operands through ``mapping``, masked off where ``pred`` (an i1 scalar) is false."""
+    ptrs = mapping.get(load.ptr, load.ptr)
+    mask = rw.add(SplatOp(pred, ptrs.type.with_element(i1), loc=load.loc)) if ptrs.type.is_tensor else pred
+    if load.mask is not None:
+        mask = rw.add(BinaryOp("and", mapping.get(load.mask, load.mask), mask, loc=load.loc))
+    other = mapping.get(load.other, load.other) if load.other is not None else None
+    a = load.attrs
+    return rw.add(LoadOp(ptrs, load.result.type, mask, other, a["cache"], a["eviction"], a["volatile"], loc=load.loc))
+
+
+def free_trans(op: Op) -> bool:
+    """Whether ``op`` is a ``tt.trans`` that moves no data: its result's layout is its source's, permuted."""
+    if not isinstance(op, TransOp) or op.src.type.layout is None or op.result.type.layout is None:
+        return False
+    return permuted(op.src.type.layout, op.attrs["order"]) == op.result.type.layout
 
 
 def _inside(v: Value, loop: ForOp) -> bool:
@@ -240,14 +288,17 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
     if not load.result.has_one_use():
         return None
     (store,) = load.result.users
-    if not isinstance(store, LocalStoreOp) or store.value is not load.result:
+    trans = None
+    if free_trans(store) and store.result.has_one_use():  # k loaded, stored transposed for tl.dot(q, tl.trans(k))
+        trans, (store,) = store, store.result.users
+    if not isinstance(store, LocalStoreOp) or store.value is not (trans or load).result:
         return None
     alloc = store.buf.defining_op
     if not isinstance(alloc, LocalAllocOp) or alloc.parent is not loop.body or alloc.attrs.get("stages"):
         return None
     if alloc.stage_bytes % 16 or (load.mask is not None and load.mask.type != load.ptr.type.with_element(i1)):
         return None
-    if against_the_grain(load, alloc):
+    if against_the_grain(store.value.type, alloc):
         return None
     order = {op: i for i, op in enumerate(loop.body.ops)}
     for user in shared_users(alloc.result):
@@ -256,12 +307,12 @@ def _candidate(loop: ForOp, load: LoadOp) -> Candidate | None:
         if alloc.result not in shared_reads(user) or order.get(_top(user, loop.body), -1) <= order[store]:
             return None  # every other user reads the buffer (local_load, warp_group_dot; or through a view) after the store
     roots = [load.ptr] + ([load.mask] if load.mask is not None else [])
-    slice_ = address_slice(loop, roots)
-    return None if slice_ is None else Candidate(load, store, alloc, slice_)
+    slice_ = address_slice(loop, roots, gathers=not writes_global(loop))
+    return None if slice_ is None else Candidate(load, store, alloc, slice_, trans=trans)
 
 
-def against_the_grain(load: LoadOp, alloc: LocalAllocOp) -> bool:
-    """Whether copying ``load``'s tile into wgmma operand buffer ``alloc`` moves elements under 4 bytes one at a time.
+def against_the_grain(t, alloc: LocalAllocOp) -> bool:
+    """Whether copying a tile of type ``t`` into wgmma operand buffer ``alloc`` moves elements under 4 bytes one at a time.
 
     An 8-bit B contiguous along N (``x @ w`` of int8 or fp8 tensors), stored K-major because wgmma
     reads 8-bit B no other way: each element lands in another row of the buffer than its neighbour in
@@ -270,7 +321,7 @@ def against_the_grain(load: LoadOp, alloc: LocalAllocOp) -> bool:
     stored transposed (as Triton does); 4-byte elements (tf32) still go by ``cp.async``, one each.
     """
     params = alloc.result.type.layout.params
-    order, t = params.get("order"), load.result.type
+    order = params.get("order")
     if params.get("kind") != "nvmma_shared" or len(t.shape) != 2 or t.element.itemsize >= 4:
         return False
     return stored_order(t.layout)[0] != order[0]
@@ -327,13 +378,41 @@ def _leaves(loop: ForOp, cands: list[Candidate]) -> list[Value]:
     return [loop.induction_var] + [arg for arg in carried if arg in used]
 
 
+def _needed(ops: list[Op], roots: list[Value], known: dict[Value, Value]) -> list[Op]:
+    """The ops of ``ops`` that ``roots`` need, in order, given the values ``known`` already."""
+    made = {r: op for op in ops for r in op.results}
+    need: set[Op] = set()
+    stack = list(roots)
+    while stack:
+        op = made.get(stack.pop())
+        if op is None or op in need or op.results[0] in known:
+            continue
+        need.add(op)
+        stack.extend(op.operands)
+    return [op for op in ops if op in need]
+
+
+def _roots(c: Candidate) -> list[Value]:
+    if c.tma is not None:
+        return list(c.tma.offsets)
+    return [c.load.ptr] + ([c.load.mask] if c.load.mask is not None else [])
+
+
+def _clone_slice(rw: Rewriter, ops: list[Op], mapping: dict[Value, Value], pred: Value) -> None:
+    """Clone ``ops`` through ``mapping``; a gather's index load is masked off where ``pred`` is false."""
+    for op in ops:
+        if isinstance(op, LoadOp):
+            mapping[op.result] = masked_load(rw, op, mapping, pred)
+        else:
+            rw.insert(Rewriter.clone(op, mapping))
+
+
 def _issue_copy(
-    rw: Rewriter, c: Candidate, at: dict[Value, Value], ring: Value, slot: Value, pred: Value, tma: Tma | None
+    rw: Rewriter, c: Candidate, mapping: dict[Value, Value], ring: Value, slot: Value, pred: Value, tma: Tma | None
 ) -> None:
-    """Clone ``c``'s address slice with its leaves ``at`` (old -> new) and copy its tile into ring stage ``slot``."""
-    mapping: dict[Value, Value] = dict(at)
-    for op in c.slice:
-        rw.insert(Rewriter.clone(op, mapping))
+    """Clone what ``c``'s address needs beyond ``mapping`` (old -> new: the leaves, and what is cloned already
+    for this iteration) and copy its tile into ring stage ``slot``."""
+    _clone_slice(rw, _needed(c.slice, _roots(c), mapping), mapping, pred)
     if c.tma is not None:
         coords = [mapping.get(v, v) for v in c.tma.offsets]
         view = rw.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
@@ -343,6 +422,10 @@ def _issue_copy(
     mask = rw.add(SplatOp(pred, ptrs.type.with_element(i1), loc=c.load.loc))
     if c.load.mask is not None:
         mask = rw.add(BinaryOp("and", mapping.get(c.load.mask, c.load.mask), mask, loc=c.load.loc))
+    if c.trans is not None:  # the copy writes the transposed tile: its addresses and mask, transposed (free)
+        t, order = c.trans.result.type, c.trans.attrs["order"]
+        ptrs = rw.add(TransOp(ptrs, t.with_element(ptrs.type.element), loc=c.trans.loc, order=order))
+        mask = rw.add(TransOp(mask, t.with_element(i1), loc=c.trans.loc, order=order))
     view = rw.add(MemDescIndexOp(ring, slot, loc=c.load.loc))
     rw.insert(AsyncCopyGlobalToLocalOp(view, ptrs, mask, loc=c.load.loc))
 
@@ -355,10 +438,27 @@ class Tma:
     maps: dict
 
 
-def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value, Tma | None]:
+def _gathers(cands: list[Candidate]) -> list[LoadOp]:
+    """The index loads of the candidates' addresses, each once, in body order."""
+    found: dict[LoadOp, None] = {}
+    for c in cands:
+        found.update(dict.fromkeys(c.gathers))
+    return list(found)
+
+
+def _gather_at(rw: Rewriter, loop: ForOp, load: LoadOp, at: dict[Value, Value], pred: Value) -> Value:
+    """Index load ``load`` of the iteration whose leaves are ``at``, masked off where ``pred`` is false."""
+    mapping = dict(at)
+    roots = [v for v in (load.ptr, load.mask, load.other) if v is not None]
+    _clone_slice(rw, address_slice(loop, roots), mapping, pred)
+    return masked_load(rw, load, mapping, pred)
+
+
+def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Value], Value, Tma | None, list[Value]]:
     """Allocate the rings before ``loop``, start the copies of its first ``stages - 1`` iterations.
 
-    Returns the rings, the i32 constant 0 (the first slot read) and the TMA state (None: no TMA copy).
+    Returns the rings, the i32 constant 0 (the first slot read), the TMA state (None: no TMA copy) and
+    the index loads of iteration ``stages - 1``, which the loop carries (``_gathers``).
     """
     rw = Rewriter()
     rw.set_insertion_point_before(loop)
@@ -374,11 +474,17 @@ def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Va
         at = advance(rw, loop, start, s)
         pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
         slots.append(_const(rw, s, loc=loop.loc))
+        mapping = dict(at)  # one clone of each address op (and index load) for all of this iteration's copies
         for c, ring in zip(cands, rings):
-            _issue_copy(rw, c, at, ring, slots[s], pred, tma)
+            _issue_copy(rw, c, mapping, ring, slots[s], pred, tma)
         if _uses_cp_async(cands):
             rw.insert(AsyncCommitGroupOp(loc=loop.loc))
-    return rings, slots[0], tma
+    ahead = []
+    if _gathers(cands):
+        at = advance(rw, loop, start, stages - 1)
+        pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
+        ahead = [_gather_at(rw, loop, g, at, pred) for g in _gathers(cands)]
+    return rings, slots[0], tma, ahead
 
 
 def _uses_cp_async(cands: list[Candidate]) -> bool:
@@ -410,16 +516,27 @@ def _wrap_next(rw: Rewriter, slot: Value, one: Value, count: Value, zero: Value,
 
 
 def _rewrite_body(
-    loop: ForOp, cands: list[Candidate], rings: list[Value], stages: int, zero: Value, last: Value, tma: Tma | None
+    loop: ForOp,
+    cands: list[Candidate],
+    rings: list[Value],
+    stages: int,
+    zero: Value,
+    last: Value,
+    tma: Tma | None,
+    ahead: list[Value],
 ):
     """Wait, barrier, read this iteration's stage, prefetch iteration ``i + S - 1``, advance the slots.
 
     TMA copies are waited for on the stage's mbarrier, in the phase that flips each time the
-    read slot wraps around (a loop-carried 0/1).
+    read slot wraps around (a loop-carried 0/1). A gather's index loads come carried from the
+    iteration before (``ahead``: their values for iteration ``i + S - 1``), which loads them for
+    iteration ``i + S``, so no copy waits for its indices.
     """
     body, loc = loop.body, loop.loc
     read, write = loop.add_carried(zero), loop.add_carried(last)
     phase = loop.add_carried(zero) if tma is not None else None
+    gathers = _gathers(cands)
+    carried = [loop.add_carried(v, "indices") for v in ahead]
     rw = Rewriter()
     rw.set_insertion_point_to_start(body)
     if _uses_cp_async(cands):
@@ -428,17 +545,24 @@ def _rewrite_body(
         rw.insert(WaitBarrierOp(tma.bars, read, phase, loc=loc))
     rw.insert(BarrierOp(loc=loc))
     views = [rw.add(MemDescIndexOp(ring, read, loc=c.alloc.loc)) for c, ring in zip(cands, rings)]
-    at = advance(rw, loop, {leaf: leaf for leaf in _leaves(loop, cands)}, stages - 1)
+    leaves = {leaf: leaf for leaf in _leaves(loop, cands)}
+    at = advance(rw, loop, leaves, stages - 1)
     pred = rw.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
+    mapping = {**at, **{g.result: v for g, v in zip(gathers, carried)}}
     for c, ring in zip(cands, rings):
-        _issue_copy(rw, c, at, ring, write, pred, tma)
+        _issue_copy(rw, c, mapping, ring, write, pred, tma)
     if _uses_cp_async(cands):
         rw.insert(AsyncCommitGroupOp(loc=loc))
+    if gathers:
+        at = advance(rw, loop, leaves, stages)
+        pred = rw.add(CmpOp("lt", at[loop.induction_var], loop.operands[1], loc=loc))
+        following = [_gather_at(rw, loop, g, at, pred) for g in gathers]
     for c, view in zip(cands, views):
         c.alloc.result.replace_all_uses_with(view)  # the buffer lives in the body: so do its users
         addresses = list(c.load.operands)
-        for op in (c.store, c.load, c.alloc):
-            Rewriter.erase(op)
+        for op in (c.store, c.trans, c.load, c.alloc):
+            if op is not None:
+                Rewriter.erase(op)
         if c.tma is not None:  # its pointers and mask were not cloned: nothing uses them now
             drop_unused(_func_of(loop), addresses)
     drop_dead_slice(loop, [op for c in cands for op in c.slice])
@@ -450,6 +574,8 @@ def _rewrite_body(
         wrapped = rw.add(CmpOp("eq", yield_op.operands[-2], zero, loc=loc))
         flipped = rw.add(BinaryOp("xor", phase, one, loc=loc))
         yield_op.operands.append(rw.add(SelectOp(wrapped, flipped, phase, loc=loc)))
+    if gathers:
+        yield_op.operands.extend(following)
 
 
 def drop_dead_slice(loop: ForOp, ops: list[Op]) -> None:
@@ -469,9 +595,9 @@ def pipeline_loop(loop: ForOp, stages: int, tma: bool = False) -> bool:
         return False
     if tma:
         cands = [_with_tma(loop, c) for c in cands]
-    rings, zero, state = _prologue(loop, cands, stages)
+    rings, zero, state, ahead = _prologue(loop, cands, stages)
     last = Rewriter.insert_before(loop, ConstantOp(stages - 1, i32, loc=loop.loc)).result
-    _rewrite_body(loop, cands, rings, stages, zero, last, state)
+    _rewrite_body(loop, cands, rings, stages, zero, last, state, ahead)
     if state is not None:  # after every thread's last wait, before the bytes serve anything else
         Rewriter.insert_after(loop, InvalBarriersOp(state.bars, stages, loc=loop.loc))
         Rewriter.insert_after(loop, BarrierOp(loc=loop.loc))
@@ -488,7 +614,7 @@ def _tma_plan(loop: ForOp, c: Candidate) -> TmaPlan | None:
 
 def _with_tma(loop: ForOp, c: Candidate) -> Candidate:
     """``c`` copied with TMA when its load reads a tensor descriptor's block that TMA can copy."""
-    p = _tma_plan(loop, c)
+    p = None if c.trans is not None or c.gathers else _tma_plan(loop, c)
     return c if p is None else replace(c, tma=p, slice=address_slice(loop, list(p.offsets)))
 
 
