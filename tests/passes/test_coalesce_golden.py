@@ -192,3 +192,44 @@ def test_transposed_atomic_runs_along_dim_0():
 """,
         attrs={"num_warps": 4},
     )
+
+
+def test_a_reduced_row_stored_strided_is_spread_over_the_threads():
+    """``tl.store(out + rows * 2, tl.max(x, 1))``: the slice leaves each thread 2 rows (8 lanes hold copies),
+    2 scalar stores a thread; spread one row a thread, one store."""
+    check_pass(
+        coalesce,
+        HEADER
+        + """
+          %10 = arith.constant {value = 2} : tensor<32xi32, #i>
+          %11 = arith.mul %0, %10 : tensor<32xi32, #i>
+          %12 = tt.splat %x : tensor<32x!ptr<f32>, #i>
+          %13 = tt.addptr %12, %11 : tensor<32x!ptr<f32>, #i>
+          %14 = tt.cast %0 : tensor<32xf32, #i>
+          tt.store %13, %14 : tensor<32x!ptr<f32>, #i>
+          tt.return
+        }
+        // CHECK:      %[[P:.*]] = ttg.convert_layout %{{.*}} : tensor<32x!ptr<f32>, #blocked<sizePerThread=[1],
+        // CHECK-SAME: threadsPerWarp=[32], warpsPerCTA=[4], order=[0]>>
+        // CHECK-NEXT: %[[V:.*]] = ttg.convert_layout %{{.*}} : tensor<32xf32, #blocked<sizePerThread=[1],
+        // CHECK-NEXT: tt.store %[[P]], %[[V]]
+        """,
+        attrs={"num_warps": 4},
+    )
+
+
+def test_negative_a_reduced_row_a_thread_writes_as_one_vector_keeps_its_layout():
+    """A column sum's slice: each thread holds 4 adjacent columns, one 16-byte store (copies masked off)."""
+    check_unchanged(
+        coalesce,
+        HEADER
+        + """
+          %10 = tt.splat %x : tensor<32x!ptr<f32>, #j>
+          %11 = tt.addptr %10, %2 : tensor<32x!ptr<f32>, #j>
+          %12 = tt.cast %2 : tensor<32xf32, #j>
+          tt.store %11, %12 : tensor<32x!ptr<f32>, #j>
+          tt.return
+        }
+        """,
+        attrs={"num_warps": 4, "arg_divisibility": {"x": 16}},
+    )

@@ -14,6 +14,9 @@ Tiles of one shape share the vector of their narrowest type; an access of a wide
 whose thread run passes 16 bytes (the f32 store of an fp8 matmul's 128x256 tile, 16
 elements per thread) gets its own 16-byte layout the same way (``_own_vector``); a load
 keeps the shared one, as in Triton (L1 serves the gaps between its lanes).
+A write whose threads would each issue more instructions in its layout than in the default
+one (a reduced row stored strided, its slice leaving each thread several rows that other
+lanes hold copies of) is spread over the threads first (``_spread``).
 
 A 32x32 tile written transposed, ``out[i + 32 * j] = i + 32 * j`` (the addresses run along dim 0;
 4 warps):
@@ -59,10 +62,12 @@ after:
 from __future__ import annotations
 
 from tilelab.compiler.analysis import axis_info
+from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import MemoryRead, MemoryWrite, SharedMemory
+from tilelab.compiler.layouts import REGISTER, contiguous_elements
 from tilelab.compiler.options import options_of
 
 from .assign_layouts import access_vectors, tile_layout
@@ -123,6 +128,31 @@ def _own_vector(op, t, vec: int) -> int | None:
     return own
 
 
+def _spread(op, t, info, num_warps: int, vec: int, warp_size: int):
+    """The default layout for a write that would take fewer instructions a thread in it, or None.
+
+    A reduction's result keeps the slice of its operand's layout: ``tl.argmax(x, 1)`` of a
+    ``[32, 64]`` tile on 4 warps leaves each thread 4 rows, each held by 16 lanes. Stored to
+    ``out + rows * 2`` (no two rows adjacent), that is 4 instructions a thread where one would do
+    (the copies are masked off, but every warp issues them, each writing a few bytes to L2 on its
+    own); spread over the threads first (a trip through shared memory, as Triton's coalescing does),
+    it takes one. A slice whose thread holds adjacent elements it can write as one vector (column
+    sums: 4 columns, 16 bytes) keeps its layout.
+    """
+    if not op.has_trait(MemoryWrite) or t.layout.params.get("kind") == "blocked":
+        return None
+    spread = tile_layout(t.shape, num_warps, vec, None, warp_size)
+    ptr = info[op.operands[0]]
+    dim = max(range(len(t.shape)), key=lambda d: (ptr.contiguity[d], d))
+    mask = info[op.mask] if getattr(op, "mask", None) is not None else None
+    width = vector_width(ptr, max(1, t.element.pointee.itemsize), dim, mask)
+
+    def instructions(layout) -> int:
+        return (1 << len(layout.in_bases(REGISTER))) // max(1, min(width, contiguous_elements(layout, dim)))
+
+    return spread if instructions(t.layout) > instructions(spread) else None
+
+
 def _retarget(block: Block, op, layout, num_warps: int) -> None:
     for i, v in enumerate(op.operands):
         if v.type.is_tensor and v.type.layout != layout:
@@ -146,11 +176,15 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
         t = ptr.type
         order = wanted_order(info[ptr].contiguity)
         vec = vectors.get(tuple(t.shape), 4)
+        layout = None
         if order is None or fastest_dim(t.layout) == order[0]:
-            vec = _own_vector(op, t, vec)
-            if vec is None:
-                continue
-        layout = tile_layout(t.shape, num_warps, vec, order, warp_size)
+            own = _own_vector(op, t, vec)
+            if own is None:
+                layout = _spread(op, t, info, num_warps, vec, warp_size) if order is None else None
+                if layout is None:
+                    continue
+            vec = own
+        layout = layout or tile_layout(t.shape, num_warps, vec, order, warp_size)
         back = _retarget(block, op, layout, num_warps)
         if back is not None:  # the load's readers now read it converted back
             op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)
