@@ -176,15 +176,12 @@ def _walk(block: Block, info, vectors, num_warps, func, warp_size: int = 32) -> 
         t = ptr.type
         order = wanted_order(info[ptr].contiguity)
         vec = vectors.get(tuple(t.shape), 4)
-        layout = None
-        if order is None or fastest_dim(t.layout) == order[0]:
-            own = _own_vector(op, t, vec)
-            if own is None:
-                layout = _spread(op, t, info, num_warps, vec, warp_size) if order is None else None
-                if layout is None:
-                    continue
-            vec = own
-        layout = layout or tile_layout(t.shape, num_warps, vec, order, warp_size)
+        if order is not None and fastest_dim(t.layout) != order[0]:  # threads along the contiguous dim
+            layout = tile_layout(t.shape, num_warps, vec, order, warp_size)
+        elif (own := _own_vector(op, t, vec)) is not None:  # a wide write's own 16-byte vector
+            layout = tile_layout(t.shape, num_warps, own, order, warp_size)
+        elif order is not None or (layout := _spread(op, t, info, num_warps, vec, warp_size)) is None:
+            continue
         back = _retarget(block, op, layout, num_warps)
         if back is not None:  # the load's readers now read it converted back
             op.result.replace_uses_if(back.result, lambda user, back=back: user is not back)
