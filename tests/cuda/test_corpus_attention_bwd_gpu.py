@@ -43,3 +43,25 @@ def test_attention_bwd_matches_torch_autograd(bh, s, d, causal, config):
         assert not got.isnan().any(), f"{name}: elements left unwritten"
         err = (got.float() - want.float()).abs().max().item() / want.float().abs().max().item()
         assert err <= setup.tol, (name, err)
+
+
+@pytest.mark.parametrize("config", [0, 1, 2])
+@pytest.mark.parametrize(("bh", "s", "d"), [(3, 256, 128), (2, 200, 64)])
+def test_attention_bwd_delta_matches_torch(bh, s, d, config):
+    """The backward's preprocess (``delta = rowsum(o * do)``): each row's sum, a reduction's slice, is spread
+    over the threads before its store (``coalesce``); every config, a sequence no block divides."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from benchmarks.corpus.run import TorchMaker
+
+    torch.manual_seed(bh * s + d)
+    setup = cases.attention_bwd_preprocess(TorchMaker(), bh, s, d)
+    setup.outs[0].fill_(float("nan"))
+    cfg = setup.configs[config]
+    kern = jit_from_source(setup.kernel, "tilelab")
+    kern[setup.grid(cfg)](*setup.args(cfg), **cfg)
+    torch.cuda.synchronize()
+    (got,), (want,) = setup.outs, setup.ref()
+    assert not got.isnan().any(), "rows left unwritten"
+    assert (got - want).abs().max().item() <= setup.tol * want.abs().max().item()
