@@ -279,3 +279,14 @@ def test_a_buffer_holding_elements_twice_takes_the_general_inverse():
     shared = LinearLayout({OFFSET: [[0, 1], [0, 2], [1, 0], [0, 0]]}, {"dim0": 2, "dim1": 4})
     reg = LinearLayout({REGISTER: [[0, 1]], LANE: [[0, 2], [1, 0]], WARP: []}, {"dim0": 2, "dim1": 4})
     assert _offset_images(shared, reg) == {REGISTER: [1], LANE: [2, 4], WARP: []}
+
+
+def test_fastest_dim_of_a_blocked_and_of_a_transposed_layout():
+    from tilelab.compiler.layouts import fastest_dim
+    from tilelab.compiler.passes.convert_through_shared import permuted
+
+    row = blocked([64, 128], [1, 8], [2, 16], [4, 1], [1, 0])
+    assert fastest_dim(row) == 1
+    assert fastest_dim(blocked([64, 128], [8, 1], [16, 2], [1, 4], [0, 1])) == 0
+    # tl.trans of a row-major tile: no order, but its registers run along dim 0
+    assert fastest_dim(permuted(row, [1, 0])) == 0

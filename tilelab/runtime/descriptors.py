@@ -141,12 +141,18 @@ def descriptor_parts(constants: dict) -> dict:
     }
 
 
+def _part_field(desc, index: int) -> tuple[str, int | None]:
+    """Where part ``index`` of a descriptor lives: ``("base", None)``, ``("shape", i)`` or ``("strides", i)``."""
+    if index == 0:
+        return "base", None
+    rank = len(desc.block_shape)
+    return ("shape", index - 1) if index <= rank else ("strides", index - 1 - rank)
+
+
 def descriptor_part(desc, index: int):
     """Part ``index`` of a descriptor, in ``DescriptorArg.part_names`` order: base, shapes, strides."""
-    if index == 0:
-        return desc.base
-    rank = len(desc.block_shape)
-    return int(desc.shape[index - 1]) if index <= rank else int(desc.strides[index - 1 - rank])
+    field, i = _part_field(desc, index)
+    return getattr(desc, field) if i is None else int(getattr(desc, field)[i])
 
 
 def descriptor_part_source(expr: str, desc, index: int) -> str:
@@ -155,7 +161,5 @@ def descriptor_part_source(expr: str, desc, index: int) -> str:
 
         descriptor_part_source("given[0]", d, 2)   # 'int(given[0].shape[1])' for a 2-d ``d``
     """
-    if index == 0:
-        return f"{expr}.base"
-    rank = len(desc.block_shape)
-    return f"int({expr}.shape[{index - 1}])" if index <= rank else f"int({expr}.strides[{index - 1 - rank}])"
+    field, i = _part_field(desc, index)
+    return f"{expr}.{field}" if i is None else f"int({expr}.{field}[{i}])"

@@ -28,7 +28,14 @@ from .indexing import (
     vector_run,
 )
 from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
-from .queries import BankConflicts, bank_conflicts, contiguous_elements, conversion_kind, shared_vector_width
+from .queries import (
+    BankConflicts,
+    bank_conflicts,
+    contiguous_elements,
+    conversion_kind,
+    fastest_dim,
+    shared_vector_width,
+)
 from .shared import nvmma_shared, row_major_shared, swizzled_shared
 from .text import parse_layout
 
@@ -51,6 +58,7 @@ __all__ = [
     "row_major_shared",
     "nvmma_shared",
     "contiguous_elements",
+    "fastest_dim",
     "conversion_kind",
     "shared_vector_width",
     "bank_conflicts",

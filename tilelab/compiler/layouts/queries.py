@@ -37,6 +37,19 @@ def _aligned_run(steps: list[int], others: list[int], limit: int) -> int:
     return 1 << k
 
 
+def fastest_dim(layout: LinearLayout) -> int:
+    """The dimension along which a thread's registers run first: the layout's ``order[0]``; for a layout
+    without one (a ``tt.trans`` of a loaded tile: ``register=[[1, 0], [2, 0], ...]``) the dim its first
+    register basis steps by one along; else the last."""
+    order = layout.params.get("order")
+    if order:
+        return int(order[0])
+    steps = [v for v in layout.in_bases(REGISTER) if any(v)]
+    if steps and sorted(steps[0]) == [0] * (len(steps[0]) - 1) + [1]:
+        return list(steps[0]).index(1)
+    return layout.rank - 1
+
+
 def contiguous_elements(layout: LinearLayout, dim: int = -1, in_dim: str = REGISTER) -> int:
     """Elements along ``dim`` that registers 0, 1, 2, ... of one thread hold in a row.
 

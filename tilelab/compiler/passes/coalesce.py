@@ -67,17 +67,12 @@ from tilelab.compiler.ir.core import Block, Module
 from tilelab.compiler.ir.ops import ConvertLayoutOp
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import MemoryRead, MemoryWrite, SharedMemory
-from tilelab.compiler.layouts import REGISTER, contiguous_elements
+from tilelab.compiler.layouts import REGISTER, contiguous_elements, fastest_dim
 from tilelab.compiler.options import options_of
 
 from .assign_layouts import access_vectors, tile_layout
 
 NAME = "coalesce"
-
-
-def fastest_dim(layout) -> int:
-    order = layout.params.get("order")
-    return order[0] if order else layout.rank - 1
 
 
 def wanted_order(contiguity) -> list[int] | None:

@@ -86,15 +86,14 @@ from tilelab.compiler.ir.ops import (
     DotOp,
     ForOp,
     LoadOp,
-    LocalStoreOp,
     WarpGroupDotOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
-from tilelab.compiler.ir.traits import AsyncCopy, MemoryWrite
+from tilelab.compiler.ir.traits import AsyncCopy
 from tilelab.compiler.ir.types import i1
 from tilelab.compiler.options import options_of
 
-from .software_pipeline import address_slice, advance, carried_steps, drop_dead_slice, masked_load
+from .software_pipeline import address_slice, advance, carried_steps, drop_dead_slice, masked_load, writes_global
 
 NAME = "prefetch-loads"
 
@@ -103,10 +102,9 @@ REGISTER_BUDGET = 64
 
 
 def _blocks_prefetch(op: Op) -> bool:
-    """Whether ``op`` in a loop keeps its loads in their iteration (a global write, a dot, an async copy)."""
-    if isinstance(op, (DotOp, WarpGroupDotOp)) or op.has_trait(AsyncCopy):
-        return True
-    return op.has_trait(MemoryWrite) and not isinstance(op, LocalStoreOp)
+    """Whether ``op`` in a loop keeps its loads in their iteration (a dot, an async copy; global writes:
+    ``writes_global``)."""
+    return isinstance(op, (DotOp, WarpGroupDotOp)) or op.has_trait(AsyncCopy)
 
 
 def _candidates(loop: ForOp) -> list[tuple[LoadOp, list[Op]]]:
@@ -114,7 +112,7 @@ def _candidates(loop: ForOp) -> list[tuple[LoadOp, list[Op]]]:
     step = loop.operands[2].defining_op
     if loop.attrs.get("static") or not isinstance(step, ConstantOp) or not step.value > 0:
         return []
-    if any(_blocks_prefetch(op) for op in loop.walk() if op is not loop):
+    if writes_global(loop) or any(_blocks_prefetch(op) for op in loop.walk() if op is not loop):
         return []
     found = []
     for op in loop.body.ops:

@@ -479,11 +479,11 @@ def _prologue(loop: ForOp, cands: list[Candidate], stages: int) -> tuple[list[Va
             _issue_copy(rw, c, mapping, ring, slots[s], pred, tma)
         if _uses_cp_async(cands):
             rw.insert(AsyncCommitGroupOp(loc=loop.loc))
-    ahead = []
-    if _gathers(cands):
+    ahead, gathers = [], _gathers(cands)
+    if gathers:
         at = advance(rw, loop, start, stages - 1)
         pred = rw.add(CmpOp("lt", at[loop.induction_var], ub, loc=loop.loc))
-        ahead = [_gather_at(rw, loop, g, at, pred) for g in _gathers(cands)]
+        ahead = [_gather_at(rw, loop, g, at, pred) for g in gathers]
     return rings, slots[0], tma, ahead
 
 

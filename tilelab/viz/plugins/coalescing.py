@@ -22,7 +22,7 @@ import numpy as np
 
 from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.analysis.memory_access import SECTOR_BYTES, vector_width
-from tilelab.compiler.layouts import blocked, contiguous_elements
+from tilelab.compiler.layouts import blocked, contiguous_elements, fastest_dim
 
 from .figures import LazyPane, figure_html, figure_png, new_figure, note_html, table_html
 from .launch import traced_accesses
@@ -92,7 +92,7 @@ def analyze_access(addresses, mask, layout, elem_bytes: int, vector_elems: int =
     """
     addresses = np.asarray(addresses, np.int64).reshape(layout.shape)
     active = np.ones(layout.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), layout.shape)
-    v = max(1, min(int(vector_elems), contiguous_elements(layout, _fastest_dim(layout))))
+    v = max(1, min(int(vector_elems), contiguous_elements(layout, fastest_dim(layout))))
     coords = layout.coords()  # [warp, lane, register, rank]
     where = tuple(coords[..., d] for d in range(layout.rank))
     addr, on = addresses[where], active[where]
@@ -124,11 +124,6 @@ def analyze_access(addresses, mask, layout, elem_bytes: int, vector_elems: int =
         addr,
         on,
     )
-
-
-def _fastest_dim(layout) -> int:
-    order = layout.params.get("order")
-    return int(order[0]) if order else layout.rank - 1
 
 
 # --------------------------------------------------------------------------- a kernel's accesses
@@ -211,7 +206,7 @@ def kernel_accesses(compiled, program=(0, 0, 0)) -> tuple[list[AccessRow], objec
         ptr_info = info[pointer_operand(acc.op)]
         mask_info = info[acc.op.mask] if acc.op.mask is not None else None
         layout, origin = access_layout(acc.op, ptr_info, acc.elem_bytes, num_warps, mask_info)
-        v = _vector_elems(ptr_info, acc.elem_bytes, _fastest_dim(layout), mask_info)
+        v = _vector_elems(ptr_info, acc.elem_bytes, fastest_dim(layout), mask_info)
         cost = analyze_access(acc.addresses, acc.mask, layout, acc.elem_bytes, v)
         index = (acc.line or 0) - (compiled.first_line or 1)
         source = lines[index].strip() if 0 <= index < len(lines) else ""

@@ -28,11 +28,11 @@ from llvmlite import ir
 
 from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, AsyncWaitOp, MemDescIndexOp
-from tilelab.compiler.layouts import LANE, WARP, contiguous_elements, vector_run
+from tilelab.compiler.layouts import LANE, WARP, contiguous_elements, fastest_dim, vector_run
 
 from ..common.types import I32
 from .context import broadcast_mask, const_i32, lower
-from .lower_memory import _load_group, fastest_dim, from_bits, memory_bits, to_bits
+from .lower_memory import _load_group, from_bits, memory_bits, to_bits
 from .lower_shape import _affine_split, xor_const
 from .lower_shared import SharedBuffer, first_index
 

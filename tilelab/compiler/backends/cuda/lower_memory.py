@@ -22,7 +22,7 @@ from llvmlite import ir
 
 from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
-from tilelab.compiler.layouts import REGISTER, contiguous_elements
+from tilelab.compiler.layouts import contiguous_elements, fastest_dim
 
 from ..common.types import I16, I32, I64
 from .context import GTile, gpu_type, lower, memory_type
@@ -142,19 +142,6 @@ def unpack(lw, words: list, eb: int, word: int, count: int) -> list:
 
 
 # ------------------------------------------------------------------ vector width
-
-
-def fastest_dim(layout) -> int:
-    """The dimension along which a thread's registers run first: the layout's ``order[0]``; for a layout
-    without one (a ``tt.trans`` of a loaded tile: ``register=[[1, 0], [2, 0], ...]``) the dim its first
-    register basis steps by one along; else the last."""
-    order = layout.params.get("order")
-    if order:
-        return order[0]
-    steps = [v for v in layout.in_bases(REGISTER) if any(v)]
-    if steps and sorted(steps[0]) == [0] * (len(steps[0]) - 1) + [1]:
-        return list(steps[0]).index(1)
-    return layout.rank - 1
 
 
 def access_width(lw, op, layout, elem) -> int:
