@@ -134,6 +134,22 @@ def layernorm_fwd(t, m=4096, n=5000):
     )  # fmt: skip
 
 
+class Summed:
+    """Partial rows summed, compared like an output (``poison`` fills the rows)."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def float(self):
+        return self.p.float().sum(0, keepdim=True)
+
+    def fill_(self, v):
+        self.p.fill_(v)
+
+    def is_floating_point(self):
+        return self.p.is_floating_point()
+
+
 def layernorm_bwd(t, m=4096, n=5000, rows=16):
     x, dy, dx = t.randn(m, n, dtype="f16"), t.randn(m, n, dtype="f16"), t.empty(m, n, dtype="f16")
     w = t.randn(n, dtype="f16")
@@ -155,19 +171,6 @@ def layernorm_bwd(t, m=4096, n=5000, rows=16):
         wr = w.detach().requires_grad_()
         out = t.torch.nn.functional.layer_norm(xr, (n,), wr, None, 1e-5)
         return t.torch.autograd.grad(out, (xr, wr), dy)
-
-    class Summed:  # the partial rows summed, compared like an output
-        def __init__(self, p):
-            self.p = p
-
-        def float(self):
-            return self.p.sum(0, keepdim=True)
-
-        def fill_(self, v):
-            self.p.fill_(v)
-
-        def is_floating_point(self):
-            return self.p.is_floating_point()
 
     return Setup(
         K.layernorm_bwd_kernel, lambda c: (dx, dy, dw_p, db_p, x, w, mean, rstd, x.stride(0), m, n),

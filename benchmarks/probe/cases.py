@@ -13,7 +13,7 @@ directly, or as ``Spec`` placeholders where ``t`` makes no tensors (compile only
 
 from __future__ import annotations
 
-from benchmarks.corpus.cases import Setup, cdiv, cfg
+from benchmarks.corpus.cases import Setup, Summed, cdiv, cfg
 from benchmarks.corpus.run import Spec
 from benchmarks.probe import kernels as K
 
@@ -479,6 +479,93 @@ def grouped_matmul(t, ms=(1536, 700, 2048, 1000, 1800, 512, 1300, 900), n=2816, 
     )  # fmt: skip
 
 
+def w4a16_matmul(t, m=2048, n=4096, k=4096, group=128):
+    """f16 activations times GPTQ-packed 4-bit weights (eight per int32 along k; per group of 128 k a f16
+    scale per column and a 4-bit zero); torch: the f16 matmul of the dequantized weights."""
+    torch = t.torch
+    a, c = t.randn(m, k, dtype="f16"), t.empty(m, n, dtype="f16")
+    if torch is None:
+        b, scales, zeros = Spec((k // 8, n), "i32"), Spec((k // group, n), "f16"), Spec((k // group, n // 8), "i32")
+    else:
+
+        def pack(nibbles, dim):  # eight 4-bit values along dim into one int32
+            parts = nibbles.unflatten(dim, (-1, 8)).unbind(dim + 1)
+            word = torch.zeros_like(parts[0])
+            for j, part in enumerate(parts):
+                word |= part << (4 * j)
+            return word
+
+        q = torch.randint(0, 16, (k, n), device="cuda", dtype=torch.int32)
+        z = torch.randint(0, 16, (k // group, n), device="cuda", dtype=torch.int32)
+        scales = (torch.rand(k // group, n, device="cuda") * 0.01 + 0.002).half()
+        b, zeros = pack(q, 0), pack(z, 1)
+        w = (q - z.repeat_interleave(group, 0)).float() * scales.float().repeat_interleave(group, 0)
+        w16 = w.half()
+    configs = [cfg(4, 3, GROUP_SIZE=group, BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8),
+               cfg(8, 3, GROUP_SIZE=group, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8),
+               cfg(4, 4, GROUP_SIZE=group, BLOCK_M=64, BLOCK_N=64, BLOCK_K=128, GROUP_M=8)]  # fmt: skip
+    return Setup(
+        K.w4a16_matmul_kernel, lambda c_: (a, b, scales, zeros, c, m, n, k, k, n, n, n, n // 8),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]) * cdiv(n, c_["BLOCK_N"]),), configs,
+        [c], lambda: [(a.double() @ w.double()).half()], lambda: a @ w16,
+        nbytes=m * k * 2 + k * n // 2 + m * n * 2, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def fp8_block_matmul(t, m=4000, n=4096, k=7168, block=128):
+    """fp8 e4m3 ``a @ b.T`` with block scales (a: one f32 per row per 128 of k; b (N, K): one per 128 x 128
+    block), bf16 out, ``m`` leaving a tail; torch: the bf16 matmul of the dequantized operands."""
+    torch = t.torch
+    a, b, c = t.randn(m, k, dtype="fp8e4"), t.randn(n, k, dtype="fp8e4"), t.empty(m, n, dtype="bf16")
+    a_s = _tensor(t, (m, k // block), "f32", lambda torch: torch.rand(m, k // block, device="cuda") + 0.5)
+    b_s = _tensor(t, (n // block, k // block), "f32",
+                  lambda torch: torch.rand(n // block, k // block, device="cuda") * 0.01 + 0.005)  # fmt: skip
+    if torch is not None:
+        a_deq = a.float() * a_s.repeat_interleave(block, 1)
+        b_deq = b.float() * b_s.repeat_interleave(block, 0).repeat_interleave(block, 1)
+        a16, b16 = a_deq.bfloat16(), b_deq.bfloat16()
+    configs = [cfg(8, 3, SCALE_BLOCK=block, BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, GROUP_M=8),
+               cfg(4, 3, SCALE_BLOCK=block, BLOCK_M=64, BLOCK_N=128, BLOCK_K=128, GROUP_M=8),
+               cfg(8, 3, SCALE_BLOCK=block, BLOCK_M=128, BLOCK_N=256, BLOCK_K=128, GROUP_M=8)]  # fmt: skip
+    return Setup(
+        K.fp8_block_matmul_kernel, lambda c_: (a, b, a_s, b_s, c, m, n, k, k, k, n, k // block, k // block),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]) * cdiv(n, c_["BLOCK_N"]),), configs,
+        [c], lambda: [(a_deq.double() @ b_deq.double().T).bfloat16()], lambda: a16 @ b16.T,
+        nbytes=(m * k + n * k) + m * n * 2, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
+def layernorm_bwd_locked(t, rows=16384, n=8000, groups=64):
+    """Layer norm's backward of f16 rows, dw and db added into ``groups`` partial rows under spin locks (locks
+    and counters zeroed before every launch, timed too); torch: autograd's backward of ``layer_norm``."""
+    x, dy, dx = t.randn(rows, n, dtype="f16"), t.randn(rows, n, dtype="f16"), t.empty(rows, n, dtype="f16")
+    w = t.randn(n, dtype="f16")
+    dw_p, db_p, locks = t.empty(groups, n), t.empty(groups, n), t.zeros(2 * groups, dtype="i32")
+    xf = x.float() if t.torch else None
+    mean = xf.mean(1) if t.torch else t.empty(rows)
+    rstd = (1 / (xf.var(1, unbiased=False) + 1e-5).sqrt()) if t.torch else t.empty(rows)
+    F = t.torch.nn.functional if t.torch else None
+
+    def ref():
+        xr, wr = x.float().requires_grad_(), w.float().requires_grad_()
+        br = t.torch.zeros(n, device=x.device, requires_grad=True)
+        F.layer_norm(xr, (n,), wr, br, 1e-5).backward(dy.float())
+        return [xr.grad.half(), wr.grad.unsqueeze(0), br.grad.unsqueeze(0)]
+
+    def torch_fn():
+        xr, wr = x.detach().requires_grad_(), w.detach().requires_grad_()
+        br = t.torch.zeros(n, device=x.device, dtype=x.dtype, requires_grad=True)
+        return t.torch.autograd.grad(F.layer_norm(xr, (n,), wr, br, 1e-5), (xr, wr, br), dy)
+
+    configs = [cfg(8, 1, GROUP_M=groups, BLOCK=_p2(n)), cfg(16, 1, GROUP_M=groups, BLOCK=_p2(n)),
+               cfg(4, 1, GROUP_M=groups, BLOCK=_p2(n))]  # fmt: skip
+    return Setup(
+        K.layernorm_bwd_locked_kernel, lambda c: (dx, dy, dw_p, db_p, x, w, mean, rstd, locks, n, n),
+        lambda c: (rows,), configs, [dx, Summed(dw_p), Summed(db_p)], ref, torch_fn,
+        before=lambda: locks.zero_(), nbytes=3 * rows * n * 2, tol=2e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -505,4 +592,7 @@ CASES = {
     "group norm f16": group_norm,
     "decode attention (paged, GQA)": decode_attention,
     "grouped matmul (address tables)": grouped_matmul,
+    "w4a16 matmul (gptq nibbles)": w4a16_matmul,
+    "fp8 block-scaled matmul": fp8_block_matmul,
+    "layer norm backward (spin locks)": layernorm_bwd_locked,
 }

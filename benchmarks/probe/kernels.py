@@ -455,3 +455,122 @@ def grouped_matmul_kernel(a_ptrs, b_ptrs, c_ptrs, sizes, strides, n_groups, NUM_
             tl.store(c + rm[:, None] * ldc + rn[None, :], acc.to(tl.float16), mask=out_mask)
             tile += NUM_PROGRAMS
         first_tile += tiles
+
+
+def w4a16_matmul_kernel(
+    a_ptr, b_ptr, scales_ptr, zeros_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, stride_sg, stride_zg,
+    GROUP_SIZE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):  # fmt: skip
+    # GPTQ-style 4-bit weights: b is (K // 8, N) int32 holding eight nibbles of consecutive k per word; each
+    # GROUP_SIZE rows of k share a f16 scale per column and a 4-bit zero (packed eight columns per int32)
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_pid_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + (offs_k[:, None] // 8) * stride_bk + offs_n[None, :]
+    shifter = (offs_k % 8) * 4
+    zeros_shifter = (offs_n % 8) * 4
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K // BLOCK_K):
+        g = k * BLOCK_K // GROUP_SIZE
+        scales = tl.load(scales_ptr + g * stride_sg + offs_n)
+        zeros = tl.load(zeros_ptr + g * stride_zg + offs_n // 8)
+        zeros = (zeros >> zeros_shifter) & 0xF
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        b = (b >> shifter[:, None]) & 0xF
+        b = (b - zeros[None, :]).to(tl.float16) * scales[None, :]
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K
+        b_ptrs += (BLOCK_K // 8) * stride_bk
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (cm[:, None] < M) & (cn[None, :] < N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc.to(tl.float16), mask=mask)
+
+
+def fp8_block_matmul_kernel(
+    a_ptr, b_ptr, a_scale_ptr, b_scale_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm, stride_asm,
+    stride_bsn, SCALE_BLOCK: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):  # fmt: skip
+    # fp8 e4m3 with block scales, as served models quantize: a (M, K) with one f32 scale per row for each
+    # SCALE_BLOCK of k, the weight b (N, K) with one per SCALE_BLOCK x SCALE_BLOCK block; each dot's partial
+    # product is scaled before it is added
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_pid_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_n[None, :] * stride_bn + offs_k[:, None]
+    a_scale_ptrs = a_scale_ptr + offs_m * stride_asm
+    b_scale_ptrs = b_scale_ptr + (offs_n // SCALE_BLOCK) * stride_bsn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        s = k * BLOCK_K // SCALE_BLOCK
+        a_s = tl.load(a_scale_ptrs + s)
+        b_s = tl.load(b_scale_ptrs + s)
+        acc += tl.dot(a, b) * a_s[:, None] * b_s[None, :]
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K
+    c = acc.to(c_ptr.dtype.element_ty)
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], c, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def layernorm_bwd_locked_kernel(
+    dx_ptr, dy_ptr, dw_ptr, db_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, locks, stride, n_cols,
+    GROUP_M: tl.constexpr, BLOCK: tl.constexpr,
+):  # fmt: skip
+    # layer norm's backward, one row a program: dx at once; the row's dw and db added into one of GROUP_M
+    # partial rows under a spin lock (atomic_cas to take it, atomic_xchg to give it back), the first writer
+    # of each partial row, told by a counter beside the locks, storing instead of adding
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    mean = tl.load(mean_ptr + row)
+    rstd = tl.load(rstd_ptr + row)
+    xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+    wdy = tl.where(mask, w * dy, 0.0)
+    c1 = tl.sum(xhat * wdy, axis=0) / n_cols
+    c2 = tl.sum(wdy, axis=0) / n_cols
+    tl.store(dx_ptr + row * stride + cols, ((wdy - (xhat * c1 + c2)) * rstd).to(dx_ptr.dtype.element_ty), mask=mask)
+    slot = row % GROUP_M
+    lock = locks + slot
+    count = locks + GROUP_M + slot
+    dw_row = dw_ptr + slot * n_cols + cols
+    db_row = db_ptr + slot * n_cols + cols
+    dw = dy * xhat
+    db = dy
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    if tl.load(count) == 0:
+        tl.atomic_xchg(count, 1)
+    else:
+        dw += tl.load(dw_row, mask=mask)
+        db += tl.load(db_row, mask=mask)
+    tl.store(dw_row, dw, mask=mask)
+    tl.store(db_row, db, mask=mask)
+    tl.atomic_xchg(lock, 0)

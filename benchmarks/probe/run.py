@@ -107,6 +107,22 @@ CASES = [
     ("grouped matmul (address tables)", K.grouped_matmul_kernel,
      {"a_ptrs": "*i64", "b_ptrs": "*i64", "c_ptrs": "*i64", "sizes": "*i32", "strides": "*i32", "n_groups": "i32"},
      {"NUM_PROGRAMS": 132, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, {}, 8),
+    ("w4a16 matmul (gptq nibbles)", K.w4a16_matmul_kernel,
+     {"a_ptr": "*f16", "b_ptr": "*i32", "scales_ptr": "*f16", "zeros_ptr": "*i32", "c_ptr": "*f16", "M": "i32",
+      "N": "i32", "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32", "stride_sg": "i32",
+      "stride_zg": "i32"}, {"GROUP_SIZE": 128, "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
+     {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16, "stride_sg": 16,
+      "stride_zg": 16}, 4),
+    ("fp8 block-scaled matmul", K.fp8_block_matmul_kernel,
+     {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "a_scale_ptr": "*f32", "b_scale_ptr": "*f32", "c_ptr": "*bf16",
+      "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32", "stride_bn": "i32", "stride_cm": "i32",
+      "stride_asm": "i32", "stride_bsn": "i32"},
+     {"SCALE_BLOCK": 128, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8},
+     {"N": 16, "K": 16, "stride_am": 16, "stride_bn": 16, "stride_cm": 16}, 8),
+    ("layer norm backward (spin locks)", K.layernorm_bwd_locked_kernel,
+     {"dx_ptr": "*f16", "dy_ptr": "*f16", "dw_ptr": "*f32", "db_ptr": "*f32", "x_ptr": "*f16", "w_ptr": "*f16",
+      "mean_ptr": "*f32", "rstd_ptr": "*f32", "locks": "*i32", "stride": "i32", "n_cols": "i32"},
+     {"GROUP_M": 64, "BLOCK": 8192}, {"stride": 16, "n_cols": 16}, 8),
 ]  # fmt: skip
 
 

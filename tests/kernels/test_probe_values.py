@@ -160,3 +160,65 @@ def test_grouped_matmul_reads_its_operands_through_address_tables(backend, dev, 
                                                **meta, target=backend)  # fmt: skip
     for x, y, z in zip(a, b, c):
         assert rel_err(dev.get(z), x.astype(np.float64) @ y.astype(np.float64)) < 2e-3
+
+
+def _pack_nibbles(q, axis):
+    """Eight 4-bit values along ``axis`` into one int32 (the first in the low bits), as GPTQ packs them."""
+    q = np.moveaxis(q.astype(np.uint32), axis, 0)
+    words = np.zeros((q.shape[0] // 8, *q.shape[1:]), np.uint32)
+    for j in range(8):
+        words |= q[j::8] << np.uint32(4 * j)
+    return np.moveaxis(words.view(np.int32), 0, axis)
+
+
+def test_w4a16_matmul_unpacks_nibbles_zeros_and_scales(backend, dev, rng):
+    m, n, k, group = 40, 48, 128, 32  # m and n leave tails; four groups of scales and zeros
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    q = rng.integers(0, 16, (k, n))
+    z = rng.integers(0, 16, (k // group, n))
+    scales = (rng.random((k // group, n)) * 0.1 + 0.01).astype(np.float16)
+    c = dev.put(np.zeros((m, n), np.float16))
+    args = (dev.put(a), dev.put(_pack_nibbles(q, 0)), dev.put(scales), dev.put(_pack_nibbles(z, 1)), c)
+    meta = dict(GROUP_SIZE=group, BLOCK_M=16, BLOCK_N=32, BLOCK_K=32, GROUP_M=2)
+    tilelab.jit(K.w4a16_matmul_kernel)[(3 * 2,)](*args, m, n, k, k, n, n, n, n // 8, **meta, target=backend)
+    w = (q - np.repeat(z, group, 0)) * np.repeat(scales.astype(np.float64), group, 0)
+    assert rel_err(dev.get(c), a.astype(np.float64) @ w) < 2e-3
+
+
+def test_fp8_block_matmul_scales_each_partial_product(backend, dev, rng):
+    import ml_dtypes
+
+    m, n, k, block = 40, 64, 96, 32  # m leaves a tail; k not a multiple of BLOCK_K (a masked last step)
+    a = rng.standard_normal((m, k)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((n, k)).astype(ml_dtypes.float8_e4m3fn)
+    a_s = (rng.random((m, -(-k // block))) + 0.5).astype(np.float32)
+    b_s = (rng.random((n // block, -(-k // block))) + 0.5).astype(np.float32)
+    c = dev.put(np.zeros((m, n), ml_dtypes.bfloat16))
+    meta = dict(SCALE_BLOCK=block, BLOCK_M=16, BLOCK_N=32, BLOCK_K=32, GROUP_M=2)
+    grid = (3 * 2,)
+    tilelab.jit(K.fp8_block_matmul_kernel)[grid](dev.put(a), dev.put(b), dev.put(a_s), dev.put(b_s), c, m, n, k, k,
+                                                 k, n, a_s.shape[1], b_s.shape[1], **meta, target=backend)  # fmt: skip
+    x = a.astype(np.float64) * np.repeat(a_s, block, 1)[:, :k]
+    y = b.astype(np.float64) * np.repeat(np.repeat(b_s, block, 0), block, 1)[:, :k]
+    assert rel_err(dev.get(c).astype(np.float64), x @ y.T) < 1e-2
+
+
+def test_layernorm_backward_adds_rows_under_spin_locks(backend, dev, rng):
+    m, n, groups = 37, 100, 4  # several rows per partial row; n leaves a tail of the block
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    dy = rng.standard_normal((m, n)).astype(np.float32)
+    w = rng.standard_normal(n).astype(np.float32)
+    mean = x.mean(1).astype(np.float32)
+    rstd = (1 / np.sqrt(x.var(1) + 1e-5)).astype(np.float32)
+    dx = dev.put(np.zeros((m, n), np.float32))
+    dw, db = dev.put(np.full((groups, n), np.nan, np.float32)), dev.put(np.full((groups, n), np.nan, np.float32))
+    locks = dev.put(np.zeros(2 * groups, np.int32))
+    args = (dx, dev.put(dy), dw, db, dev.put(x), dev.put(w), dev.put(mean), dev.put(rstd), locks, n, n)
+    tilelab.jit(K.layernorm_bwd_locked_kernel)[(m,)](*args, GROUP_M=groups, BLOCK=128, target=backend)
+    xhat = (x - mean[:, None]) * rstd[:, None]
+    wdy = w * dy
+    ref_dx = (wdy - (xhat * (xhat * wdy).mean(1, keepdims=True) + wdy.mean(1, keepdims=True))) * rstd[:, None]
+    np.testing.assert_allclose(dev.get(dx), ref_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dev.get(dw).sum(0), (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dev.get(db).sum(0), dy.sum(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(dev.get(locks), [0] * groups + [1] * groups)
