@@ -566,6 +566,47 @@ def layernorm_bwd_locked(t, rows=16384, n=8000, groups=64):
     )  # fmt: skip
 
 
+def varlen_attention(t, lengths=(3000, 517, 4096, 1200, 2048, 3333, 800, 4000, 1536, 2900, 640, 3700), heads=16,
+                     d=128, causal=True):  # fmt: skip
+    """Causal attention over a prefill batch of packed f16 sequences of different lengths (tails in most), 16 heads
+    of 128; torch: ``scaled_dot_product_attention`` on the batch padded to its longest sequence."""
+    torch = t.torch
+    tokens, longest = sum(lengths), max(lengths)
+    q, k, v = (t.randn(tokens, heads, d, dtype="f16") for _ in range(3))
+    o = t.empty(tokens, heads, d, dtype="f16")
+    starts = [sum(lengths[:i]) for i in range(len(lengths) + 1)]
+    cu = _tensor(t, (len(starts),), "i32", lambda torch: torch.tensor(starts, dtype=torch.int32, device="cuda"))
+    scale = d**-0.5
+    if torch is not None:
+        F = torch.nn.functional
+
+        def padded(x):
+            out = x.new_zeros(len(lengths), longest, heads, d)
+            for i, n in enumerate(lengths):
+                out[i, :n] = x[starts[i] : starts[i + 1]]
+            return out.transpose(1, 2)
+
+        qp, kp, vp = padded(q), padded(k), padded(v)
+
+    def ref():
+        outs = []
+        for lo, hi in zip(starts[:-1], starts[1:]):
+            x, y, z = (a[lo:hi].float().transpose(0, 1) for a in (q, k, v))
+            outs.append(F.scaled_dot_product_attention(x, y, z, is_causal=causal).transpose(0, 1))
+        return [torch.cat(outs).half()]
+
+    flops = sum(4 * n * n * d * heads // (2 if causal else 1) for n in lengths)
+    configs = [cfg(8, 3, CAUSAL=causal, BLOCK_M=128, BLOCK_N=64, HEAD_DIM=d),
+               cfg(8, 3, CAUSAL=causal, BLOCK_M=128, BLOCK_N=128, HEAD_DIM=d),
+               cfg(4, 3, CAUSAL=causal, BLOCK_M=64, BLOCK_N=64, HEAD_DIM=d)]  # fmt: skip
+    return Setup(
+        K.varlen_attention_kernel, lambda c: (q, k, v, o, cu, scale, heads * d, d),
+        lambda c: (cdiv(longest, c["BLOCK_M"]), heads, len(lengths)), configs,
+        [o], ref, lambda: F.scaled_dot_product_attention(qp, kp, vp, is_causal=causal),
+        nbytes=4 * tokens * heads * d * 2, flops=flops, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -595,4 +636,5 @@ CASES = {
     "w4a16 matmul (gptq nibbles)": w4a16_matmul,
     "fp8 block-scaled matmul": fp8_block_matmul,
     "layer norm backward (spin locks)": layernorm_bwd_locked,
+    "varlen attention (packed sequences)": varlen_attention,
 }

@@ -574,3 +574,48 @@ def layernorm_bwd_locked_kernel(
     tl.store(dw_row, dw, mask=mask)
     tl.store(db_row, db, mask=mask)
     tl.atomic_xchg(lock, 0)
+
+
+def varlen_attention_kernel(
+    q_ptr, k_ptr, v_ptr, o_ptr, cu_seqlens, scale, stride_t, stride_h,
+    CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr,
+):  # fmt: skip
+    # attention over packed sequences of different lengths (a prefill batch): q, k, v and o are (tokens,
+    # heads, HEAD_DIM), sequence s spanning tokens cu_seqlens[s] to cu_seqlens[s + 1]; one program per block of
+    # a sequence's queries and head, k read as (HEAD_DIM, BLOCK_N) through its pointers, exp and masks as written
+    start_m = tl.program_id(0)
+    head = tl.program_id(1)
+    seq = tl.program_id(2)
+    begin = tl.load(cu_seqlens + seq)
+    seq_len = tl.load(cu_seqlens + seq + 1) - begin
+    if start_m * BLOCK_M >= seq_len:
+        return
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + (begin + offs_m)[:, None] * stride_t + head * stride_h + d[None, :],
+                mask=offs_m[:, None] < seq_len, other=0.0)  # fmt: skip
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    hi = tl.minimum((start_m + 1) * BLOCK_M, seq_len) if CAUSAL else seq_len
+    for start_n in range(0, hi, BLOCK_N):
+        n = start_n + offs_n
+        k = tl.load(k_ptr + (begin + n)[None, :] * stride_t + head * stride_h + d[:, None],
+                    mask=n[None, :] < seq_len, other=0.0)  # fmt: skip
+        s = tl.dot(q, k) * scale
+        valid = n[None, :] < seq_len
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= n[None, :])
+        s = tl.where(valid, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(v_ptr + (begin + n)[:, None] * stride_t + head * stride_h + d[None, :],
+                    mask=n[:, None] < seq_len, other=0.0)  # fmt: skip
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(o_ptr + (begin + offs_m)[:, None] * stride_t + head * stride_h + d[None, :],
+             out.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < seq_len)  # fmt: skip

@@ -123,6 +123,10 @@ CASES = [
      {"dx_ptr": "*f16", "dy_ptr": "*f16", "dw_ptr": "*f32", "db_ptr": "*f32", "x_ptr": "*f16", "w_ptr": "*f16",
       "mean_ptr": "*f32", "rstd_ptr": "*f32", "locks": "*i32", "stride": "i32", "n_cols": "i32"},
      {"GROUP_M": 64, "BLOCK": 8192}, {"stride": 16, "n_cols": 16}, 8),
+    ("varlen attention (packed sequences)", K.varlen_attention_kernel,
+     {"q_ptr": "*f16", "k_ptr": "*f16", "v_ptr": "*f16", "o_ptr": "*f16", "cu_seqlens": "*i32", "scale": "f32",
+      "stride_t": "i32", "stride_h": "i32"}, {"CAUSAL": True, "BLOCK_M": 128, "BLOCK_N": 64, "HEAD_DIM": 128},
+     {"stride_t": 16, "stride_h": 16}, 8),
 ]  # fmt: skip
 
 

@@ -222,3 +222,24 @@ def test_layernorm_backward_adds_rows_under_spin_locks(backend, dev, rng):
     np.testing.assert_allclose(dev.get(dw).sum(0), (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(dev.get(db).sum(0), dy.sum(0), rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(dev.get(locks), [0] * groups + [1] * groups)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_varlen_attention_keeps_sequences_apart(backend, dev, rng, causal):
+    lengths, heads, d = [37, 5, 64, 20], 2, 16  # tails of the blocks; one sequence shorter than a block
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    q, k, v = (rng.standard_normal((starts[-1], heads, d)).astype(np.float16) for _ in range(3))
+    o = dev.put(np.zeros((starts[-1], heads, d), np.float16))
+    grid = (-(-max(lengths) // 16), heads, len(lengths))
+    tilelab.jit(K.varlen_attention_kernel)[grid](dev.put(q), dev.put(k), dev.put(v), o, dev.put(starts), d**-0.5,
+                                                 heads * d, d, CAUSAL=causal, BLOCK_M=16, BLOCK_N=16, HEAD_DIM=d,
+                                                 target=backend)  # fmt: skip
+    got = dev.get(o)
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        x, y, z = (a[lo:hi].astype(np.float64).transpose(1, 0, 2) for a in (q, k, v))
+        s = x @ y.transpose(0, 2, 1) * d**-0.5
+        if causal:
+            s = np.where(np.tril(np.ones((hi - lo, hi - lo), bool)), s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        ref = (p / p.sum(-1, keepdims=True)) @ z
+        assert rel_err(got[lo:hi].transpose(1, 0, 2), ref) < 1e-2
