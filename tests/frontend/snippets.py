@@ -136,6 +136,18 @@ def err_dot_shapes(x_ptr, i_ptr, n, B: tl.constexpr):
     c = tl.dot(a, b)
 
 
+def err_gather_shapes(x_ptr, i_ptr, n, B: tl.constexpr):
+    r = tl.arange(0, B)
+    x = tl.load(x_ptr + r[:, None] * B + r[None, :])
+    i = tl.load(i_ptr + r[:, None] * B + tl.arange(0, 2 * B)[None, :])
+    y = tl.gather(x, i, 0)
+
+
+def err_gather_float_index(x_ptr, i_ptr, n, B: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    y = tl.gather(x, x, 0)
+
+
 def err_mask_dtype(x_ptr, i_ptr, n, B: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, B), mask=tl.arange(0, B))
 

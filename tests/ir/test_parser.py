@@ -34,6 +34,7 @@ from tilelab.compiler.ir.ops import (
     FmaOp,
     ForOp,
     FuncOp,
+    GatherOp,
     HintOp,
     IfOp,
     InitBarriersOp,
@@ -129,6 +130,8 @@ def _shapes(b: Builder, v):
     b.insert(CatOp(v, v, T((256,), f32)))
     b.insert(FlipOp(v, T((128,), f32), dim=0))
     b.insert(SortOp(v, T((128,), f32), dim=0, descending=True))
+    idx = b.insert(MakeRangeOp(0, 64, T((64,), i32))).result
+    b.insert(GatherOp(v, idx, T((64,), f32), axis=0))
     b.insert(ConvertLayoutOp(v, T((128,), f32)))
     buf = b.insert(LocalAllocOp(T((128,), f32).with_layout(row_major_shared([128])), offset=16)).result
     b.insert(LocalStoreOp(buf, v))

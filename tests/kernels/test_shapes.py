@@ -1,4 +1,4 @@
-"""Shape ops: join/split, interleave, reshape, permute, trans, sort and flip."""
+"""Shape ops: join/split, interleave, reshape, permute, trans, sort, flip and gather."""
 
 import numpy as np
 import pytest
@@ -84,6 +84,69 @@ def test_sort_and_flip(backend, dev, rng, dtype):
     np.testing.assert_array_equal(dev.get(asc), np.sort(x, axis=1))
     np.testing.assert_array_equal(dev.get(desc), np.sort(x, axis=1)[:, ::-1])
     np.testing.assert_array_equal(dev.get(flipped), x[:, ::-1])
+
+
+@tilelab.jit
+def gather_kernel(src_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, I: tl.constexpr, J: tl.constexpr,
+                  AXIS: tl.constexpr):  # fmt: skip
+    """``tl.gather`` of an [M, N] tile (doubled first: a computed tile, not a load) by an [I, J] index tile."""
+    src = tl.load(src_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    idx = tl.load(idx_ptr + tl.arange(0, I)[:, None] * J + tl.arange(0, J)[None, :])
+    tl.store(out_ptr + tl.arange(0, I)[:, None] * J + tl.arange(0, J)[None, :], tl.gather(src + src, idx, AXIS))
+
+
+@pytest.mark.parametrize(
+    "axis, src_shape, idx_shape, dtype, idx_dtype",
+    [
+        (0, (64, 32), (16, 32), np.float32, np.int32),  # fewer indices than rows
+        (0, (16, 32), (128, 32), np.float16, np.int64),  # more indices than rows
+        (1, (32, 64), (32, 64), np.int32, np.int16),  # a permutation-sized gather within rows
+        (1, (8, 128), (8, 4), np.int8, np.uint8),  # a few picks from long rows
+        (1, (128, 128), (128, 64), np.float16, np.int32),  # 1M pairs of index and source position
+    ],
+)
+def test_gather(backend, dev, rng, axis, src_shape, idx_shape, dtype, idx_dtype):
+    src = (rng.standard_normal(src_shape) * 50).astype(dtype)
+    size = src_shape[axis]
+    low = 0 if np.issubdtype(idx_dtype, np.unsignedinteger) else -size  # negative indices count from the end
+    idx = rng.integers(low, size, idx_shape).astype(idx_dtype)
+    out = dev.empty(idx_shape, dtype)
+    gather_kernel[(1,)](dev.put(src), dev.put(idx), out, *src_shape, *idx_shape, AXIS=axis, target=backend)
+    np.testing.assert_array_equal(dev.get(out), np.take_along_axis(src + src, idx.astype(np.int64) % size, axis))
+
+
+def test_gather_larger_than_shared_memory(backend, dev, rng):
+    """A 1 MB source: gathered on the CPU targets; on the GPU (through shared memory) ``OutOfResources``."""
+    src = rng.standard_normal((512, 512)).astype(np.float32)
+    idx = rng.integers(-512, 512, (512, 128)).astype(np.int32)
+    out = dev.empty(idx.shape, np.float32)
+    args = (dev.put(src), dev.put(idx), out, 512, 512, 512, 128)
+    if backend == "cuda":
+        with pytest.raises(tilelab.OutOfResources, match="shared memory"):
+            gather_kernel[(1,)](*args, AXIS=1, target=backend)
+        return
+    gather_kernel[(1,)](*args, AXIS=1, target=backend)
+    np.testing.assert_array_equal(dev.get(out), np.take_along_axis(src + src, idx % 512, 1))
+
+
+@tilelab.jit
+def gather_rows_kernel(x_ptr, perm_ptr, out_ptr, B: tl.constexpr, R: tl.constexpr, C: tl.constexpr):
+    """A 3-D gather of bools along the middle axis: each of B tiles' R rows reordered by its own permutation."""
+    b = tl.arange(0, B)[:, None, None]
+    r = tl.arange(0, R)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    x = tl.load(x_ptr + (b * R + r) * C + c)
+    perm = tl.load(perm_ptr + b * R + r + c * 0)
+    tl.store(out_ptr + (b * R + r) * C + c, tl.gather(x > 0, perm, 1))
+
+
+def test_gather_middle_axis_of_bools(backend, dev, rng):
+    B, R, C = 4, 16, 8
+    x = rng.standard_normal((B, R, C)).astype(np.float32)
+    perm = np.stack([rng.permutation(R) for _ in range(B)]).astype(np.int32)
+    out = dev.empty((B, R, C), np.bool_)
+    gather_rows_kernel[(1,)](dev.put(x), dev.put(perm), out, B=B, R=R, C=C, target=backend)
+    np.testing.assert_array_equal(dev.get(out), np.take_along_axis(x, perm[:, :, None].repeat(C, 2), 1) > 0)
 
 
 @tilelab.jit

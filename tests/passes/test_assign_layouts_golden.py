@@ -303,3 +303,33 @@ def test_join_and_reshape_keep_each_element_in_its_thread():
         """,
         attrs={"num_warps": 2},
     )
+
+
+def test_gather_result_takes_its_index_layout_and_the_source_keeps_its_own():
+    check_pass(
+        assign_layouts,
+        """
+        tt.func @k(%x: !ptr<f32>, %y: !ptr<i32>) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<16x32xi32>
+          %2 = tt.splat %x : tensor<16x32x!ptr<f32>>
+          %3 = tt.addptr %2, %1 : tensor<16x32x!ptr<f32>>
+          %4 = tt.load %3 : tensor<16x32xf32>
+          %5 = tt.make_range {start = 0, end = 128} : tensor<128xi32>
+          %6 = tt.reshape %5 : tensor<4x32xi32>
+          %7 = tt.splat %y : tensor<4x32x!ptr<i32>>
+          %8 = tt.addptr %7, %6 : tensor<4x32x!ptr<i32>>
+          %9 = tt.load %8 : tensor<4x32xi32>
+          %10 = tt.gather %4, %9 {axis = 0} : tensor<4x32xf32>
+          %11 = tt.splat %x : tensor<4x32x!ptr<f32>>
+          %12 = tt.addptr %11, %6 : tensor<4x32x!ptr<f32>>
+          tt.store %12, %10 : tensor<4x32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:     %[[S:.*]] = tt.load %{{.*}} : tensor<16x32xf32, #{{.*}}>
+        // CHECK:     %[[I:.*]] = tt.load %{{.*}} : tensor<4x32xi32, #[[L:blocked<.*>]]>
+        // CHECK:     tt.gather %[[S]], %[[I]] {axis = 0} : tensor<4x32xf32, #[[L]]>
+        // CHECK-NOT: ttg.convert_layout
+        """,
+        attrs={"num_warps": 1},
+    )

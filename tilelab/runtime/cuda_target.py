@@ -25,6 +25,7 @@ import numpy as np
 from tilelab.compiler.interpreter.errors import KernelRuntimeError
 from tilelab.compiler.ir.types import parse_type
 from tilelab.compiler.options import DEFAULT_ARCH
+from tilelab.errors import OutOfResources
 
 from . import cuda_driver
 from .arrays import ArrayDeviceError, cuda_pointer, is_torch_tensor, launch_stream, launch_stream_reader
@@ -125,6 +126,9 @@ class CudaLauncher:
         self.function = None  # loaded on the first launch: compiling needs no GPU
 
     def _load(self):
+        shared, limit = int(self.meta.get("shared", 0)), cuda_driver.device_info().max_shared_per_block_optin
+        if shared > limit:  # a tile moved through shared memory by an op (a gather, a conversion) larger than fits
+            raise OutOfResources(shared, limit, "shared memory")
         module = cuda_driver.Module(self.image)
         self.function = module.function(
             self.entry, self.kinds, int(self.meta["num_warps"]), int(self.meta.get("shared", 0))

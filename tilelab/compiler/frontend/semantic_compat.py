@@ -1,22 +1,19 @@
-"""Triton builtins composed from other ops: item, histogram, gather, xor_sum, reduce_or, tensor descriptors.
+"""Triton builtins composed from other ops (item, histogram, xor_sum, reduce_or, tensor descriptors), and gather.
 
-A mixin of ``Semantic``. None of these needs an IR op of its own; each is built in the
-frontend from ops every backend already lowers::
+A mixin of ``Semantic``. All but ``gather`` are built in the frontend from ops every backend
+already lowers; ``gather`` checks its operands and emits ``tt.gather``::
 
     tl.histogram(x, 4)        -> sum(x[:, None] == arange(0, 4)[None, :], axis=0)  (int32)
-    tl.gather(src, idx, 0)    -> sum(where(idx[:, None, :] == arange(M)[None, :, None], src[None], 0), axis=1)
     desc.load([i, j])         -> a block-pointer load with every dimension bounds-checked, zero padding
+    tl.gather(src, idx, 0)    -> tt.gather src, idx {axis = 0}
 """
 
 from __future__ import annotations
 
+from ..ir import ops
 from ..ir import types as irt
 from .errors import SemanticError
 from .values import tensor, tensor_descriptor, unwrap
-
-#: the largest one-hot comparison ``gather`` builds (index elements x source positions); larger
-#: ones would need tens of MB of stack per program on the CPU
-_GATHER_LIMIT = 1 << 18
 
 
 class CompatMixin:
@@ -43,7 +40,8 @@ class CompatMixin:
         return self.sum(self.cast(hits, irt.i32), 0)
 
     def gather(self, src, index, axis) -> tensor:
-        """``out[..i..] = src[..index[..i..]..]`` along ``axis`` (other dimensions equal)."""
+        """``out[..i..] = src[..index[..i..]..]`` along ``axis`` (other dimensions equal; an index taken modulo
+        ``src``'s extent there, so -1 is the last)."""
         src, index = self.to_tensor(src), self.to_tensor(index)
         rank = len(src.type.shape)
         if rank == 0 or len(index.type.shape) != rank or not index.type.element.is_int:
@@ -51,26 +49,9 @@ class CompatMixin:
         axis = self._axis(axis, rank, "gather")
         for d in range(rank):
             if d != axis and src.type.shape[d] != index.type.shape[d]:
-                raise SemanticError(f"gather: src {src.type.shape} and index {index.type.shape} differ in dim {d}")
-        size = src.type.shape[axis]
-        if index.type.numel * size > _GATHER_LIMIT:
-            raise SemanticError(
-                f"gather of {index.type.numel} indices into {size} positions is too large here "
-                f"(it is built as a {index.type.numel * size}-element comparison; the limit is {_GATHER_LIMIT})"
-            )
-        pos = self.arange(0, size)  # the source position, a new dimension right after `axis`
-        for _ in range(axis + 1):
-            pos = self.expand_dims(pos, 0)
-        for _ in range(axis + 2, rank + 1):
-            pos = self.expand_dims(pos, -1)
-        hit = self.compare("==", self.expand_dims(index, axis + 1), pos)
-        values = self.expand_dims(src, axis)  # [.., 1, size, ..]
-        elem = src.type.element
-        zero = self.constant(0, elem)
-        picked = self.where(hit, values, zero)
-        if elem.is_bool:
-            picked = self.cast(picked, irt.i8)
-        return self.cast(self._binary_reduce(picked, axis + 1, "or" if elem.is_int else "add", False), elem)
+                shapes = f"src {list(src.type.shape)} and index {list(index.type.shape)}"
+                raise SemanticError(f"gather: {shapes} differ in dim {d}")
+        return self.emit(ops.GatherOp(src.handle, index.handle, irt.tensor(index.type.shape, src.type.element), axis))
 
     def bitwise_reduce(self, x, axis, kind, keep_dims=False) -> tensor:
         """``xor_sum`` / ``reduce_or``: an integer reduction with ``xor`` / ``or``."""

@@ -18,6 +18,7 @@ from ..ir.ops import (
     DotOp,
     ExpandDimsOp,
     FlipOp,
+    GatherOp,
     JoinOp,
     MakeRangeOp,
     NumProgramsOp,
@@ -102,6 +103,12 @@ def cat(it, op, a, b):
 @handles(FlipOp)
 def flip(it, op, x):
     return np.flip(x, op.attrs.get("dim", 0))
+
+
+@handles(GatherOp)
+def gather(it, op, src, index):
+    axis = op.attrs["axis"]
+    return np.take_along_axis(src, np.asarray(index).astype(np.int64) % src.shape[axis], axis)
 
 
 @handles(SortOp)

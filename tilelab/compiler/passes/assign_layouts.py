@@ -17,7 +17,8 @@ How, in two walks:
    the mask is an index tile, cheap to build again in ``qk``'s layout, ``qk`` is not); where
    an operand's layout differs, a ``ttg.convert_layout`` is inserted in front of the user;
    ``join`` pairs its operands in each thread's registers, ``split`` and ``reshape`` keep every
-   element in the thread and register that holds it (``layouts.joined_layout``...), as Triton's do.
+   element in the thread and register that holds it (``layouts.joined_layout``...), as Triton's do;
+   ``gather``'s result takes its index's layout (each element read where its index is).
    Other tiles take the wished layout, or the default one for their shape (``tile_layout``:
    consecutive elements per thread along the last dim, lanes then warps row-major). A thread
    holds as many consecutive elements as every global access of that shape moves in one
@@ -57,6 +58,7 @@ from tilelab.compiler.ir.ops import (
     DotOp,
     ExpandDimsOp,
     ForOp,
+    GatherOp,
     IfOp,
     JoinOp,
     LoadOp,
@@ -301,6 +303,8 @@ class _Assigner:
             self.join(block, op)
         elif isinstance(op, (SplitOp, ReshapeOp)):
             self.shape_only(op)
+        elif isinstance(op, GatherOp):  # each result element where its index is (the source goes through shared)
+            self.set(op.result, op.index.type.layout or self.wanted(op.result))
         elif isinstance(op, DotOp):
             self.set(
                 op.result,

@@ -17,6 +17,7 @@ from tilelab.compiler.ir.ops import (
     ConstantOp,
     ExpandDimsOp,
     FlipOp,
+    GatherOp,
     HintOp,
     JoinOp,
     MakeRangeOp,
@@ -28,7 +29,7 @@ from tilelab.compiler.ir.ops import (
     TransOp,
 )
 
-from ..common.types import I1, I32
+from ..common.types import I1, I32, I64
 from .context import Tile, coords, i64, linear, lower
 from .lower_elementwise import arith_constant
 
@@ -122,6 +123,24 @@ def lower_flip(lw, op):
         return linear(lw.b, cs, shape)
 
     view(lw, op, index)
+
+
+@lower(GatherOp)
+def lower_gather(lw, op):
+    """Element ``lin`` reads the source at its coordinates with the index's value (mod the extent) along ``axis``."""
+    src, index = lw.get(op.src), lw.get(op.index)
+    axis, size = op.attrs["axis"], op.src.type.shape[op.attrs["axis"]]
+    t, signed = op.result.type, op.index.type.element.is_signed
+
+    def element(lin):
+        b = lw.b
+        at = lw.elem_at(index, lin)
+        at = (b.sext if signed else b.zext)(at, I64) if at.type.width < 64 else at
+        cs = coords(b, lin, t.shape)
+        cs[axis] = b.and_(at, i64(size - 1))
+        return lw.elem_at(src, linear(b, cs, op.src.type.shape))
+
+    lw.set(op.result, Tile(t.shape, t.element, fn=element))
 
 
 @lower(JoinOp)

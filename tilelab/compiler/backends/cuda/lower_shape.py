@@ -25,6 +25,7 @@ from tilelab.compiler.ir.ops import (
     ConvertLayoutOp,
     ExpandDimsOp,
     FlipOp,
+    GatherOp,
     JoinOp,
     ReshapeOp,
     SplitOp,
@@ -43,6 +44,7 @@ from tilelab.compiler.layouts import (
     vector_run,
 )
 
+from ..common.types import I32
 from .context import GTile, const_i32, lower, reg_indices, xor_flat
 from .lower_memory import from_bits, memory_bits, to_bits
 
@@ -106,6 +108,24 @@ def through_shared(lw, sources, elem, reads: list) -> list[list]:
     fewer live addresses than one access per element.
     """
     b = lw.b
+    smem, it = write_shared(lw, sources, elem)
+    out = []
+    for dst, source_index in reads:
+        const_part, per_thread, flats = _affine_split(lw, dst, source_index)
+        v = vector_run(const_part, flats, it.width)
+        regs = []
+        for r in range(0, len(const_part), v):
+            run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
+            regs += [from_bits(b, x, elem) for x in run]
+        out.append(regs)
+    lw.barrier()
+    return out
+
+
+def write_shared(lw, sources, elem):
+    """Every source written at its row-major index (stacked in order) between two barriers: ``(smem, it)``,
+    the scratch buffer and the integer type of its elements. The caller reads, then ends with a barrier."""
+    b = lw.b
     bits = memory_bits(elem)
     it = ir.IntType(bits)
     total = sum(s.layout.num_elements for s in sources)
@@ -122,17 +142,7 @@ def through_shared(lw, sources, elem, reads: list) -> list[list]:
             _store_run(lw, smem, b.add(xor_const(b, base, flats[:-1], consts[r]), const_i32(offset)), it, values)
         offset += src.layout.num_elements
     lw.barrier()
-    out = []
-    for dst, source_index in reads:
-        const_part, per_thread, flats = _affine_split(lw, dst, source_index)
-        v = vector_run(const_part, flats, bits)
-        regs = []
-        for r in range(0, len(const_part), v):
-            run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
-            regs += [from_bits(b, x, elem) for x in run]
-        out.append(regs)
-    lw.barrier()
-    return out
+    return smem, it
 
 
 def _vector_pointer(lw, smem, index, it, v):
@@ -230,6 +240,38 @@ def lower_flip(lw, op):
         return flat_of(layout, coords_of(t.shape, np.asarray(lin)) ^ flip)
 
     lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+
+
+@lower(GatherOp)
+def lower_gather(lw, op):
+    """Through shared memory: the source written at its row-major index, then each result element read at
+    its own coordinates but along ``axis``, where the index's value (mod the extent) goes. The index is in
+    the result's layout (``assign-layouts``), so its register ``r`` addresses result register ``r``."""
+    b = lw.b
+    t, axis = op.result.type, op.attrs["axis"]
+    src = _tile(lw, op.src)
+    index = gather(lw, [_tile(lw, op.index)], t.layout, op.index.type.element, lambda i: i)
+    size, shape = op.src.type.shape[axis], op.src.type.shape
+    step = src.layout.flatten([1 if d == axis else 0 for d in range(len(shape))])
+
+    def on_axis_zero(lin):  # the source's row-major index of the result element's coordinates, axis set to 0
+        coords = coords_of(t.shape, np.asarray(lin))
+        coords[..., axis] = 0
+        return flat_of(src.layout, coords)
+
+    const_part, per_thread, flats = _affine_split(lw, t.layout, on_axis_zero)
+    smem, it = write_shared(lw, [src], t.element)
+    regs = []
+    for const, at in zip(const_part, index.regs):
+        if at.type.width > 32:
+            at = b.trunc(at, I32)
+        elif at.type.width < 32:  # a narrow index: its value, signed or not, before the modulo
+            at = (b.sext if op.index.type.element.is_signed else b.zext)(at, I32)
+        along = b.shl(b.and_(at, const_i32(size - 1)), const_i32(step.bit_length() - 1))
+        where = b.add(xor_const(b, per_thread, flats, const), along)
+        regs.append(from_bits(b, b.load(lw.smem_elem(smem, where, it)), t.element))
+    lw.barrier()
+    lw.set(op.result, GTile(t.layout, t.element, regs))
 
 
 @lower(JoinOp)

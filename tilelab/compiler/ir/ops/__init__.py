@@ -16,7 +16,8 @@ between families never breaks a caller::
 | family | module | ops |
 |---|---|---|
 | indexing | ``indexing`` | ConstantOp, ProgramIdOp, NumProgramsOp, MakeRangeOp |
-| shape | ``shape`` | SplatOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, JoinOp, SplitOp, CatOp, FlipOp, SortOp |
+| shape | ``shape`` | SplatOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, JoinOp, SplitOp, CatOp, FlipOp, SortOp, |
+| | | GatherOp |
 | memory | ``memory`` | AddPtrOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp |
 | elementwise | ``elementwise`` | BinaryOp, CmpOp, UnaryOp, FmaOp, SelectOp, CastOp, BitcastOp, HintOp |
 | reductions | ``reductions`` | ReduceOp, ScanOp, ReduceReturnOp, DotOp |
@@ -70,7 +71,19 @@ from .gpu import (
 from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
-from .shape import BroadcastOp, CatOp, ExpandDimsOp, FlipOp, JoinOp, ReshapeOp, SortOp, SplatOp, SplitOp, TransOp
+from .shape import (
+    BroadcastOp,
+    CatOp,
+    ExpandDimsOp,
+    FlipOp,
+    GatherOp,
+    JoinOp,
+    ReshapeOp,
+    SortOp,
+    SplatOp,
+    SplitOp,
+    TransOp,
+)
 from .tma import AsyncTMACopyOp, AsyncTMAStoreOp, InitBarriersOp, InvalBarriersOp, TensorMapOp, WaitBarrierOp
 
 __all__ = [
@@ -89,6 +102,7 @@ __all__ = [
     "CatOp",
     "FlipOp",
     "SortOp",
+    "GatherOp",
     "AddPtrOp",
     "LoadOp",
     "StoreOp",

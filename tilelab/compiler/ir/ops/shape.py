@@ -121,6 +121,41 @@ class SortOp(_ShapeOp):
         self.expect(self.src.type == self.result.type, "the result must have the source's type")
 
 
+class GatherOp(Op):
+    """``out[.., i, ..] = src[.., index[.., i, ..] mod size, ..]`` along ``axis``; ``size`` is ``src``'s
+    extent there (a power of two, so ``-1`` is the last element). Every other dimension of ``index`` equals
+    ``src``'s; the result has ``index``'s shape and ``src``'s element type."""
+
+    name = "tt.gather"
+    traits = frozenset({Pure})
+
+    def __init__(self, src: Value, index: Value, type: Type, axis: int, loc: Loc = UNKNOWN_LOC):
+        super().__init__([src, index], [type], {"axis": axis}, loc=loc)
+
+    @property
+    def src(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def index(self) -> Value:
+        return self.operands[1]
+
+    def _verify(self) -> None:
+        self.expect_counts(2, 1)
+        src, index, res = self.src.type, self.index.type, self.result.type
+        axis = self.attrs.get("axis")
+        self.expect(src.is_tensor and index.is_tensor, "gathers from a tile by a tile of indices")
+        self.expect(index.element.is_int, f"the index must be integers, got {index.element}")
+        rank = len(src.shape)
+        self.expect(len(index.shape) == rank and isinstance(axis, int) and 0 <= axis < rank,
+                    f"axis {axis} of a rank-{rank} source by a rank-{len(index.shape)} index")  # fmt: skip
+        for d in range(rank):
+            if d != axis and src.shape[d] != index.shape[d]:
+                self.fail(f"src {list(src.shape)} and index {list(index.shape)} differ in dim {d}")
+        if not (res.shape == index.shape and res.element == src.element):
+            self.fail(f"gathering {src} by {index} is not {res}")
+
+
 class JoinOp(Op):
     """Two tiles of one shape stacked along a new last dimension of size 2."""
 
