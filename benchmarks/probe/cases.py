@@ -607,6 +607,28 @@ def varlen_attention(t, lengths=(3000, 517, 4096, 1200, 2048, 3333, 800, 4000, 1
     )  # fmt: skip
 
 
+def nf4_dequant(t, n=2**26 - 128, qblock=64):
+    """QLoRA's NF4 weights (two 4-bit codes a byte, a 16-entry f32 codebook, an f32 absmax per 64) to bf16;
+    torch: the same lookup by indexing."""
+    torch = t.torch
+    out = t.empty(n, dtype="bf16")
+    q = _tensor(t, (n // 2,), "u8", lambda torch: torch.randint(0, 256, (n // 2,), device="cuda", dtype=torch.uint8))
+    absmax = t.randn(-(-n // qblock)) if torch is None else torch.rand(-(-n // qblock), device="cuda") + 0.5
+    code = t.randn(16) if torch is None else torch.sort(torch.randn(16, device="cuda")).values
+
+    def lookup(dtype):
+        codes = torch.stack((q >> 4, q & 15), -1).flatten().long()
+        return (code[codes].to(dtype) * absmax.to(dtype).repeat_interleave(qblock)[:n]).bfloat16()
+
+    configs = [cfg(4, 3, BLOCK=1024, QBLOCK=qblock), cfg(8, 3, BLOCK=2048, QBLOCK=qblock),
+               cfg(4, 3, BLOCK=512, QBLOCK=qblock)]  # fmt: skip
+    return Setup(
+        K.nf4_dequant_kernel, lambda c: (q, absmax, code, out, n), lambda c: (cdiv(n // 2, c["BLOCK"]),), configs,
+        [out], lambda: [lookup(torch.float64)], lambda: lookup(torch.float32),
+        nbytes=n // 2 + n * 2 + -(-n // qblock) * 4, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -637,4 +659,5 @@ CASES = {
     "fp8 block-scaled matmul": fp8_block_matmul,
     "layer norm backward (spin locks)": layernorm_bwd_locked,
     "varlen attention (packed sequences)": varlen_attention,
+    "nf4 dequant (codebook gather)": nf4_dequant,
 }

@@ -619,3 +619,16 @@ def varlen_attention_kernel(
     out = acc / l_i[:, None]
     tl.store(o_ptr + (begin + offs_m)[:, None] * stride_t + head * stride_h + d[None, :],
              out.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < seq_len)  # fmt: skip
+
+
+def nf4_dequant_kernel(q_ptr, absmax_ptr, code_ptr, out_ptr, n, BLOCK: tl.constexpr, QBLOCK: tl.constexpr):
+    # 4-bit weights as QLoRA stores them: two codes a byte (the first in the high nibble), each code an index
+    # into a 16-entry codebook looked up with tl.gather, one absmax scale per QBLOCK weights
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    packed = tl.load(q_ptr + offs, mask=offs < n // 2, other=0)
+    codes = tl.interleave((packed >> 4) & 0xF, packed & 0xF).to(tl.int32)
+    values = tl.gather(tl.load(code_ptr + tl.arange(0, 16)), codes, 0)
+    out = pid * 2 * BLOCK + tl.arange(0, 2 * BLOCK)
+    scale = tl.load(absmax_ptr + out // QBLOCK, mask=out < n, other=0.0)
+    tl.store(out_ptr + out, (values * scale).to(out_ptr.dtype.element_ty), mask=out < n)

@@ -127,6 +127,9 @@ CASES = [
      {"q_ptr": "*f16", "k_ptr": "*f16", "v_ptr": "*f16", "o_ptr": "*f16", "cu_seqlens": "*i32", "scale": "f32",
       "stride_t": "i32", "stride_h": "i32"}, {"CAUSAL": True, "BLOCK_M": 128, "BLOCK_N": 64, "HEAD_DIM": 128},
      {"stride_t": 16, "stride_h": 16}, 8),
+    ("nf4 dequant (codebook gather)", K.nf4_dequant_kernel,
+     {"q_ptr": "*u8", "absmax_ptr": "*f32", "code_ptr": "*f32", "out_ptr": "*bf16", "n": "i32"},
+     {"BLOCK": 1024, "QBLOCK": 64}, {"n": 16}, 4),
 ]  # fmt: skip
 
 

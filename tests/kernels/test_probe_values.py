@@ -243,3 +243,19 @@ def test_varlen_attention_keeps_sequences_apart(backend, dev, rng, causal):
         p = np.exp(s - s.max(-1, keepdims=True))
         ref = (p / p.sum(-1, keepdims=True)) @ z
         assert rel_err(got[lo:hi].transpose(1, 0, 2), ref) < 1e-2
+
+
+def test_nf4_dequant_looks_codes_up_in_the_codebook(backend, dev, rng):
+    import ml_dtypes
+
+    n, qblock = 1000, 64  # a tail of the last block
+    q = rng.integers(0, 256, n // 2).astype(np.uint8)
+    absmax = (rng.random(-(-n // qblock)) + 0.5).astype(np.float32)
+    code = np.sort(rng.standard_normal(16)).astype(np.float32)
+    out = dev.put(np.zeros(n, ml_dtypes.bfloat16))
+    grid = (-(-(n // 2) // 128),)
+    args = (dev.put(q), dev.put(absmax), dev.put(code), out, n)
+    tilelab.jit(K.nf4_dequant_kernel)[grid](*args, BLOCK=128, QBLOCK=qblock, target=backend)
+    codes = np.stack([q >> 4, q & 15], -1).ravel()
+    ref = code[codes] * np.repeat(absmax, qblock)[:n]
+    np.testing.assert_array_equal(dev.get(out), ref.astype(ml_dtypes.bfloat16))
