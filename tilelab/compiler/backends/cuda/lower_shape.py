@@ -12,6 +12,10 @@ whether every result register is a register the same thread already holds (of on
 sources, for ``join`` and ``cat``): then it is free. Otherwise the elements go through
 shared memory: each thread writes what it holds at its row-major index, a barrier, each
 thread reads what it needs, a barrier.
+
+``tt.gather`` is the one whose map is data: its source always goes through shared memory,
+and each result element reads at its own coordinates (an XOR of constants and lane and warp
+bits, as above) plus its index's value times the source's row-major stride along ``axis``.
 """
 
 from __future__ import annotations
