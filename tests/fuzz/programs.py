@@ -392,6 +392,20 @@ def _dot(b: Builder) -> Value | None:
 STEPS.append((_dot, 1))
 
 
+def _gather(b: Builder) -> Value | None:
+    """``tl.gather`` of any value along one axis, by an integer value masked into the extent there."""
+    x, y = b.pick(exact_only=True), b.pick(("int",), exact_only=True)
+    if x is None or y is None:
+        return None
+    axis = b.rng.randrange(len(b.shape))
+    b.features.add("gather")
+    index = f"{y.name}.to(tl.int32) & {b.shape[axis] - 1}"
+    return b.define(f"tl.gather({x.name}, {index}, {axis})", x.dtype, x.exact, x.rtol)
+
+
+STEPS.append((_gather, 1))
+
+
 def random_array(rng: np.random.Generator, dtype: str, size: int) -> np.ndarray:
     """Values that reach the edges: small and full-range integers; floats of many scales, zeros, infinities."""
     if dtype == "int1":
