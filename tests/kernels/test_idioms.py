@@ -1,0 +1,127 @@
+"""Idioms of kernel libraries, each against numpy on every backend: a log-sum-exp by ``tl.reduce`` over a
+tuple with a ``@jit`` combine, a reverse cumsum down the columns, a matmul over block pointers with the weight
+read column-major (``order=(0, 1)``) and boundary checks, a paged KV-cache write with an early ``return`` for
+padding slots, and one kernel mixing int64 program offsets, cache and eviction hints, a masked
+``tl.histogram`` added atomically, a descending sort along the first axis, f16 atomics and
+``tl.static_range`` with ``tl.static_assert``."""
+
+import numpy as np
+
+import tilelab
+import tilelab.language as tl
+
+
+@tilelab.jit
+def _max_and_scaled_sum(m1, s1, m2, s2):
+    m = tl.maximum(m1, m2)
+    return m, s1 * tl.exp(m1 - m) + s2 * tl.exp(m2 - m)
+
+
+@tilelab.jit
+def logsumexp_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-1e30)
+    m, s = tl.reduce((x, tl.full(x.shape, 1.0, tl.float32)), 0, _max_and_scaled_sum)
+    tl.store(out_ptr + row, m + tl.log(s))
+
+
+def test_logsumexp_by_a_tuple_reduce(backend, dev, rng):
+    x = (rng.standard_normal((5, 300)) * 4).astype(np.float32)
+    out = dev.empty(5, np.float32)
+    logsumexp_kernel[(5,)](dev.put(x), out, 300, BLOCK=512, target=backend)
+    ref = np.log(np.exp(x.astype(np.float64)).sum(1))
+    np.testing.assert_allclose(dev.get(out), ref, rtol=1e-5)
+
+
+@tilelab.jit
+def reverse_cumsum_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0, reverse=True))
+
+
+def test_reverse_cumsum_down_the_columns(backend, dev, rng):
+    x = rng.integers(-50, 50, (16, 32)).astype(np.int32)
+    out = dev.empty(x.shape, np.int32)
+    reverse_cumsum_kernel[(1,)](dev.put(x), out, M=16, N=32, target=backend)
+    np.testing.assert_array_equal(dev.get(out), np.flip(np.cumsum(np.flip(x, 0), 0), 0))
+
+
+@tilelab.jit
+def block_ptr_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``c = a @ b.T`` with b stored (N, K): read as a (K, N) block whose first dim is the fastest."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_block = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_block = tl.make_block_ptr(b_ptr, (K, N), (1, K), (0, pid_n * BN), (BK, BN), (0, 1))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_block, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_block, boundary_check=(0, 1), padding_option="zero")
+        acc = tl.dot(a, b, acc)
+        a_block = tl.advance(a_block, (0, BK))
+        b_block = tl.advance(b_block, (BK, 0))
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_block, acc.to(tl.float16), boundary_check=(0, 1))
+
+
+def test_block_pointer_matmul_with_a_column_major_weight(backend, dev, rng):
+    m, n, k = 70, 50, 90  # tails in every dimension
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    c = dev.empty((m, n), np.float16)
+    block_ptr_matmul_kernel[(3, 2)](dev.put(a), dev.put(b), c, m, n, k, BM=32, BN=32, BK=32, target=backend)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    assert np.abs(dev.get(c) - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@tilelab.jit
+def kv_cache_write_kernel(k_ptr, cache_ptr, slots_ptr, stride_t, stride_page, PAGE: tl.constexpr, D: tl.constexpr):
+    t = tl.program_id(0)
+    slot = tl.load(slots_ptr + t).to(tl.int64)
+    if slot < 0:  # a padding token: nothing to write
+        return
+    d = tl.arange(0, D)
+    page, offset = slot // PAGE, slot % PAGE
+    tl.store(cache_ptr + page * stride_page + offset * D + d, tl.load(k_ptr + t * stride_t + d))
+
+
+def test_paged_kv_cache_write_skips_padding_slots(backend, dev, rng):
+    tokens, d, page, pages = 10, 64, 4, 8
+    k = rng.standard_normal((tokens, d)).astype(np.float16)
+    slots = rng.permutation(pages * page)[:tokens].astype(np.int32)
+    slots[[3, 7]] = -1
+    cache = dev.put(np.zeros((pages, page, d), np.float16))
+    kv_cache_write_kernel[(tokens,)](dev.put(k), cache, dev.put(slots), d, page * d, PAGE=page, D=d, target=backend)
+    ref = np.zeros((pages * page, d), np.float16)
+    kept = slots >= 0
+    ref[slots[kept]] = k[kept]
+    np.testing.assert_array_equal(dev.get(cache).reshape(-1, d), ref)
+
+
+@tilelab.jit
+def mixed_kernel(x_ptr, hist_ptr, sorted_ptr, sums_ptr, out_ptr, n, M: tl.constexpr, N: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + pid * M * N + offs, eviction_policy="evict_last", cache_modifier=".cg")
+    low = tl.load(x_ptr + pid * M * N + tl.arange(0, N)).to(tl.int32) & 15  # the first row's low bits
+    tl.atomic_add(hist_ptr + tl.arange(0, 16), tl.histogram(low, 16, mask=tl.arange(0, N) < n), sem="relaxed")
+    tl.store(sorted_ptr + pid * M * N + offs, tl.sort(x, 0, descending=True), cache_modifier=".cs")
+    tl.atomic_add(sums_ptr + tl.arange(0, N), tl.sum(x, 0).to(tl.float16))
+    acc = tl.zeros([M, N], tl.float32)
+    for i in tl.static_range(3):
+        tl.static_assert(i < 3)
+        acc += tl.where(i % 2 == 0, x * (i + 1), -x)
+    tl.store(out_ptr + pid * M * N + offs, acc)
+
+
+def test_hints_histogram_sort_f16_atomics_and_static_loops(backend, dev, rng):
+    programs, m, n_cols, n = 3, 16, 32, 20
+    x = rng.integers(-20, 20, (programs, m, n_cols)).astype(np.float32)  # every partial sum exact in f16
+    hist, sums = dev.put(np.zeros(16, np.int32)), dev.put(np.zeros(n_cols, np.float16))
+    srt, out = dev.empty(x.shape, np.float32), dev.empty(x.shape, np.float32)
+    mixed_kernel[(programs,)](dev.put(x), hist, srt, sums, out, n, M=m, N=n_cols, target=backend)
+    low = x[:, 0, :].astype(np.int32) & 15
+    np.testing.assert_array_equal(dev.get(hist), sum(np.bincount(r[:n], minlength=16) for r in low))
+    np.testing.assert_array_equal(dev.get(srt), -np.sort(-x, 1))
+    np.testing.assert_array_equal(dev.get(sums), x.sum((0, 1)).astype(np.float16))
+    np.testing.assert_array_equal(dev.get(out), 3 * x)
