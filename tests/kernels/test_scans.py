@@ -102,3 +102,38 @@ def test_associative_scan_running_max(backend, dev, rng):
     padded = np.full(cdiv(n, block) * block, -np.inf, np.float32)
     padded[:n] = x
     np.testing.assert_array_equal(dev.get(out), np.maximum.accumulate(padded.reshape(-1, block), 1).ravel()[:n])
+
+
+@tilelab.jit
+def reverse_scans_kernel(x_ptr, a_ptr, sum_ptr, h_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    """Suffix sums of an int32 tile along ``AXIS``, and the first-order recurrence run backwards along it.
+
+    A reverse scan is the scan of the flipped tile, flipped back (as Triton defines it): its result at ``i``
+    is ``combine(result[i + 1], x[i])``, so ``first_order`` gives ``h[i] = a[i] * h[i + 1] + x[i]`` (a combine
+    whose operand order matters).
+    """
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    a = tl.load(a_ptr + offs)
+    tl.store(sum_ptr + offs, tl.cumsum(x.to(tl.int32), axis=AXIS, reverse=True))
+    _, h = tl.associative_scan((a, x), AXIS, first_order, reverse=True)
+    tl.store(h_ptr + offs, h)
+
+
+def _backwards(a, x, axis):
+    a, x = np.moveaxis(a.astype(np.float64), axis, 0), np.moveaxis(x.astype(np.float64), axis, 0)
+    h, state = np.zeros_like(x), np.zeros(x.shape[1:])
+    for i in range(x.shape[0] - 1, -1, -1):
+        state = a[i] * state + x[i]
+        h[i] = state
+    return np.moveaxis(h, 0, axis)
+
+
+def test_reverse_scans_along_either_axis(backend, dev, rng):
+    for (m, n), axis in (((64, 32), 0), ((64, 32), 1), ((4, 1024), 1), ((128, 8), 0)):
+        x = rng.integers(-20, 20, (m, n)).astype(np.float32)
+        a = rng.uniform(0.5, 1.0, (m, n)).astype(np.float32)
+        sums, h = dev.empty((m, n), np.int32), dev.empty((m, n), np.float32)
+        reverse_scans_kernel[(1,)](dev.put(x), dev.put(a), sums, h, M=m, N=n, AXIS=axis, target=backend)
+        np.testing.assert_array_equal(dev.get(sums), np.flip(np.cumsum(np.flip(x, axis), axis), axis))
+        np.testing.assert_allclose(dev.get(h), _backwards(a, x, axis), rtol=1e-4, atol=1e-4)

@@ -80,7 +80,7 @@ def _scan_line(lw, op, tiles, smem, offsets, widths, start, pos, stride, n, reve
     b.position_at_end(body)
     nxt = b.sub(j, const_i32(1)) if reverse else b.add(j, const_i32(1))
     new = _read(lw, tiles, smem, offsets, widths, b.add(start, b.mul(nxt, const_i32(stride))))
-    combined = combine(lw, op, list(accs), new) if not reverse else combine(lw, op, new, list(accs))
+    combined = combine(lw, op, list(accs), new)  # reverse too: the scan of the flipped line, as Triton's
     j.add_incoming(nxt, b.block)
     for phi, v in zip(accs, combined):
         phi.add_incoming(v, b.block)
