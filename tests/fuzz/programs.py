@@ -285,7 +285,8 @@ def _reduction(b: Builder) -> Value | None:
         x = Value(f"{x.name}.to(tl.float32)", "float32")
     if fn in ("cumsum", "cumprod"):
         dtype = _sum_dtype(x.dtype)
-        return b.define(f"tl.{fn}({x.name}, axis={axis})", dtype, exact)
+        reverse = ", reverse=True" if rng.random() < 0.3 else ""
+        return b.define(f"tl.{fn}({x.name}, axis={axis}{reverse})", dtype, exact)
     dtype = "int32" if fn.startswith("arg") else (_sum_dtype(x.dtype) if fn == "sum" else x.dtype)
     reduced = f"tl.{fn}({x.name}, axis={axis})"
     if len(b.shape) == 2:

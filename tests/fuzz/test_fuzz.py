@@ -79,7 +79,7 @@ def test_generated_programs_cover_every_feature():
     wanted = ("cast", "bitcast", "intdiv", "fmod", "shift", "sum", "argmax", "cumsum", "loop", "while", "if", "dot")
     wanted += ("gather",)
     assert set(wanted) <= features, set(wanted) - features
-    assert "atomic_" in sources and "tl.bfloat16" in sources and "tl.uint64" in sources
+    assert "atomic_" in sources and "tl.bfloat16" in sources and "tl.uint64" in sources and "reverse=True" in sources
 
 
 def _cuda_present() -> bool:
