@@ -130,9 +130,7 @@ class CudaLauncher:
         if shared > limit:  # a tile moved through shared memory by an op (a gather, a conversion) larger than fits
             raise OutOfResources(shared, limit, "shared memory")
         module = cuda_driver.Module(self.image)
-        self.function = module.function(
-            self.entry, self.kinds, int(self.meta["num_warps"]), int(self.meta.get("shared", 0))
-        )
+        self.function = module.function(self.entry, self.kinds, int(self.meta["num_warps"]), shared)
         return self.function
 
     def __call__(self, grid, args, sanitize: bool = False):
