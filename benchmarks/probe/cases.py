@@ -629,6 +629,48 @@ def nf4_dequant(t, n=2**26 - 128, qblock=64):
     )  # fmt: skip
 
 
+def fused_moe(t, tokens=4000, top_k=2, experts=8, n=14336, k=4096, block_m=64):
+    """A mixture of experts' up projection as serving engines fuse it (f16; eight experts, two of them a token;
+    (token, choice) pairs sorted by expert and padded to blocks of 64); torch: one matmul per expert of its
+    gathered rows, scaled by the router weights."""
+    torch = t.torch
+    a, c = t.randn(tokens, k, dtype="f16"), t.empty(tokens * top_k, n, dtype="f16")
+    w = t.randn(experts, n, k, dtype="f16")
+    route = t.randn(tokens, top_k)
+    blocks = cdiv(tokens * top_k + experts * (block_m - 1), block_m)  # the most any routing can take
+    if torch is None:
+        ids, owners, padded = Spec((blocks * block_m,), "i32"), Spec((blocks,), "i32"), Spec((1,), "i32")
+    else:
+        choice = torch.rand(tokens, experts, device="cuda").topk(top_k, 1).indices.flatten()
+        ids, owners = [], []
+        for e in range(experts):
+            mine = (choice == e).nonzero().flatten().int()
+            pad = cdiv(len(mine), block_m) * block_m - len(mine)
+            ids.append(torch.cat([mine, mine.new_full((pad,), tokens * top_k)]))
+            owners += [e] * ((len(mine) + pad) // block_m)
+        ids = torch.cat(ids)
+        owners = torch.tensor(owners, dtype=torch.int32, device="cuda")
+        padded = torch.tensor([len(ids)], dtype=torch.int32, device="cuda")
+        ids = torch.cat([ids, ids.new_full((blocks * block_m - len(ids),), tokens * top_k)])
+
+    def experts_apply(dtype):
+        out = torch.empty(tokens * top_k, n, dtype=dtype, device="cuda")
+        for e in range(experts):
+            pairs = (choice == e).nonzero().flatten()
+            out[pairs] = (a[pairs // top_k].to(dtype) @ w[e].to(dtype).T) * route.flatten()[pairs, None].to(dtype)
+        return out
+
+    meta = {"TOP_K": top_k, "MUL_ROUTED_WEIGHT": True, "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8}
+    configs = [cfg(8, 3, BLOCK_N=128, **meta), cfg(4, 4, BLOCK_N=64, **meta), cfg(8, 3, BLOCK_N=256, **meta)]
+    return Setup(
+        K.fused_moe_kernel,
+        lambda c_: (a, w, c, route, ids, owners, padded, n, k, tokens * top_k, k, 1, n * k, k, 1, n, 1),
+        lambda c_: (blocks * cdiv(n, c_["BLOCK_N"]),), configs,
+        [c], lambda: [experts_apply(torch.float32).half()], lambda: experts_apply(torch.float16),
+        nbytes=(tokens * k + experts * n * k + tokens * top_k * n) * 2, flops=2 * tokens * top_k * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -660,4 +702,5 @@ CASES = {
     "layer norm backward (spin locks)": layernorm_bwd_locked,
     "varlen attention (packed sequences)": varlen_attention,
     "nf4 dequant (codebook gather)": nf4_dequant,
+    "fused moe (sorted token ids)": fused_moe,
 }

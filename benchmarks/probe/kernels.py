@@ -632,3 +632,45 @@ def nf4_dequant_kernel(q_ptr, absmax_ptr, code_ptr, out_ptr, n, BLOCK: tl.conste
     out = pid * 2 * BLOCK + tl.arange(0, 2 * BLOCK)
     scale = tl.load(absmax_ptr + out // QBLOCK, mask=out < n, other=0.0)
     tl.store(out_ptr + out, (values * scale).to(out_ptr.dtype.element_ty), mask=out < n)
+
+
+def fused_moe_kernel(
+    a_ptr, w_ptr, c_ptr, route_w_ptr, sorted_ids_ptr, expert_ids_ptr, padded_len_ptr,
+    N, K, num_valid, stride_am, stride_ak, stride_we, stride_wn, stride_wk, stride_cm, stride_cn,
+    TOP_K: tl.constexpr, MUL_ROUTED_WEIGHT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):  # fmt: skip
+    # a mixture of experts' up projection as serving engines fuse it: (token, choice) pairs sorted by expert and
+    # padded to whole blocks (pad entries hold num_valid); each block of rows is one expert's, whose weight
+    # (N, K) is read k-major; rows of a gathered by token id // TOP_K, the output row scaled by its router weight
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(tl.load(padded_len_ptr), BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    group_rows = min(num_pid_m - first_m, GROUP_M)
+    if first_m >= num_pid_m:
+        return  # the grid was sized for the worst case of padding
+    pid_m = first_m + (pid % in_group) % group_rows
+    pid_n = (pid % in_group) // group_rows
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    ids = tl.load(sorted_ids_ptr + rows)
+    valid = ids < num_valid
+    expert = tl.load(expert_ids_ptr + pid_m).to(tl.int64)
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (ids // TOP_K)[:, None] * stride_am + offs_k[None, :] * stride_ak
+    w_ptrs = w_ptr + expert * stride_we + offs_n[None, :] * stride_wn + offs_k[:, None] * stride_wk
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=valid[:, None] & (offs_k[None, :] < left), other=0.0)
+        w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+        acc += tl.dot(a, w)
+        a_ptrs += BLOCK_K * stride_ak
+        w_ptrs += BLOCK_K * stride_wk
+    if MUL_ROUTED_WEIGHT:
+        acc = acc * tl.load(route_w_ptr + ids, mask=valid, other=0.0)[:, None]
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + ids[:, None] * stride_cm + cols[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=valid[:, None] & (cols[None, :] < N))  # fmt: skip

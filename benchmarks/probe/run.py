@@ -130,6 +130,13 @@ CASES = [
     ("nf4 dequant (codebook gather)", K.nf4_dequant_kernel,
      {"q_ptr": "*u8", "absmax_ptr": "*f32", "code_ptr": "*f32", "out_ptr": "*bf16", "n": "i32"},
      {"BLOCK": 1024, "QBLOCK": 64}, {"n": 16}, 4),
+    ("fused moe (sorted token ids)", K.fused_moe_kernel,
+     {"a_ptr": "*f16", "w_ptr": "*f16", "c_ptr": "*f16", "route_w_ptr": "*f32", "sorted_ids_ptr": "*i32",
+      "expert_ids_ptr": "*i32", "padded_len_ptr": "*i32", "N": "i32", "K": "i32", "num_valid": "i32",
+      "stride_am": "i32", "stride_we": "i32", "stride_wn": "i32", "stride_cm": "i32"},
+     {"stride_ak": 1, "stride_wk": 1, "stride_cn": 1, "TOP_K": 2, "MUL_ROUTED_WEIGHT": True, "BLOCK_M": 64,
+      "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
+     {"N": 16, "K": 16, "num_valid": 16, "stride_am": 16, "stride_we": 16, "stride_wn": 16, "stride_cm": 16}, 8),
 ]  # fmt: skip
 
 

@@ -259,3 +259,38 @@ def test_nf4_dequant_looks_codes_up_in_the_codebook(backend, dev, rng):
     codes = np.stack([q >> 4, q & 15], -1).ravel()
     ref = code[codes] * np.repeat(absmax, qblock)[:n]
     np.testing.assert_array_equal(dev.get(out), ref.astype(ml_dtypes.bfloat16))
+
+
+def moe_align(topk_ids: np.ndarray, experts: int, block: int):
+    """The (token, choice) pairs sorted by expert, each expert's padded to whole blocks with ``topk_ids.size``;
+    the expert of each block; the padded length."""
+    flat = topk_ids.ravel()
+    ids, owners = [], []
+    for e in range(experts):
+        mine = np.flatnonzero(flat == e)
+        padded = -(-len(mine) // block) * block
+        ids.append(np.concatenate([mine, np.full(padded - len(mine), flat.size)]))
+        owners += [e] * (padded // block)
+    ids = np.concatenate(ids).astype(np.int32)
+    return ids, np.array(owners, np.int32), np.array([len(ids)], np.int32)
+
+
+@pytest.mark.parametrize("routed", [False, True])
+def test_fused_moe_gathers_rows_and_weights_per_expert(backend, dev, rng, routed):
+    tokens, top_k, experts, n, k, bm = 37, 2, 4, 48, 40, 16  # n and k leave tails; one expert gets no token
+    a = rng.standard_normal((tokens, k)).astype(np.float16)
+    w = (rng.standard_normal((experts, n, k)) * 0.2).astype(np.float16)
+    topk_ids = np.stack([rng.choice([0, 1, 3], top_k, replace=False) for _ in range(tokens)])
+    route = rng.random((tokens, top_k)).astype(np.float32)
+    ids, owners, padded = moe_align(topk_ids, experts, bm)
+    c = dev.put(np.zeros((tokens * top_k, n), np.float16))
+    worst = -(-(tokens * top_k + experts * (bm - 1)) // bm)  # blocks if every expert left a partial one
+    grid = (worst * -(-n // 32),)
+    args = (dev.put(a), dev.put(w), c, dev.put(route), dev.put(ids), dev.put(owners), dev.put(padded))
+    tilelab.jit(K.fused_moe_kernel)[grid](*args, n, k, tokens * top_k, k, 1, n * k, k, 1, n, 1, TOP_K=top_k,
+                                          MUL_ROUTED_WEIGHT=routed, BLOCK_M=bm, BLOCK_N=32, BLOCK_K=16, GROUP_M=2,
+                                          target=backend)  # fmt: skip
+    ref = np.einsum("tk,tcnk->tcn", a.astype(np.float64), w[topk_ids].astype(np.float64))
+    if routed:
+        ref = ref * route[..., None]
+    assert rel_err(dev.get(c), ref.reshape(tokens * top_k, n)) < 2e-3
