@@ -55,6 +55,10 @@ def test_dtype_surface():
     assert tl.pointer_type(tl.float32).element_ty == tl.float32
     assert tl.uint8.is_int_unsigned() and not tl.int8.is_int_unsigned()
     assert tl.cdiv(10, 4) == 3
+    block = tl.block_type(tl.float16, [16, 32])
+    assert block.is_block() and block.scalar == tl.float16 and block.shape == (16, 32) and block.numel == 512
+    assert block == tl.block_type(tl.float16, [16, 32]) and block != tl.block_type(tl.float16, [32, 16])
+    assert block != tl.float16
 
 
 def test_loop_scalars_widen_to_float(rng):

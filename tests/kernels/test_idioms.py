@@ -3,7 +3,9 @@ tuple with a ``@jit`` combine, a reverse cumsum down the columns, a matmul over 
 read column-major (``order=(0, 1)``) and boundary checks, a paged KV-cache write with an early ``return`` for
 padding slots, and one kernel mixing int64 program offsets, cache and eviction hints, a masked
 ``tl.histogram`` added atomically, a descending sort along the first axis, f16 atomics and
-``tl.static_range`` with ``tl.static_assert``."""
+``tl.static_range`` with ``tl.static_assert``; a layer norm whose bias pointer may be ``None``, with
+``@heuristics`` deciding a constexpr from it, and a chunked causal linear attention over block pointers that
+carries its state across chunks and stores through ``p.dtype.element_ty``."""
 
 import numpy as np
 
@@ -125,3 +127,67 @@ def test_hints_histogram_sort_f16_atomics_and_static_loops(backend, dev, rng):
     np.testing.assert_array_equal(dev.get(srt), -np.sort(-x, 1))
     np.testing.assert_array_equal(dev.get(sums), x.sum((0, 1)).astype(np.float16))
     np.testing.assert_array_equal(dev.get(out), 3 * x)
+
+
+@tilelab.heuristics(
+    {"HAS_BIAS": lambda args: args["b_ptr"] is not None, "BLOCK": lambda args: tilelab.next_power_of_2(args["n"])}
+)
+@tilelab.jit
+def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, stride, n, eps, HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    inside = cols < n
+    x = tl.load(x_ptr + row * stride + cols, mask=inside, other=0.0).to(tl.float32)
+    centered = tl.where(inside, x - tl.sum(x, axis=0) / n, 0.0)
+    y = centered / tl.sqrt(tl.sum(centered * centered, axis=0) / n + eps) * tl.load(w_ptr + cols, mask=inside)
+    if HAS_BIAS:
+        y += tl.load(b_ptr + cols, mask=inside)
+    tl.store(y_ptr + row * stride + cols, y, mask=inside)
+
+
+def test_heuristics_read_an_optional_pointer(backend, dev, rng):
+    x = rng.standard_normal((5, 300)).astype(np.float32)
+    w, b = rng.standard_normal((2, 300)).astype(np.float32)
+    ref = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w
+    for bias, want in ((None, ref), (dev.put(b), ref + b)):
+        y = dev.put(np.zeros_like(x))
+        layer_norm_kernel[(5,)](dev.put(x), dev.put(w), bias, y, 300, 300, 1e-5, target=backend)
+        np.testing.assert_allclose(dev.get(y), want, rtol=1e-4, atol=1e-4)
+
+
+@tilelab.jit
+def chunked_linear_attention_kernel(q, k, v, o, stride_h, T, scale, D: tl.constexpr, BT: tl.constexpr):
+    bh = tl.program_id(0)
+    idx = tl.arange(0, BT)
+    causal = idx[:, None] >= idx[None, :]
+    state = tl.zeros([D, D], dtype=tl.float32)
+    p_q = tl.make_block_ptr(q + bh * stride_h, (T, D), (D, 1), (0, 0), (BT, D), (1, 0))
+    p_k = tl.make_block_ptr(k + bh * stride_h, (D, T), (1, D), (0, 0), (D, BT), (0, 1))
+    p_v = tl.make_block_ptr(v + bh * stride_h, (T, D), (D, 1), (0, 0), (BT, D), (1, 0))
+    p_o = tl.make_block_ptr(o + bh * stride_h, (T, D), (D, 1), (0, 0), (BT, D), (1, 0))
+    for _ in range(0, tl.cdiv(T, BT)):
+        b_q = tl.load(p_q, boundary_check=(0, 1))
+        b_q = (b_q * scale).to(b_q.dtype)
+        b_k = tl.load(p_k, boundary_check=(0, 1))
+        b_v = tl.load(p_v, boundary_check=(0, 1), padding_option="zero")
+        s = tl.where(causal, tl.dot(b_q, b_k, allow_tf32=False), 0)
+        b_o = tl.dot(s.to(b_q.dtype), b_v, allow_tf32=False)
+        b_o += tl.dot(b_q, state.to(b_q.dtype), allow_tf32=False)
+        state = state + tl.dot(b_k, b_v, allow_tf32=False)
+        tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+        p_q = tl.advance(p_q, (BT, 0))
+        p_k = tl.advance(p_k, (0, BT))
+        p_v = tl.advance(p_v, (BT, 0))
+        p_o = tl.advance(p_o, (BT, 0))
+
+
+def test_chunked_linear_attention_over_block_pointers(backend, dev, rng):
+    bh, t, d = 3, 50, 32  # the last chunk of 16 a tail
+    q, k, v = (rng.standard_normal((bh, t, d)).astype(np.float16) for _ in range(3))
+    o = dev.put(np.zeros_like(q))
+    chunked_linear_attention_kernel[(bh,)](dev.put(q), dev.put(k), dev.put(v), o, t * d, t, d**-0.5, D=d, BT=16,
+                                           target=backend)  # fmt: skip
+    qd, kd, vd = (a.astype(np.float64) for a in (q, k, v))
+    ref = (np.einsum("btd,bsd->bts", qd * d**-0.5, kd) * np.tril(np.ones((t, t)))) @ vd
+    got = dev.get(o).astype(np.float64)
+    assert np.abs(got - ref).max() / np.abs(ref).max() < 2e-3

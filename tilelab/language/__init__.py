@@ -8,8 +8,7 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 """
 
-from ..compiler.frontend.values import block_ptr as _block_ptr
-from ..compiler.frontend.values import constexpr, dtype, pointer_type, tensor
+from ..compiler.frontend.values import block_type, constexpr, dtype, pointer_type, tensor
 from ..compiler.frontend.values import range_spec as range
 from ..compiler.frontend.values import static_range_spec as static_range
 from . import extra, math, random
@@ -37,8 +36,6 @@ from .math import (
 )
 from .random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from .standard import cdiv, sigmoid, softmax, swizzle2d
-
-block_type = _block_ptr
 
 __all__ = [
     "constexpr",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import operator
 
 from ..ir import types as irt
@@ -151,6 +152,46 @@ class pointer_type(dtype):
 
     def __repr__(self) -> str:
         return f"tl.pointer_type({self.element_ty!r})"
+
+
+class block_type(dtype):
+    """``tl.block_type(element_ty, shape)``: a block of ``shape`` elements, what a block pointer points to.
+
+    Casts take its element (``x.to(p.dtype.element_ty)`` for a block pointer ``p``), as Triton's do.
+    """
+
+    def __init__(self, element_ty, shape):
+        element_ty = wrap_dtype(to_ir_type(element_ty))
+        super().__init__(element_ty.ir)
+        self.element_ty = element_ty
+        self.shape = tuple(int(unwrap(d)) for d in shape)
+
+    @property
+    def name(self) -> str:
+        return f"<{list(self.shape)}, {self.element_ty.name}>"
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def is_block(self) -> bool:
+        return True
+
+    def get_block_shapes(self) -> tuple:
+        return self.shape
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == (other.element_ty, other.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.ir, self.shape))
+
+    def __repr__(self) -> str:
+        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
 
 
 def wrap_dtype(t) -> dtype:
@@ -384,6 +425,16 @@ class block_ptr:
         return block_ptr(
             parts[0], parts[1 : 1 + n], parts[1 + n : 1 + 2 * n], parts[1 + 2 * n :], self.block_shape, self.order
         )
+
+    @property
+    def type(self) -> pointer_type:
+        """A pointer to a ``block_type`` of ``block_shape`` elements (``p.dtype.element_ty`` names the element
+        type a store through it expects, as in Triton)."""
+        t = pointer_type(self.base.dtype.element_ty)
+        t.element_ty = block_type(t.element_ty, self.block_shape)
+        return t
+
+    dtype = type
 
     def advance(self, offsets):
         return self.base._sem.advance(self, offsets)
