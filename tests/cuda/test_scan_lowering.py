@@ -64,14 +64,13 @@ class Threads:
 
 
 class CTA:
-    """The lowering context: lanes, warps, shared memory, and the scan's results."""
+    """The lowering context: lanes, warps and shared memory."""
 
     def __init__(self, num_warps: int):
         self.tid = tid = np.arange(32 * num_warps)
         self.num_warps, self.warp_size = num_warps, 32
         self.lane, self.warp, self.b = tid % 32, tid // 32, Threads(32 * num_warps)
         self.hooks = Hooks()
-        self.results = {}
 
     def thread_index(self, layout):
         index = np.zeros_like(self.lane)
@@ -88,9 +87,6 @@ class CTA:
 
     def barrier(self):
         pass
-
-    def set(self, value, tile):
-        self.results[value] = tile
 
 
 class Hooks:
@@ -111,7 +107,7 @@ def _shfl(lw, value, _elem, move):
 
 
 class ScanOp:
-    results = ("scanned", "scanned_too")
+    pass
 
 
 def _concatenate(lw, op, a, c):
@@ -130,11 +126,11 @@ def run_scan(layout, axis, num_warps, monkeypatch, operands: int = 1):
     regs = [tokens[base ^ r] for r in reg_indices(layout)]
     bits = fast.axis_bits(layout, axis)
     assert bits is not None
-    fast.emit_fast_scan(lw, ScanOp(), [GTile(layout, f32, regs)] * operands, axis, bits)
+    scanned = fast.emit_fast_scan(lw, ScanOp(), [GTile(layout, f32, regs)] * operands, axis, bits)
     lines = np.moveaxis(tokens.reshape(layout.shape), axis, -1)
     for i, step in enumerate([lambda a, c: a + c, lambda a, c: c + a][:operands]):
         got = np.empty(layout.num_elements, dtype=object)
-        for r, values in zip(reg_indices(layout), lw.results[ScanOp.results[i]].regs):
+        for r, values in zip(reg_indices(layout), scanned[i].regs):
             got[base ^ r] = values
         want = np.moveaxis(np.frompyfunc(step, 2, 1).accumulate(lines, axis=-1), -1, axis)
         assert got.tolist() == want.reshape(-1).tolist()

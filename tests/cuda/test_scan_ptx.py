@@ -66,3 +66,22 @@ def test_a_scan_within_one_warp_needs_no_barrier():
     # one row per warp, two chunks of 128: the first chunk's total comes from the last lane
     assert "bar.sync" not in ptx and "st.shared" not in ptx
     assert count(ptx, "shfl.sync.idx.b32") == 1 and count(ptx, "ld.global.v4.b32") == 2
+
+
+@tilelab.jit
+def cumsum_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0, reverse=REVERSE))
+
+
+def test_a_reverse_scan_is_the_shuffle_scan_of_the_flipped_tile():
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    forward, reverse = (
+        tilelab.compile(cumsum_1d_kernel, sig, {"BLOCK": 1024, "REVERSE": r}, target="cuda:sm_90a", num_warps=4,
+                        snapshots=False, cache=False).asm["ptx"]  # fmt: skip
+        for r in (False, True)
+    )
+    # the forward scan's shuffles (two chunks of 5 steps and the lanes before), no loop over each line
+    assert count(reverse, "shfl.sync.up.b32") == count(forward, "shfl.sync.up.b32") == 2 * 6
+    # and two more trips through shared memory, the flip in and the flip back (a barrier each side)
+    assert count(reverse, "bar.sync") == count(forward, "bar.sync") + 2 * 2

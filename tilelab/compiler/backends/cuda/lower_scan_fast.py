@@ -18,7 +18,8 @@ conversion, so the loads and stores around it stay coalesced):
    combines, in axis order, the totals of all earlier chunks and of the earlier warps of
    its own chunk in front of its registers.
 
-Other layouts (and reverse scans) take the shared-memory scan of ``lower_scan.py``.
+Other layouts take the shared-memory scan of ``lower_scan.py``; reverse scans are this one of
+the tiles flipped along the axis (``lower_scan.emit_scan``).
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def _groups(layout, axis, bits) -> dict[tuple, list[int]]:
     return groups
 
 
-def emit_fast_scan(lw, op, tiles, axis, bits) -> None:
+def emit_fast_scan(lw, op, tiles, axis, bits) -> list[GTile]:
+    """The inclusive forward scan of ``tiles`` along ``axis``, one tile per operand."""
     b = lw.b
     layout = tiles[0].layout
     elems = [t.elem for t in tiles]
@@ -145,8 +147,7 @@ def emit_fast_scan(lw, op, tiles, axis, bits) -> None:
         _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis)
     elif bits[CHUNK]:
         _across_chunks(lw, op, elems, groups, values, totals, lane_bits)
-    for i, (r, t) in enumerate(zip(op.results, tiles)):
-        lw.set(r, GTile(layout, t.elem, [values[k][i] for k in range(len(values))]))
+    return [GTile(layout, t.elem, [values[k][i] for k in range(len(values))]) for i, t in enumerate(tiles)]
 
 
 def _by_line(groups) -> dict[tuple, list[tuple]]:

@@ -232,18 +232,21 @@ def lower_trans(lw, op):
     lw.set(op.result, gather(lw, [src], t.layout, t.element, index))
 
 
+def flipped(lw, src: GTile, dim: int, dst: LinearLayout | None = None) -> GTile:
+    """``src`` reversed along ``dim``, in layout ``dst`` (``src``'s own by default)."""
+    flip = np.zeros(len(src.layout.shape), np.int64)
+    flip[dim] = src.layout.shape[dim] - 1
+
+    def index(lin):
+        return flat_of(src.layout, coords_of(src.layout.shape, np.asarray(lin)) ^ flip)
+
+    return gather(lw, [src], src.layout if dst is None else dst, src.elem, index)
+
+
 @lower(FlipOp)
 def lower_flip(lw, op):
     t = op.result.type
-    dim = op.attrs["dim"] % len(t.shape)
-    flip = np.zeros(len(t.shape), np.int64)
-    flip[dim] = t.shape[dim] - 1
-    layout = _tile(lw, op.src).layout
-
-    def index(lin):
-        return flat_of(layout, coords_of(t.shape, np.asarray(lin)) ^ flip)
-
-    lw.set(op.result, gather(lw, [_tile(lw, op.src)], t.layout, t.element, index))
+    lw.set(op.result, flipped(lw, _tile(lw, op.src), op.attrs["dim"] % len(t.shape), t.layout))
 
 
 @lower(GatherOp)
