@@ -76,9 +76,9 @@ def cumsum_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, REVERSE: tl.constexpr)
 
 def test_a_reverse_scan_is_the_shuffle_scan_of_the_flipped_tile():
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    options = {"target": "cuda:sm_90a", "num_warps": 4, "snapshots": False, "cache": False}
     forward, reverse = (
-        tilelab.compile(cumsum_1d_kernel, sig, {"BLOCK": 1024, "REVERSE": r}, target="cuda:sm_90a", num_warps=4,
-                        snapshots=False, cache=False).asm["ptx"]  # fmt: skip
+        tilelab.compile(cumsum_1d_kernel, sig, {"BLOCK": 1024, "REVERSE": r}, **options).asm["ptx"]
         for r in (False, True)
     )
     # the forward scan's shuffles (two chunks of 5 steps and the lanes before), no loop over each line
