@@ -28,9 +28,11 @@ from .runtime import (
     autotune,
     cdiv,
     compile,
+    constexpr_function,
     heuristics,
     jit,
     next_power_of_2,
+    set_allocator,
 )
 from .runtime import prefetch as _prefetch
 from .tensor_wrapper import TensorWrapper, reinterpret
@@ -66,10 +68,12 @@ __all__ = [
     "autotune",
     "cdiv",
     "compile",
+    "constexpr_function",
     "heuristics",
     "jit",
     "next_power_of_2",
     "reinterpret",
+    "set_allocator",
     "__version__",
 ]
 

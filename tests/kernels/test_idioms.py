@@ -191,3 +191,30 @@ def test_chunked_linear_attention_over_block_pointers(backend, dev, rng):
     ref = (np.einsum("btd,bsd->bts", qd * d**-0.5, kd) * np.tril(np.ones((t, t)))) @ vd
     got = dev.get(o).astype(np.float64)
     assert np.abs(got - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@tilelab.constexpr_function
+def _padded(n):
+    return tilelab.next_power_of_2(n)
+
+
+@tilelab.jit
+def random_parts_kernel(out, seed, n, N: tl.constexpr):
+    # the random module's parts as kernels call them, and a block size from a constexpr function
+    BLOCK: tl.constexpr = _padded(N)
+    offs = tl.arange(0, BLOCK)
+    a, b, _, _ = tl.randint4x(seed, offs)
+    z, _ = tl.pair_uniform_to_normal(tl.uint_to_uniform_float(a), tl.uint_to_uniform_float(b))
+    tl.store(out + offs, tl.uint_to_uniform_float(a) - tl.rand(seed, offs), mask=offs < n)
+    tl.store(out + n + offs, z - tl.randn(seed, offs), mask=offs < n)
+    tl.store(out + 2 * n + offs, z, mask=offs < n)
+
+
+def test_random_parts_and_a_constexpr_function(backend, dev):
+    tilelab.set_allocator(lambda size, alignment, stream: None)  # Triton's scripts set one; nothing calls it here
+    out = dev.put(np.full(3 * 100, np.nan, np.float32))
+    random_parts_kernel[(1,)](out, 1234, 100, N=100, target=backend)
+    got = dev.get(out)
+    np.testing.assert_array_equal(got[:200], 0.0)  # the same draws as tl.rand / tl.randn
+    assert abs(got[200:].mean()) < 0.4 and 0.6 < got[200:].std() < 1.4
+    tilelab.set_allocator(None)

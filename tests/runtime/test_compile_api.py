@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tilelab
 from tilelab.compiler.options import CompileOptions
 from tilelab.runtime.compiled import CompiledKernel
+from tilelab.runtime.errors import LaunchError
 
 from .kernels import add
 
@@ -98,3 +100,17 @@ def test_collector_is_off_during_a_compile_and_restored_after(monkeypatch):
             gc.enable()
         else:
             gc.disable()
+
+
+def test_set_allocator_keeps_a_callable_and_refuses_anything_else():
+    from tilelab.runtime.api import allocator
+
+    def alloc(size, alignment, stream):
+        return bytearray(size)
+
+    tilelab.set_allocator(alloc)
+    assert allocator() is alloc
+    with pytest.raises(LaunchError, match="set_allocator: expected a callable"):
+        tilelab.set_allocator(64)
+    tilelab.set_allocator(None)
+    assert allocator() is None

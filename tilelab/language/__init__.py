@@ -34,7 +34,18 @@ from .math import (
     sqrt,
     sqrt_rn,
 )
-from .random import philox, rand, rand4x, randint, randint4x, randn, randn4x
+from .random import (
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 from .standard import cdiv, sigmoid, softmax, swizzle2d
 
 __all__ = [
@@ -59,6 +70,9 @@ __all__ = [
     "randn4x",
     "rand4x",
     "philox",
+    "philox_impl",
+    "uint_to_uniform_float",
+    "pair_uniform_to_normal",
     "abs",
     "ceil",
     "cos",

@@ -1,6 +1,6 @@
 """The runtime: ``@jit``, specialization, caches, targets, launch, ``compile``, autotuning."""
 
-from .api import cdiv, compile, next_power_of_2
+from .api import cdiv, compile, constexpr_function, next_power_of_2, set_allocator
 from .autotune import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
 from .descriptors import TensorDescriptor
@@ -22,9 +22,11 @@ __all__ = [
     "cdiv",
     "choose_target",
     "compile",
+    "constexpr_function",
     "get_target",
     "heuristics",
     "jit",
     "next_power_of_2",
     "register_target",
+    "set_allocator",
 ]

@@ -30,6 +30,41 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+def constexpr_function(fn):
+    """Mark a plain Python function as one kernels call at compile time (``triton.constexpr_function``).
+
+    A kernel calls any Python function with its constexprs' values and takes the result as a constexpr;
+    the mark says so to a reader (and to Triton, where it is required). The function is returned as it is::
+
+        @tilelab.constexpr_function
+        def padded(n):
+            return tilelab.next_power_of_2(n)
+    """
+    fn.__tilelab_constexpr_function__ = True
+    return fn
+
+
+_ALLOCATOR = None
+
+
+def set_allocator(allocator) -> None:
+    """Triton's ``set_allocator``: where device-side tensor descriptors get their scratch memory.
+
+    tilelab's device-side descriptors (``tl.make_tensor_descriptor`` in a kernel) are bounds-checked
+    loads and stores and need no scratch memory: the allocator is kept (``allocator()``), never called,
+    so that code written for Triton runs unchanged.
+    """
+    global _ALLOCATOR
+    if allocator is not None and not callable(allocator):
+        raise LaunchError(f"set_allocator: expected a callable (size, alignment, stream) -> buffer, got {allocator!r}")
+    _ALLOCATOR = allocator
+
+
+def allocator():
+    """The allocator last given to ``set_allocator`` (or None)."""
+    return _ALLOCATOR
+
+
 _DESCRIPTOR_TYPE = re.compile(r"tensordesc<\s*(?P<dtype>\w+)\s*\[(?P<block>[\d,\s]+)\]\s*>")
 
 
