@@ -40,6 +40,7 @@ import numpy as np
 
 import tilelab
 import tilelab.language as tl
+from tilelab.language.extra import libdevice
 
 N = 4096
 
@@ -69,6 +70,13 @@ ULPS = {
     ("div", "f32"): {"interpret": 0.5, "cpu": 0.5, "cuda": 2},
     ("div_rn", "f32"): {"interpret": 0.5, "cpu": 0.5, "cuda": 0.5},
     ("fdiv_ieee", "f32"): {"interpret": 0.5, "cpu": 0.5, "cuda": 0.5},
+    ("log10", "f32"): {"interpret": 4, "cpu": 2.5, "cuda": 2.5},
+    ("cbrt", "f32"): {"interpret": 4, "cpu": 1.5, "cuda": 1.5},
+    ("erfc", "f32"): {"interpret": 0.5, "cpu": 3.5, "cuda": 4.5},
+    ("asinh", "f32"): {"interpret": 4, "cpu": 2.5, "cuda": 3.5},
+    ("acosh", "f32"): {"interpret": 4, "cpu": 2.5, "cuda": 4.5},
+    ("atanh", "f32"): {"interpret": 4, "cpu": 2.5, "cuda": 3.5},
+    ("hypot", "f32"): {"interpret": 4, "cpu": 1.5, "cuda": 3.5},
     ("exp", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 1.5},
     ("exp2", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 1.5},
     ("log", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 1.5},
@@ -93,12 +101,20 @@ ULPS = {
     ("div", "f64"): {"interpret": 0.5, "cpu": 0.5, "cuda": 0.5},
     ("div_rn", "f64"): {"interpret": 0.5, "cpu": 0.5, "cuda": 0.5},
     ("fdiv_ieee", "f64"): {"interpret": 0.5, "cpu": 0.5, "cuda": 0.5},
+    ("log10", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 1.5},
+    ("cbrt", "f64"): {"interpret": 4, "cpu": 4.5, "cuda": 1.5},
+    ("erfc", "f64"): {"interpret": 5.5, "cpu": 5.5, "cuda": 5.5},
+    ("asinh", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 3.5},
+    ("acosh", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 3.5},
+    ("atanh", "f64"): {"interpret": 4, "cpu": 2.5, "cuda": 2.5},
+    ("hypot", "f64"): {"interpret": 4, "cpu": 1.5, "cuda": 2.5},
 }
 
 
 UNARY = ["exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "tan"]
 UNARY += ["tanh", "sinh", "cosh", "asin", "acos", "atan", "erf"]
-BINARY = ["pow", "atan2", "div", "div_rn", "fdiv_ieee"]
+UNARY += ["log10", "cbrt", "erfc", "asinh", "acosh", "atanh"]  # libdevice's names
+BINARY = ["pow", "atan2", "div", "div_rn", "fdiv_ieee", "hypot"]
 FUNCTIONS = UNARY + BINARY
 
 
@@ -141,6 +157,19 @@ def _domain(name, rng, dtype):
         return _log_uniform(rng, 1e-30, 1e30, n, True)
     if name == "erf":
         return np.concatenate([rng.uniform(-5.0, 5.0, n // 2), _log_uniform(rng, 1e-30, 1.0, n // 2, True)])
+    if name == "log10":
+        return _domain("log", rng, dtype)
+    if name in ("cbrt", "asinh"):
+        hi = 1e38 if dtype == np.float32 else 1e300
+        return _log_uniform(rng, 1e-37, hi, n, True)
+    if name == "erfc":  # past 9 (f32) and 26 (f64) the result is subnormal
+        lim = 9.0 if dtype == np.float32 else 26.0
+        return np.concatenate([rng.uniform(-3.0, lim, n // 2), _log_uniform(rng, 1e-30, 1.0, n // 2, True)])
+    if name == "acosh":
+        hi = 1e38 if dtype == np.float32 else 1e300
+        return 1.0 + _log_uniform(rng, 1e-6, hi, n)
+    if name == "atanh":
+        return np.concatenate([rng.uniform(-0.999, 0.999, n // 2), _log_uniform(rng, 1e-30, 1.0, n // 2, True)])
     raise KeyError(name)
 
 
@@ -149,7 +178,7 @@ def _binary_domain(name, rng, dtype):
         x = _log_uniform(rng, 1e-3, 1e3, N)
         y = rng.uniform(-12.0, 12.0, N)
         return x, y
-    if name == "atan2":
+    if name in ("atan2", "hypot"):
         return _log_uniform(rng, 1e-20, 1e20, N, True), _log_uniform(rng, 1e-20, 1e20, N, True)
     hi = 1e18 if dtype == np.float32 else 1e150
     return _log_uniform(rng, 1 / hi, hi, N, True), _log_uniform(rng, 1 / hi, hi, N, True)
@@ -177,6 +206,12 @@ def unary_all(x, out, N: tl.constexpr):
     tl.store(out + 16 * N + i, tl.math.acos(tl.load(x + 16 * N + i)))
     tl.store(out + 17 * N + i, tl.math.atan(tl.load(x + 17 * N + i)))
     tl.store(out + 18 * N + i, tl.erf(tl.load(x + 18 * N + i)))
+    tl.store(out + 19 * N + i, libdevice.log10(tl.load(x + 19 * N + i)))
+    tl.store(out + 20 * N + i, libdevice.cbrt(tl.load(x + 20 * N + i)))
+    tl.store(out + 21 * N + i, libdevice.erfc(tl.load(x + 21 * N + i)))
+    tl.store(out + 22 * N + i, libdevice.asinh(tl.load(x + 22 * N + i)))
+    tl.store(out + 23 * N + i, libdevice.acosh(tl.load(x + 23 * N + i)))
+    tl.store(out + 24 * N + i, libdevice.atanh(tl.load(x + 24 * N + i)))
 
 
 @tilelab.jit
@@ -187,6 +222,7 @@ def binary_all(x, y, out, N: tl.constexpr):
     tl.store(out + 2 * N + i, tl.load(x + 2 * N + i) / tl.load(y + 2 * N + i))
     tl.store(out + 3 * N + i, tl.math.div_rn(tl.load(x + 3 * N + i), tl.load(y + 3 * N + i)))
     tl.store(out + 4 * N + i, tl.fdiv(tl.load(x + 4 * N + i), tl.load(y + 4 * N + i), ieee_rounding=True))
+    tl.store(out + 5 * N + i, libdevice.hypot(tl.load(x + 5 * N + i), tl.load(y + 5 * N + i)))
 
 
 _NUMPY = {
@@ -209,6 +245,13 @@ _NUMPY = {
     "acos": np.arccos,
     "atan": np.arctan,
     "erf": np.vectorize(math.erf, otypes=[np.float64]),
+    "log10": np.log10,
+    "cbrt": np.cbrt,
+    "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "hypot": np.hypot,
     "pow": np.power,
     "atan2": np.arctan2,
     "div": np.divide,
@@ -221,6 +264,7 @@ _MPMATH = {
     "sqrt_rn": lambda m, x: m.sqrt(x),
     "rsqrt": lambda m, x: 1 / m.sqrt(x),
     "exp2": lambda m, x: m.power(2, x),
+    "cbrt": lambda m, x: m.sign(x) * m.cbrt(abs(x)),  # the real root (mpmath's is the principal, complex one)
     "pow": lambda m, x, y: m.power(x, y),
     "div": lambda m, x, y: x / y,
     "div_rn": lambda m, x, y: x / y,

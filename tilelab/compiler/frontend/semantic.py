@@ -331,7 +331,7 @@ class Semantic(CompatMixin, MemoryMixin, ReduceMixin, ScaledDotMixin, ShapeMixin
     def math_binary(self, kind: str, a, b, rounding: str | None = None) -> tensor:
         """A math function of two operands; ``rounding="rn"`` asks for a correctly rounded result."""
         a, b = self.promote(a, b, kind)
-        if kind in ("pow", "atan2", "fdiv") and not a.type.element.is_float:
+        if kind in ("pow", "atan2", "fdiv", "copysign", "hypot") and not a.type.element.is_float:
             a, b = self.cast(a, irt.f32), self.cast(b, irt.f32)
         if kind == "umulhi" and not a.type.element.is_int:
             raise SemanticError(f"umulhi expects integer inputs, got {a.type.element}")

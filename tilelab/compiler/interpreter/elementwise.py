@@ -108,7 +108,7 @@ _FLOAT_BINARY = {
 }
 
 #: Float binaries computed in f32 (or f64) and rounded back once.
-_FLOAT_MATH_BINARY = {"pow": np.power, "atan2": np.arctan2}
+_FLOAT_MATH_BINARY = {"pow": np.power, "atan2": np.arctan2, "copysign": np.copysign, "hypot": np.hypot}
 
 
 @handles(BinaryOp)
@@ -134,6 +134,7 @@ def _round_half_away(x):
 
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 _FLOAT_UNARY = {
     "neg": np.negative,
@@ -161,6 +162,13 @@ _FLOAT_UNARY = {
     "ceil": np.ceil,
     "trunc": np.trunc,
     "round": _round_half_away,
+    "rint": np.rint,
+    "log10": np.log10,
+    "cbrt": np.cbrt,
+    "erfc": lambda x: _erfc(x).astype(x.dtype),
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
     "isnan": np.isnan,
     "isinf": np.isinf,
     "signbit": np.signbit,

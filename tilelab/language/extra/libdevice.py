@@ -1,12 +1,30 @@
-"""``libdevice`` names (CUDA's math library) mapped to tilelab's math functions.
+"""``libdevice``: the names of CUDA's math library, as Triton kernels call them.
 
-Only names with an IR op of the same meaning are provided:
-
-    from tilelab.language.extra import libdevice
+    from tilelab.language.extra import libdevice     # or triton.language.extra.libdevice
     y = libdevice.tanh(x)
+    q = libdevice.llrint(x * scale)                  # round half to even, to int64
+
+Every name runs on every target. Most are a math op of the IR (``tanh``, ``cbrt``, ``erfc``,
+``rint``, ``hypot``... the GPU calls libdevice's ``__nv_*`` for them, the CPU the C library,
+the interpreter numpy); the others are spelled here with those ops:
+
+* conversions with a rounding in the name (``float2int_rn``: ``rint`` then the cast; ``_rz``
+  truncates, ``_rd`` floors, ``_ru`` ceils; ``int2float_rn`` and the like are plain casts);
+* bit views (``float_as_int``, ``longlong_as_double``...), ``brev``, ``ffs``, ``hadd`` /
+  ``rhadd``, ``mulhi`` (signed, from the unsigned high product);
+* ``fast_*`` functions: the accurate function (libdevice's fast versions trade accuracy for
+  speed; these are at least as accurate), ``fast_dividef`` is ``/``;
+* ``fmod`` (``%`` on floats: C's ``fmod``), ``fmax`` / ``fmin`` (the non-NaN operand),
+  ``fdim``, ``saturatef``, ``exp10``, ``normcdf``, ``rcbrt``, ``finitef`` / ``isfinited``.
+
+Arithmetic with a rounding mode other than to nearest (``add_rz``, ``double2float_rd``...) has no
+spelling here: it is left out rather than rounded the wrong way.
 """
 
+from ...compiler.frontend.values import builtin
+from ...compiler.ir import types as _t
 from ..math import (  # noqa: F401
+    _unary,
     abs,
     acos,
     asin,
@@ -40,6 +58,339 @@ from ..math import (  # noqa: F401
 )
 from ..math import clz as clz  # noqa: F401
 from ..math import popc as popc  # noqa: F401
-from ..math import umulhi as mulhi  # noqa: F401
+from ..math import umulhi as umulhi  # noqa: F401
+
+rint = _unary("rint", "``x`` rounded to the nearest integer, halves to even.")
+round = _unary("round", "``x`` rounded to the nearest integer, halves away from zero.")
+log10 = _unary("log10", "Base-10 logarithm.")
+cbrt = _unary("cbrt", "Cube root.")
+erfc = _unary("erfc", "``1 - erf(x)``, accurate where ``erf(x)`` is near 1.")
+asinh = _unary("asinh", "Inverse hyperbolic sine.")
+acosh = _unary("acosh", "Inverse hyperbolic cosine.")
+atanh = _unary("atanh", "Inverse hyperbolic tangent.")
 
 fabs = abs
+nearbyint = rint
+clzll = clz
+popcll = popc
+umul64hi = umulhi
+fast_expf, fast_logf, fast_log2f, fast_log10f = exp, log, log2, log10
+fast_sinf, fast_cosf, fast_tanf, fast_tanhf, fast_powf = sin, cos, tan, tanh, pow
+
+
+@builtin
+def copysign(x, y, _semantic=None):
+    """``x``'s magnitude with ``y``'s sign."""
+    return _semantic.math_binary("copysign", x, y)
+
+
+@builtin
+def hypot(x, y, _semantic=None):
+    """``sqrt(x * x + y * y)`` without overflow or underflow on the way."""
+    return _semantic.math_binary("hypot", x, y)
+
+
+@builtin
+def rhypot(x, y, _semantic=None):
+    """``1 / hypot(x, y)``."""
+    return _semantic.binary("/", 1.0, _semantic.math_binary("hypot", x, y))
+
+
+@builtin
+def norm3d(a, b, c, _semantic=None):
+    """``sqrt(a * a + b * b + c * c)`` without overflow or underflow on the way."""
+    return _semantic.math_binary("hypot", _semantic.math_binary("hypot", a, b), c)
+
+
+@builtin
+def norm4d(a, b, c, d, _semantic=None):
+    """``sqrt(a * a + b * b + c * c + d * d)`` without overflow or underflow on the way."""
+    s = _semantic
+    return s.math_binary("hypot", s.math_binary("hypot", a, b), s.math_binary("hypot", c, d))
+
+
+@builtin
+def rnorm3d(a, b, c, _semantic=None):
+    """``1 / norm3d(a, b, c)``."""
+    return _semantic.binary("/", 1.0, norm3d(a, b, c, _semantic=_semantic))
+
+
+@builtin
+def rnorm4d(a, b, c, d, _semantic=None):
+    """``1 / norm4d(a, b, c, d)``."""
+    return _semantic.binary("/", 1.0, norm4d(a, b, c, d, _semantic=_semantic))
+
+
+@builtin
+def fmod(x, y, _semantic=None):
+    """The remainder of ``x / y`` truncated (C's ``fmod``: the sign of ``x``)."""
+    return _semantic.binary("%", x, y)
+
+
+@builtin
+def fmax(x, y, _semantic=None):
+    """The larger operand; the other one where one is NaN."""
+    return _semantic.minmax("max", x, y)
+
+
+@builtin
+def fmin(x, y, _semantic=None):
+    """The smaller operand; the other one where one is NaN."""
+    return _semantic.minmax("min", x, y)
+
+
+@builtin
+def fdim(x, y, _semantic=None):
+    """``x - y`` where ``x > y``, else 0; NaN where either is NaN."""
+    s = _semantic
+    diff = s.binary("-", x, y)
+    unordered = s.binary("!=", diff, diff)  # NaN in, NaN out (x - y is NaN then)
+    return s.where(s.binary("|", s.binary(">", x, y), unordered), diff, 0.0)
+
+
+@builtin
+def saturatef(x, _semantic=None):
+    """``x`` clamped to ``[0, 1]``; NaN gives 0."""
+    s = _semantic
+    return s.where(s.binary(">", x, 0.0), s.minmax("min", x, 1.0), 0.0)
+
+
+@builtin
+def exp10(x, _semantic=None):
+    """10 to the power ``x``."""
+    return _semantic.math_binary("pow", 10.0, x)
+
+
+fast_exp10f = exp10
+
+
+@builtin
+def fast_dividef(x, y, _semantic=None):
+    """``x / y`` (the fast division Triton's ``/`` already is on f32)."""
+    return _semantic.binary("/", x, y)
+
+
+@builtin
+def rcbrt(x, _semantic=None):
+    """``1 / cbrt(x)``."""
+    return _semantic.binary("/", 1.0, _semantic.math_unary("cbrt", x))
+
+
+@builtin
+def normcdf(x, _semantic=None):
+    """The standard normal distribution's CDF: ``erfc(-x / sqrt(2)) / 2``."""
+    s = _semantic
+    return s.binary("*", s.math_unary("erfc", s.binary("*", x, -0.7071067811865476)), 0.5)
+
+
+@builtin
+def finitef(x, _semantic=None):
+    """1 (int32) where ``x`` is neither infinite nor NaN, else 0."""
+    s = _semantic
+    bad = s.binary("|", s.math_unary("isnan", x), s.math_unary("isinf", x))
+    return s.cast(s.unary("not", bad), _t.i32)
+
+
+isfinited = finitef
+
+
+@builtin
+def mulhi(x, y, _semantic=None):
+    """The high half of the signed (or, for unsigned operands, unsigned) product of two integers."""
+    s = _semantic
+    high = s.math_binary("umulhi", x, y)
+    if high.type.element.is_unsigned:
+        return high
+    # the unsigned high half, less y where x < 0 and x where y < 0 (two's complement)
+    high = s.binary("-", high, s.where(s.binary("<", x, 0), y, 0))
+    return s.binary("-", high, s.where(s.binary("<", y, 0), x, 0))
+
+
+mul64hi = mulhi
+
+
+@builtin
+def hadd(x, y, _semantic=None):
+    """``(x + y) >> 1`` without overflow (rounded down)."""
+    s = _semantic
+    return s.binary("+", s.binary("&", x, y), s.binary(">>", s.binary("^", x, y), 1))
+
+
+@builtin
+def rhadd(x, y, _semantic=None):
+    """``(x + y + 1) >> 1`` without overflow (rounded up)."""
+    s = _semantic
+    return s.binary("-", s.binary("|", x, y), s.binary(">>", s.binary("^", x, y), 1))
+
+
+uhadd, urhadd = hadd, rhadd
+
+
+@builtin
+def sad(x, y, z, _semantic=None):
+    """``|x - y| + z``, the difference taken the larger minus the smaller (so exact modulo 2**32)."""
+    s = _semantic
+    return s.binary("+", s.where(s.binary("<", x, y), s.binary("-", y, x), s.binary("-", x, y)), z)
+
+
+usad = sad
+
+
+@builtin
+def mul24(x, y, _semantic=None):
+    """The low 32 bits of the product of ``x``'s and ``y``'s low 24 bits (sign-extended)."""
+    s = _semantic
+
+    def low24(v):
+        return s.binary(">>", s.binary("<<", s.cast(v, _t.i32), 8), 8)
+
+    return s.binary("*", low24(x), low24(y))
+
+
+@builtin
+def umul24(x, y, _semantic=None):
+    """The low 32 bits of the product of ``x``'s and ``y``'s low 24 bits."""
+    s = _semantic
+    return s.binary("*", s.binary("&", s.cast(x, _t.u32), 0xFFFFFF), s.binary("&", s.cast(y, _t.u32), 0xFFFFFF))
+
+
+@builtin
+def brev(x, _semantic=None):
+    """``x``'s bits in reverse order (32- or 64-bit integers)."""
+    s = _semantic
+    x = s.to_tensor(x)
+    width = x.type.element.bits
+    u = s.cast(x, _t.u32 if width == 32 else _t.u64, bitcast=True)
+    shift, mask = width // 2, (1 << width) - 1
+    while shift:
+        low = mask // ((1 << shift) + 1)  # shift-wide groups of ones, every other one (0x0000FFFF, 0x00FF00FF...)
+        u = s.binary("|", s.binary("&", s.binary(">>", u, shift), low), s.binary("<<", s.binary("&", u, low), shift))
+        shift //= 2
+    return s.cast(u, x.type.element, bitcast=True)
+
+
+@builtin
+def ffs(x, _semantic=None):
+    """The 1-based position of ``x``'s lowest set bit; 0 where ``x`` is 0."""
+    s = _semantic
+    x = s.to_tensor(x)
+    width = x.type.element.bits
+    lowest = s.binary("&", x, s.unary("-", x))
+    pos = s.cast(s.binary("-", width, s.math_unary("clz", lowest, False)), _t.i32)
+    return s.where(s.binary("==", x, 0), 0, pos)
+
+
+ffsll = ffs
+
+
+def _bits(name, src, dst, doc):
+    def fn(x, _semantic=None):
+        return _semantic.cast(_semantic.cast(x, src), dst, bitcast=True)
+
+    fn.__name__, fn.__doc__ = name, doc
+    return builtin(fn)
+
+
+float_as_int = _bits("float_as_int", _t.f32, _t.i32, "The bits of an f32 as an int32.")
+float_as_uint = _bits("float_as_uint", _t.f32, _t.u32, "The bits of an f32 as a uint32.")
+int_as_float = _bits("int_as_float", _t.i32, _t.f32, "An int32's bits as an f32.")
+uint_as_float = _bits("uint_as_float", _t.u32, _t.f32, "A uint32's bits as an f32.")
+double_as_longlong = _bits("double_as_longlong", _t.f64, _t.i64, "The bits of an f64 as an int64.")
+longlong_as_double = _bits("longlong_as_double", _t.i64, _t.f64, "An int64's bits as an f64.")
+
+
+@builtin
+def double2hiint(x, _semantic=None):
+    """The high 32 bits of an f64, as an int32."""
+    s = _semantic
+    bits = s.cast(s.cast(x, _t.f64), _t.i64, bitcast=True)
+    return s.cast(s.binary(">>", bits, 32), _t.i32)
+
+
+@builtin
+def double2loint(x, _semantic=None):
+    """The low 32 bits of an f64, as an int32."""
+    s = _semantic
+    return s.cast(s.cast(s.cast(x, _t.f64), _t.i64, bitcast=True), _t.i32)
+
+
+@builtin
+def hiloint2double(hi, lo, _semantic=None):
+    """The f64 whose high 32 bits are ``hi`` and low 32 bits ``lo``."""
+    s = _semantic
+    high = s.binary("<<", s.cast(s.cast(hi, _t.i32), _t.i64), 32)
+    low = s.cast(s.cast(s.cast(lo, _t.i32), _t.u32, bitcast=True), _t.i64)
+    return s.cast(s.binary("|", high, low), _t.f64, bitcast=True)
+
+
+_ROUNDINGS = {"rn": "rint", "rz": "trunc", "rd": "floor", "ru": "ceil"}
+
+
+_HOW = {"rn": "to nearest, halves to even", "rz": "toward zero", "rd": "down", "ru": "up"}
+
+
+def _to_int(name, src, dst, mode):
+    """``x`` (as ``src``; ``None``: its own float type) rounded as ``mode`` says, converted to ``dst``."""
+
+    def fn(x, _semantic=None):
+        s = _semantic
+        x = s.to_tensor(x)
+        x = s.cast(x, src or (x.type.element if x.type.element.is_float else _t.f32))
+        return s.cast(s.math_unary(_ROUNDINGS[mode], x), dst)
+
+    fn.__name__, fn.__doc__ = name, f"``x`` rounded {_HOW[mode]}, as {dst}."
+    return builtin(fn)
+
+
+_INTS = {"int": _t.i32, "uint": _t.u32, "ll": _t.i64, "ull": _t.u64}
+for _src_name, _src in (("float", _t.f32), ("double", _t.f64)):
+    for _dst_name, _dst in _INTS.items():
+        for _mode in _ROUNDINGS:
+            _name = f"{_src_name}2{_dst_name}_{_mode}"
+            globals()[_name] = _to_int(_name, _src, _dst, _mode)
+
+llrint = _to_int("llrint", None, _t.i64, "rn")
+
+
+@builtin
+def llround(x, _semantic=None):
+    """``x`` rounded to the nearest integer, halves away from zero, as int64."""
+    return _semantic.cast(_semantic.math_unary("round", x), _t.i64)
+
+
+def _cast(name, dst, doc):
+    def fn(x, _semantic=None):
+        return _semantic.cast(x, dst)
+
+    fn.__name__, fn.__doc__ = name, doc
+    return builtin(fn)
+
+
+for _src_name in _INTS:
+    globals()[f"{_src_name}2float_rn"] = _cast(f"{_src_name}2float_rn", _t.f32, "To f32, rounded to nearest.")
+    globals()[f"{_src_name}2double_rn"] = _cast(f"{_src_name}2double_rn", _t.f64, "To f64, rounded to nearest.")
+double2float_rn = _cast("double2float_rn", _t.f32, "To f32, rounded to nearest.")
+
+
+def _rounded(name, symbol, doc):
+    def fn(x, y, _semantic=None):
+        return _semantic.binary(symbol, x, y)
+
+    fn.__name__, fn.__doc__ = name, doc
+    return builtin(fn)
+
+
+add_rn = _rounded("add_rn", "+", "``x + y``, rounded to nearest.")
+sub_rn = _rounded("sub_rn", "-", "``x - y``, rounded to nearest.")
+mul_rn = _rounded("mul_rn", "*", "``x * y``, rounded to nearest.")
+dadd_rn, dsub_rn, dmul_rn, ddiv_rn = add_rn, sub_rn, mul_rn, div_rn
+fmaf_rn = fma_rn = fma
+
+
+@builtin
+def rcp_rn(x, _semantic=None):
+    """``1 / x``, rounded to nearest."""
+    return _semantic.math_binary("fdiv", 1.0, x, rounding="rn")
+
+
+drcp_rn = rcp_rn

@@ -61,6 +61,7 @@ FLOAT_UNARY = {
     "floor": "floor",
     "ceil": "ceil",
     "trunc": "trunc",
+    "rint": "rint",
 }
 PREDICATES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 

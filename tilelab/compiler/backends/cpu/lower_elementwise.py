@@ -65,6 +65,8 @@ _FLOAT_BINARY = {
     "max": lambda lw, a, c: float_min_max(lw.b, "max", a, c),
     "pow": lambda lw, a, c: intrinsic(lw, "pow", a, c),
     "atan2": lambda lw, a, c: libm(lw, "atan2", a, c),
+    "hypot": lambda lw, a, c: libm(lw, "hypot", a, c),
+    "copysign": lambda lw, a, c: intrinsic(lw, "copysign", a, c),
 }
 
 
@@ -147,9 +149,12 @@ _INTRINSIC_UNARY = {
     "ceil": "ceil",
     "trunc": "trunc",
     "round": "round",
+    "rint": "rint",
+    "log10": "log10",
     "abs": "fabs",
 }
 _LIBM_UNARY = ("log1p", "expm1", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "erf")
+_LIBM_UNARY += ("erfc", "cbrt", "asinh", "acosh", "atanh")
 
 
 def _float_unary(lw, kind: str, x):

@@ -31,6 +31,7 @@ from .emit import toolkit_roots
 #: (``llvm.sqrt`` is ``sqrt.rn``; libdevice's ``__nv_sqrtf`` asks ``__nvvm_reflect("__CUDA_PREC_SQRT")``,
 #: which LLVM folds to 0, and so is ``sqrt.approx.f32``: ``sqrt_rn`` must not take it)
 _INTRINSIC = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+_INTRINSIC["rint"] = "rint"  # cvt.rni: round half to even
 #: unary kinds computed by libdevice (``__nv_<name>f`` for f32, ``__nv_<name>`` for f64)
 _LIBDEVICE = {
     "exp": "exp",  # f64 only: f32 and f16 take ``fast_exp``
@@ -51,6 +52,12 @@ _LIBDEVICE = {
     "erf": "erf",
     "round": "round",
     "rsqrt": "rsqrt",
+    "log10": "log10",
+    "cbrt": "cbrt",
+    "erfc": "erfc",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
 }
 
 
@@ -109,8 +116,10 @@ def float_binary(lw, kind: str, a: ir.Value, c: ir.Value, exact: bool = False) -
         return intrinsic(lw, f"{kind}num", a, c)
     if kind == "rem":
         return libdevice(lw, "fmod", a, c)
-    if kind in ("pow", "atan2"):
+    if kind in ("pow", "atan2", "hypot"):
         return libdevice(lw, kind, a, c)
+    if kind == "copysign":
+        return intrinsic(lw, "copysign", a, c)
     raise NotImplementedError(f"float {kind} on the GPU")
 
 

@@ -38,11 +38,13 @@ BINARY_KINDS = (
     "umulhi",
     "pow",
     "atan2",
+    "copysign",
+    "hypot",
 )
 
 
 #: the binary kinds whose operands may be swapped
-COMMUTATIVE_KINDS = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "umulhi"})
+COMMUTATIVE_KINDS = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "umulhi", "hypot"})
 
 
 class BinaryOp(Op):
@@ -130,6 +132,13 @@ UNARY_KINDS = (
     "ceil",
     "trunc",
     "round",
+    "rint",
+    "log10",
+    "cbrt",
+    "erfc",
+    "asinh",
+    "acosh",
+    "atanh",
     "isnan",
     "isinf",
     "signbit",
