@@ -78,16 +78,16 @@ fast_expf, fast_logf, fast_log2f, fast_log10f = exp, log, log2, log10
 fast_sinf, fast_cosf, fast_tanf, fast_tanhf, fast_powf = sin, cos, tan, tanh, pow
 
 
-@builtin
-def copysign(x, y, _semantic=None):
-    """``x``'s magnitude with ``y``'s sign."""
-    return _semantic.math_binary("copysign", x, y)
+def _binary(kind, doc):
+    def fn(x, y, _semantic=None):
+        return _semantic.math_binary(kind, x, y)
+
+    fn.__name__, fn.__doc__ = kind, doc
+    return builtin(fn)
 
 
-@builtin
-def hypot(x, y, _semantic=None):
-    """``sqrt(x * x + y * y)`` without overflow or underflow on the way."""
-    return _semantic.math_binary("hypot", x, y)
+copysign = _binary("copysign", "``x``'s magnitude with ``y``'s sign.")
+hypot = _binary("hypot", "``sqrt(x * x + y * y)`` without overflow or underflow on the way.")
 
 
 @builtin
