@@ -671,6 +671,25 @@ def fused_moe(t, tokens=4000, top_k=2, experts=8, n=14336, k=4096, block_m=64):
     )  # fmt: skip
 
 
+def int8_quant(t, rows=16384, n=7168):
+    """Per-row symmetric int8 quantization of bf16 activations (rint, clamp, an f32 scale a row); torch: the same
+    formula with ``torch.round`` (halves to even). The tolerance lets a quotient that ``/`` rounds differently
+    (within 2 ulp on the GPU) land one step away."""
+    torch = t.torch
+    x, scale = t.randn(rows, n, dtype="bf16"), t.empty(rows)
+    y = _tensor(t, (rows, n), "i8", lambda torch: torch.empty(rows, n, dtype=torch.int8, device="cuda"))
+
+    def quantize():
+        s = x.float().abs().amax(1, keepdim=True).clamp_min(1e-8) / 127.0
+        return torch.round(x.float() / s).clamp(-128, 127).to(torch.int8), s.flatten()
+
+    configs = [cfg(8, 3, BLOCK=8192), cfg(16, 3, BLOCK=8192), cfg(4, 3, BLOCK=8192)]
+    return Setup(
+        K.int8_quant_kernel, lambda c: (x, y, scale, n, n), lambda c: (rows,), configs,
+        [y, scale], lambda: list(quantize()), lambda: quantize(), nbytes=rows * n * 3 + rows * 4, tol=1e-2,
+    )  # fmt: skip
+
+
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
 CASES = {
     "gelu f16": gelu,
@@ -703,4 +722,5 @@ CASES = {
     "varlen attention (packed sequences)": varlen_attention,
     "nf4 dequant (codebook gather)": nf4_dequant,
     "fused moe (sorted token ids)": fused_moe,
+    "int8 row quantization (libdevice rint)": int8_quant,
 }

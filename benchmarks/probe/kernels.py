@@ -674,3 +674,16 @@ def fused_moe_kernel(
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(c_ptr + ids[:, None] * stride_cm + cols[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
              mask=valid[:, None] & (cols[None, :] < N))  # fmt: skip
+
+
+def int8_quant_kernel(x_ptr, y_ptr, scale_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    # per-row symmetric int8 quantization as inference libraries write it: the scale from the row's largest
+    # magnitude, values rounded half to even with libdevice's rint, clamped, one f32 scale per row
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    scale = tl.maximum(tl.max(tl.abs(x), axis=0), 1e-8) / 127.0
+    q = tl.extra.libdevice.rint(x / scale)
+    tl.store(y_ptr + row * stride + cols, tl.clamp(q, -128.0, 127.0).to(tl.int8), mask=mask)
+    tl.store(scale_ptr + row, scale)

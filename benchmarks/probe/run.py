@@ -137,6 +137,9 @@ CASES = [
      {"stride_ak": 1, "stride_wk": 1, "stride_cn": 1, "TOP_K": 2, "MUL_ROUTED_WEIGHT": True, "BLOCK_M": 64,
       "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
      {"N": 16, "K": 16, "num_valid": 16, "stride_am": 16, "stride_we": 16, "stride_wn": 16, "stride_cm": 16}, 8),
+    ("int8 row quantization (libdevice rint)", K.int8_quant_kernel,
+     {"x_ptr": "*bf16", "y_ptr": "*i8", "scale_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 8192},
+     {"stride": 16}, 8),
 ]  # fmt: skip
 
 

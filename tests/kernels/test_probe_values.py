@@ -294,3 +294,20 @@ def test_fused_moe_gathers_rows_and_weights_per_expert(backend, dev, rng, routed
     if routed:
         ref = ref * route[..., None]
     assert rel_err(dev.get(c), ref.reshape(tokens * top_k, n)) < 2e-3
+
+
+def test_int8_quantization_rounds_halves_to_even(backend, dev, rng):
+    import ml_dtypes
+
+    rows, n = 6, 1000
+    x = (rng.standard_normal((rows, n)) * 3).astype(ml_dtypes.bfloat16)
+    x[0, :4] = [127.0, 0.5, 1.5, -2.5]  # the row's scale is 1: halves land on rint's ties
+    y, scale = dev.put(np.zeros((rows, n), np.int8)), dev.put(np.zeros(rows, np.float32))
+    tilelab.jit(K.int8_quant_kernel)[(rows,)](dev.put(x), y, scale, n, n, BLOCK=1024, target=backend)
+    xf = x.astype(np.float32)
+    s = np.maximum(np.abs(xf).max(1), np.float32(1e-8)) / np.float32(127.0)
+    ref = np.clip(np.rint(xf / s[:, None]), -128, 127).astype(np.int8)
+    got = dev.get(y)
+    np.testing.assert_array_equal(got[0, :4], [127, 0, 2, -2])
+    assert np.abs(got.astype(np.int32) - ref).max() <= 1 and (got == ref).mean() > 0.99  # GPU `/`: 2 ulp
+    np.testing.assert_allclose(dev.get(scale), s, rtol=1e-6)
