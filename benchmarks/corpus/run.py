@@ -372,7 +372,10 @@ def cache_hit_ms(setup, sig, consts, div, cfg, with_triton: bool, repeat=5) -> s
 def poison(outs) -> None:
     """Fill each output with NaN, or for integers a value no correct result here takes."""
     for out in outs:
-        out.fill_(float("nan") if out.is_floating_point() else -(2**31) + 7)
+        if out.is_floating_point():
+            out.fill_(float("nan"))
+        else:  # the type's most negative value plus 7 (an int8 output: -121)
+            out.fill_(-(2 ** (8 * out.element_size() - 1)) + 7)
 
 
 def _check(setup, launch, torch):

@@ -205,16 +205,18 @@ def random_parts_kernel(out, seed, n, N: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     a, b, _, _ = tl.randint4x(seed, offs)
     z, _ = tl.pair_uniform_to_normal(tl.uint_to_uniform_float(a), tl.uint_to_uniform_float(b))
-    tl.store(out + offs, tl.uint_to_uniform_float(a) - tl.rand(seed, offs), mask=offs < n)
-    tl.store(out + n + offs, z - tl.randn(seed, offs), mask=offs < n)
+    tl.store(out + offs, tl.uint_to_uniform_float(a), mask=offs < n)
+    tl.store(out + n + offs, tl.rand(seed, offs), mask=offs < n)
     tl.store(out + 2 * n + offs, z, mask=offs < n)
+    tl.store(out + 3 * n + offs, tl.randn(seed, offs), mask=offs < n)
 
 
 def test_random_parts_and_a_constexpr_function(backend, dev):
     tilelab.set_allocator(lambda size, alignment, stream: None)  # Triton's scripts set one; nothing calls it here
-    out = dev.put(np.full(3 * 100, np.nan, np.float32))
+    out = dev.put(np.full(4 * 100, np.nan, np.float32))
     random_parts_kernel[(1,)](out, 1234, 100, N=100, target=backend)
-    got = dev.get(out)
-    np.testing.assert_array_equal(got[:200], 0.0)  # the same draws as tl.rand / tl.randn
-    assert abs(got[200:].mean()) < 0.4 and 0.6 < got[200:].std() < 1.4
+    u, rand, z, randn = dev.get(out).reshape(4, 100)
+    np.testing.assert_array_equal(u, rand)  # the same draws as tl.rand / tl.randn
+    np.testing.assert_array_equal(z, randn)
+    assert abs(z.mean()) < 0.4 and 0.6 < z.std() < 1.4 and 0.0 <= u.min() and u.max() < 1.0
     tilelab.set_allocator(None)
