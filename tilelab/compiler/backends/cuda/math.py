@@ -29,9 +29,17 @@ from .emit import toolkit_roots
 
 #: unary kinds that are one LLVM intrinsic the NVPTX backend selects natively
 #: (``llvm.sqrt`` is ``sqrt.rn``; libdevice's ``__nv_sqrtf`` asks ``__nvvm_reflect("__CUDA_PREC_SQRT")``,
-#: which LLVM folds to 0, and so is ``sqrt.approx.f32``: ``sqrt_rn`` must not take it)
-_INTRINSIC = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "abs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
-_INTRINSIC["rint"] = "rint"  # cvt.rni: round half to even
+#: which LLVM folds to 0, and so is ``sqrt.approx.f32``: ``sqrt_rn`` must not take it; ``llvm.rint`` is
+#: ``cvt.rni``, to the nearest integer, halves to even)
+_INTRINSIC = {
+    "sqrt": "sqrt",
+    "sqrt_rn": "sqrt",
+    "abs": "fabs",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "rint",
+}
 #: unary kinds computed by libdevice (``__nv_<name>f`` for f32, ``__nv_<name>`` for f64)
 _LIBDEVICE = {
     "exp": "exp",  # f64 only: f32 and f16 take ``fast_exp``
