@@ -37,6 +37,7 @@ DTYPES = ["int1", *INTS, *FLOATS]
 WIDTH = {"int1": 1, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "float16": 16, "bfloat16": 16}
 WIDTH.update({"int32": 32, "uint32": 32, "float32": 32, "int64": 64, "uint64": 64, "float64": 64})
 MATH = ["exp", "log", "sqrt", "sin", "cos", "exp2", "log2", "rsqrt"]
+MATH += [f"extra.libdevice.{fn}" for fn in ("rint", "cbrt", "log10", "erfc", "asinh", "atanh", "exp10")]
 
 
 def kind(dtype: str) -> str:
