@@ -190,3 +190,39 @@ def test_integer_functions(backend, dev, rng):
     np.testing.assert_array_equal(got[6], s24.astype(np.int32))
     ua, ub = a.view(np.uint32).astype(np.uint64), b.view(np.uint32).astype(np.uint64)
     np.testing.assert_array_equal(dev.get(u), ((ua * ub) >> np.uint64(32)).astype(np.uint32))
+
+
+@tilelab.jit
+def inverse_erf_kernel(x, y, out, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out + 0 * N + i, libdevice.erfinv(tl.load(x + i)))
+    tl.store(out + 1 * N + i, libdevice.erfcinv(tl.load(y + i)))
+    tl.store(out + 2 * N + i, libdevice.normcdfinv(tl.load(y + i) * 0.5))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inverse_error_functions(backend, dev, rng, dtype):
+    import mpmath
+
+    x = np.concatenate([rng.uniform(-1, 1, N - 6), [0.0, 1.0, -1.0, 1e-30, 0.999999, -0.5]]).astype(dtype)
+    tiny = np.exp(rng.uniform(np.log(1e-30), 0.0, N // 2))  # erfcinv's tail, where erfinv(1 - y) would lose it
+    y = np.concatenate([tiny, 2.0 - tiny[: N // 4], rng.uniform(0.0, 2.0, N // 4)]).astype(dtype)
+    y[:2] = [0.0, 1.0]
+    out = dev.empty((3, N), dtype)
+    inverse_erf_kernel[(1,)](dev.put(x), dev.put(y), out, N=N, target=backend)
+    got = dev.get(out).astype(np.float64)
+
+    def exact(fn, v):
+        with mpmath.workdps(80):  # 1 - u keeps 50 digits of a u as small as 1e-30
+            return np.array([float(fn(mpmath.mpf(float(u)))) for u in v])
+
+    erfinv = exact(lambda u: mpmath.erfinv(u) if abs(u) < 1 else mpmath.inf * mpmath.sign(u), x)
+    erfcinv = exact(lambda u: mpmath.erfinv(1 - u) if 0 < u < 2 else mpmath.inf * (1 - u), y)
+    ndtri = exact(lambda u: -mpmath.sqrt(2) * (mpmath.erfinv(1 - 2 * u) if 0 < u < 1 else mpmath.inf * (1 - 2 * u)),
+                  (y * dtype(0.5)).astype(np.float64))  # fmt: skip
+    ulps = 4.0  # a first guess, then Newton steps in the working type
+    for k, want in enumerate((erfinv, erfcinv, ndtri)):
+        fin = np.isfinite(want)
+        np.testing.assert_array_equal(got[k][~fin], want[~fin])  # the ends: infinities of the right sign
+        spacing = np.spacing(np.abs(want[fin]).astype(dtype)).astype(np.float64)
+        assert (np.abs(got[k][fin] - want[fin]) <= ulps * spacing + 1e-300).all(), k

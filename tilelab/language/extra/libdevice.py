@@ -15,10 +15,12 @@ the interpreter numpy); the others are spelled here with those ops:
 * ``fast_*`` functions: the accurate function (libdevice's fast versions trade accuracy for
   speed; these are at least as accurate), ``fast_dividef`` is ``/``;
 * ``fmod`` (``%`` on floats: C's ``fmod``), ``fmax`` / ``fmin`` (the non-NaN operand),
-  ``fdim``, ``saturatef``, ``exp10``, ``normcdf``, ``rcbrt``, ``finitef`` / ``isfinited``.
+  ``fdim``, ``saturatef``, ``exp10``, ``normcdf``, ``rcbrt``, ``finitef`` / ``isfinited``;
+* ``erfinv``, ``erfcinv``, ``normcdfinv``: Giles' approximation (an asymptotic guess far in ``erfcinv``'s
+  tail), then Newton steps in the working type (within about 1 ulp).
 
 Arithmetic with a rounding mode other than to nearest (``add_rz``, ``double2float_rd``...) has no
-spelling here: it is left out rather than rounded the wrong way.
+spelling here: it is left out rather than rounded the wrong way; so are the Bessel and gamma functions.
 """
 
 from ...compiler.frontend.values import builtin
@@ -181,6 +183,88 @@ def normcdf(x, _semantic=None):
     """The standard normal distribution's CDF: ``erfc(-x / sqrt(2)) / 2``."""
     s = _semantic
     return s.binary("*", s.math_unary("erfc", s.binary("*", x, -0.7071067811865476)), 0.5)
+
+
+#: Giles' approximation of erfinv ("Approximating the erfinv function", GPU Computing Gems, 2011):
+#: ``erfinv(a) = a * P(w)``, ``w = -log((1 - a)(1 + a))``, one polynomial for ``w < 5`` (in ``w - 2.5``),
+#: one beyond (in ``sqrt(w) - 3``), about 1e-7 relative; Newton steps take it to the type's precision.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)  # fmt: skip
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def _erfinv_abs(s, a, one_minus_a):
+    """``erfinv(a)`` for ``0 <= a <= 1`` given ``a`` and ``1 - a`` (exact where the caller has it).
+
+    A first guess from Giles' polynomials (``w < 16``, the range they were fitted on) or, further out
+    (``erfcinv`` of tiny values), from ``erfc(t) ~ exp(-t*t) / (t sqrt(pi))``; then Newton steps: on
+    ``erf(t) - a`` below ``a = 0.5``, on ``log(erfc(t)) - log(1 - a)`` above (no cancellation, and
+    steps of the right size in the far tail).
+    """
+
+    def horner(coefficients, v):
+        p = s.binary("+", s.binary("*", v, 0.0), coefficients[0])
+        for c in coefficients[1:]:
+            p = s.binary("+", s.binary("*", p, v), c)
+        return p
+
+    log_one_minus_a = s.math_unary("log", one_minus_a)
+    w = s.unary("-", s.binary("+", log_one_minus_a, s.math_unary("log", s.binary("+", a, 1.0))))
+    central = horner(_ERFINV_CENTRAL, s.binary("-", w, 2.5))
+    tail = horner(_ERFINV_TAIL, s.binary("-", s.math_unary("sqrt", w), 3.0))
+    big = s.binary("+", w, 0.6931471805599453)  # -log(1 - a) there (1 + a is 2)
+    far = s.math_unary(
+        "sqrt", s.binary("-", big, s.binary("*", s.math_unary("log", s.binary("*", big, 3.14159265)), 0.5))
+    )
+    guess = s.where(s.binary("<", w, 5.0), central, s.binary("*", tail, a))
+    t = s.where(s.binary("<", w, 5.0), s.binary("*", central, a), s.where(s.binary("<", w, 16.0), guess, far))
+    steps = 3 if t.type.element.bits == 64 else 2
+    for _ in range(steps):
+        slope = s.binary("*", s.math_unary("exp", s.unary("-", s.binary("*", t, t))), _TWO_OVER_SQRT_PI)
+        near = s.binary("/", s.binary("-", s.math_unary("erf", t), a), slope)
+        erfc = s.math_unary("erfc", t)
+        log_ratio = s.binary("-", s.math_unary("log", erfc), log_one_minus_a)
+        far_step = s.unary("-", s.binary("/", s.binary("*", log_ratio, erfc), slope))
+        t = s.binary("-", t, s.where(s.binary("<", a, 0.5), near, far_step))
+    return s.where(s.binary("==", one_minus_a, 0.0), float("inf"), t)  # a = 1 (past it: NaN, from the log)
+
+
+def _float_arg(s, x):
+    """``x`` as a tensor of f32 or f64 (narrower floats and ints computed in f32), and the type to return."""
+    x = s.to_tensor(x)
+    elem = x.type.element
+    wide = elem if elem.is_float and elem.bits >= 32 else _t.f32
+    return s.cast(x, wide), (elem if elem.is_float else _t.f32)
+
+
+@builtin
+def erfinv(x, _semantic=None):
+    """The inverse of ``erf``: ``erf(erfinv(x)) == x`` for ``-1 <= x <= 1`` (infinite at the ends)."""
+    s = _semantic
+    x, out = _float_arg(s, x)
+    a = s.math_unary("abs", x)
+    t = _erfinv_abs(s, a, s.binary("-", 1.0, a))
+    return s.cast(s.math_binary("copysign", t, x), out)
+
+
+@builtin
+def erfcinv(x, _semantic=None):
+    """The inverse of ``erfc`` on ``0 <= x <= 2``; accurate near 0, where ``erfinv(1 - x)`` is not."""
+    s = _semantic
+    x, out = _float_arg(s, x)
+    low = s.binary("<=", x, 1.0)
+    one_minus_a = s.where(low, x, s.binary("-", 2.0, x))  # erfcinv(x) = -erfcinv(2 - x)
+    t = _erfinv_abs(s, s.binary("-", 1.0, one_minus_a), one_minus_a)
+    return s.cast(s.where(low, t, s.unary("-", t)), out)
+
+
+@builtin
+def normcdfinv(x, _semantic=None):
+    """The standard normal distribution's quantile: ``-sqrt(2) * erfcinv(2 x)``."""
+    s = _semantic
+    return s.binary("*", erfcinv(s.binary("*", x, 2.0), _semantic=s), -1.4142135623730951)
 
 
 @builtin
