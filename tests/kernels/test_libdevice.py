@@ -220,7 +220,10 @@ def test_inverse_error_functions(backend, dev, rng, dtype):
     erfcinv = exact(lambda u: mpmath.erfinv(1 - u) if 0 < u < 2 else mpmath.inf * (1 - u), y)
     ndtri = exact(lambda u: -mpmath.sqrt(2) * (mpmath.erfinv(1 - 2 * u) if 0 < u < 1 else mpmath.inf * (1 - 2 * u)),
                   (y * dtype(0.5)).astype(np.float64))  # fmt: skip
-    ulps = 4.0  # a first guess, then Newton steps in the working type
+    # Newton steps end where the target's erf / erfc say the residual is zero: within about 1 ulp on interpret and
+    # cpu; libdevice's erf and erfc (2.5 and 4.5 ulp, docs/semantics.md) move that root by up to their error over
+    # the slope, at most about 10 ulp of t near a = 0.5, where log(erfc(t)) changes slowest relative to t
+    ulps = 16.0 if backend == "cuda" else 4.0
     for k, want in enumerate((erfinv, erfcinv, ndtri)):
         fin = np.isfinite(want)
         np.testing.assert_array_equal(got[k][~fin], want[~fin])  # the ends: infinities of the right sign
