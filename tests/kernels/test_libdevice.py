@@ -229,3 +229,14 @@ def test_inverse_error_functions(backend, dev, rng, dtype):
         np.testing.assert_array_equal(got[k][~fin], want[~fin])  # the ends: infinities of the right sign
         spacing = np.spacing(np.abs(want[fin]).astype(dtype)).astype(np.float64)
         assert (np.abs(got[k][fin] - want[fin]) <= ulps * spacing + 1e-300).all(), k
+
+
+@tilelab.jit
+def brev_of_a_short_kernel(x, out):
+    tl.store(out, libdevice.brev(tl.load(x)))
+
+
+def test_bit_reversal_names_the_widths_it_takes():
+    x = np.zeros(1, np.int16)
+    with pytest.raises(tilelab.CompilationError, match="brev expects a 32- or 64-bit integer, got i16"):
+        brev_of_a_short_kernel[(1,)](x, x.copy(), target="interpret")

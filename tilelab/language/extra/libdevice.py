@@ -23,6 +23,7 @@ Arithmetic with a rounding mode other than to nearest (``add_rz``, ``double2floa
 spelling here: it is left out rather than rounded the wrong way; so are the Bessel and gamma functions.
 """
 
+from ...compiler.frontend.errors import SemanticError
 from ...compiler.frontend.values import builtin
 from ...compiler.ir import types as _t
 from ..math import (  # noqa: F401
@@ -344,6 +345,8 @@ def brev(x, _semantic=None):
     s = _semantic
     x = s.to_tensor(x)
     width = x.type.element.bits
+    if not x.type.element.is_int or width not in (32, 64):
+        raise SemanticError(f"brev expects a 32- or 64-bit integer, got {x.type.element}")
     u = s.cast(x, _t.u32 if width == 32 else _t.u64, bitcast=True)
     shift, mask = width // 2, (1 << width) - 1
     while shift:
