@@ -87,7 +87,8 @@ def specialize_arg(name: str, value, specialize: bool = True, what: str | None =
     if isinstance(value, np.floating):
         return ArgSpec(name, dtype_name(value.dtype, what))
     kind = type(value).__name__
-    raise LaunchError(f"{what}: unsupported type {kind} (expected an array, int, float, bool or None)")
+    hint = "; pass a tuple's or a list's elements as arguments of their own" if isinstance(value, (tuple, list)) else ""
+    raise LaunchError(f"{what}: unsupported type {kind} (expected an array, int, float, bool or None){hint}")
 
 
 def _int_spec(name: str, value, specialize: bool, what: str) -> ArgSpec:
