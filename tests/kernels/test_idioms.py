@@ -220,3 +220,28 @@ def test_random_parts_and_a_constexpr_function(backend, dev):
     np.testing.assert_array_equal(z, randn)
     assert abs(z.mean()) < 0.4 and 0.6 < z.std() < 1.4 and 0.0 <= u.min() and u.max() < 1.0
     tilelab.set_allocator(None)
+
+
+@tilelab.jit
+def tuple_arguments_kernel(ptrs, sizes, out, BLOCK: tl.constexpr):
+    # tuples as arguments, as Triton takes them: unpacked, indexed with constants, measured with len
+    x_ptr, y_ptr, bias = ptrs
+    n, scale = sizes
+    offs = tl.arange(0, BLOCK)
+    inside = offs < n
+    acc = tl.load(x_ptr + offs, mask=inside) + tl.load(ptrs[1] + offs, mask=inside)
+    for i in tl.static_range(2):
+        acc += tl.load(ptrs[i] + offs, mask=inside)
+    if bias is not None:
+        acc += tl.load(bias + offs, mask=inside)
+    tl.store(out + offs, acc * scale + len(ptrs), mask=inside)
+
+
+def test_tuple_arguments(backend, dev, rng):
+    x, y, b = (rng.standard_normal(100).astype(np.float32) for _ in range(3))
+    for bias, scale in ((None, 1), (b, 3), (b, 2.5)):  # an element None, an int specialized to 1, a float
+        out = dev.put(np.zeros(100, np.float32))
+        args = ((dev.put(x), dev.put(y), None if bias is None else dev.put(bias)), (100, scale), out)
+        tuple_arguments_kernel[(1,)](*args, BLOCK=128, target=backend)
+        want = (2 * (x + y) + (0 if bias is None else bias)) * np.float32(scale) + 3
+        np.testing.assert_allclose(dev.get(out), want, rtol=1e-6, atol=1e-6)

@@ -54,10 +54,10 @@ def test_array_for_a_constexpr(arrays):
 
 
 def test_unsupported_argument_type(arrays):
-    with pytest.raises(LaunchError, match=r"add\(\): argument 'n': unsupported type list .* elements as arguments"):
+    with pytest.raises(LaunchError, match=r"add\(\): argument 'n': unsupported type list .*pass a tuple"):
         launch(*arrays, [64], BLOCK=64)
-    with pytest.raises(LaunchError, match=r"add\(\): argument 'x': unsupported type tuple .* elements as arguments"):
-        launch((arrays[0], arrays[1]), *arrays[1:], 64, BLOCK=64)
+    with pytest.raises(LaunchError, match=r"add\(\): argument 'x': element 1 is a tuple: a tuple argument holds"):
+        launch((arrays[0], (arrays[1],)), *arrays[1:], 64, BLOCK=64)
 
 
 def test_unsupported_dtype(arrays):

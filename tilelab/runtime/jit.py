@@ -22,6 +22,7 @@ import textwrap
 
 import numpy as np
 
+from tilelab.compiler.frontend.tuple_args import TupleArg
 from tilelab.compiler.options import NUM_STAGES, NUM_WARPS
 
 from . import options as settings
@@ -203,7 +204,7 @@ class JITFunction:
                 check_constexpr(pname, value, what)
                 constants[pname] = value
                 continue
-            if type(value) is DescriptorArg:  # its parts follow it in ``bound`` (``with_descriptor_parts``)
+            if type(value) in (DescriptorArg, TupleArg):  # its parts follow it in ``bound`` (``with_descriptor_parts``)
                 constants[pname] = value
                 continue
             spec = specialize_arg(pname, value, pname not in self.do_not_specialize, what)
@@ -243,15 +244,24 @@ class JITFunction:
 
 
 def with_descriptor_parts(kernel: str, bound: dict) -> dict:
-    """``bound`` with each host tensor descriptor replaced by its ``DescriptorArg`` and followed by its parts."""
-    if not any(map(is_descriptor, bound.values())):
+    """``bound`` with each host tensor descriptor replaced by its ``DescriptorArg``, each tuple by its
+    ``TupleArg``, each followed by its parts."""
+    if not any(is_descriptor(v) or type(v) is tuple for v in bound.values()):
         return bound
     expanded = {}
     for name, value in bound.items():
+        what = f"{kernel}(): argument '{name}'"
         if is_descriptor(value):
-            spec, parts = expand(name, value, f"{kernel}(): argument '{name}'")
+            spec, parts = expand(name, value, what)
             expanded[name] = spec
             expanded.update(parts)
+        elif type(value) is tuple:
+            spec = expanded[name] = TupleArg(len(value))
+            for i, (part, element) in enumerate(zip(spec.part_names(name), value)):
+                if type(element) is tuple or is_descriptor(element):
+                    kind = "a tuple" if type(element) is tuple else "a tensor descriptor"
+                    raise LaunchError(f"{what}: element {i} is {kind}: a tuple argument holds arrays and scalars")
+                expanded[part] = element
         else:
             expanded[name] = value
     return expanded

@@ -87,7 +87,7 @@ def specialize_arg(name: str, value, specialize: bool = True, what: str | None =
     if isinstance(value, np.floating):
         return ArgSpec(name, dtype_name(value.dtype, what))
     kind = type(value).__name__
-    hint = "; pass a tuple's or a list's elements as arguments of their own" if isinstance(value, (tuple, list)) else ""
+    hint = "; pass a tuple (or the elements as arguments of their own)" if isinstance(value, list) else ""
     raise LaunchError(f"{what}: unsupported type {kind} (expected an array, int, float, bool or None){hint}")
 
 

@@ -25,6 +25,7 @@ from .descriptor_args import DescriptorArg
 from .errors import CompilationError, SemanticError
 from .semantic import Semantic
 from .structure import flatten, rebuild
+from .tuple_args import TupleArg
 from .values import constexpr, tensor, tensor_descriptor, unwrap
 
 
@@ -253,8 +254,8 @@ def _materialize(sem, value):
 def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
     """(arg names, arg types, constant scope, descriptor parameters) for the kernel's parameters, in order.
 
-    A host ``TensorDescriptor`` parameter (a ``DescriptorArg`` in ``constants``) contributes its
-    runtime parts as arguments; the last result maps it to ``(spec, part names)``.
+    A host ``TensorDescriptor`` parameter (a ``DescriptorArg`` in ``constants``) and a tuple parameter (a
+    ``TupleArg``) contribute their runtime parts as arguments; the last result maps each to ``(spec, part names)``.
     """
     names, types, scope, descriptors = [], [], {}, {}
 
@@ -266,20 +267,27 @@ def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
         names.append(name)
         types.append(irt.parse_type(t) if isinstance(t, str) else t)
 
+    def add_parts(name, spec, kind):
+        """The parts of a descriptor or tuple parameter: arguments where typed, else constants."""
+        parts = spec.part_names(name)
+        for part in parts:
+            if part in info.params:
+                raise error(f"argument '{name}' is a {kind} and needs the name '{part}' for its parts")
+            if part in signature:
+                add_arg(part)
+            elif part not in constants:
+                raise error(f"{kind} '{name}' has neither a type nor a value for its part '{part}'")
+        descriptors[name] = (spec, parts)
+        return parts
+
     for name, param in info.params.items():
         spec = constants.get(name)
         if isinstance(spec, DescriptorArg):
-            parts = spec.part_names(name)
-            for part in parts:
-                if part in info.params:
-                    raise error(f"argument '{name}' is a tensor descriptor and needs the name '{part}' for its parts")
-                if part in signature:
-                    add_arg(part)
-                elif part not in constants:
-                    raise error(f"tensor descriptor '{name}' has neither a type nor a value for its part '{part}'")
+            parts = add_parts(name, spec, "tensor descriptor")
             if parts[0] not in names or not types[names.index(parts[0])].is_pointer:
                 raise error(f"tensor descriptor '{name}' needs a pointer type for its base '{parts[0]}'")
-            descriptors[name] = (spec, parts)
+        elif isinstance(spec, TupleArg):
+            add_parts(name, spec, "tuple")
         elif name in constants:
             scope[name] = constexpr(constants[name])
         elif name in signature:
@@ -296,13 +304,24 @@ def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
 
 
 def _descriptor_values(sem, descriptors: dict, args: dict, constants: dict) -> dict:
-    """The ``tensor_descriptor`` of each host descriptor parameter, over its argument tensors and constants."""
+    """The ``tensor_descriptor`` of each host descriptor parameter and the tuple of each tuple parameter, over
+    their argument tensors and constants."""
     values = {}
     for name, (spec, parts) in descriptors.items():
+        if isinstance(spec, TupleArg):  # a Python tuple of its elements; an int specialized to 1 stays an i32
+            values[name] = tuple(args[p] if p in args else _specialized_value(sem, constants[p]) for p in parts)
+            continue
         base, *rest = (args[p] if p in args else constants[p] for p in parts)
         shape, strides = rest[: spec.rank], rest[spec.rank :]
         values[name] = sem.make_tensor_descriptor(base, shape, strides, list(spec.block_shape), spec.padding, host=True)
     return values
+
+
+def _specialized_value(sem, value):
+    """A tuple element the launch specialized to a constant: an i32 for an int (as a plain int argument is)."""
+    if type(value) is int and -(2**31) <= value < 2**31:
+        return sem.constant(value, irt.i32)
+    return None if value is None else constexpr(value)
 
 
 def type_string(t) -> str:
