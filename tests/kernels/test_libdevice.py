@@ -240,3 +240,39 @@ def test_bit_reversal_names_the_widths_it_takes():
     x = np.zeros(1, np.int16)
     with pytest.raises(tilelab.CompilationError, match="brev expects a 32- or 64-bit integer, got i16"):
         brev_of_a_short_kernel[(1,)](x, x.copy(), target="interpret")
+
+
+@tilelab.jit
+def exponent_kernel(x, n, y, out, ints, N: tl.constexpr):
+    i = tl.arange(0, N)
+    v, e, w = tl.load(x + i), tl.load(n + i), tl.load(y + i)
+    tl.store(out + 0 * N + i, libdevice.ldexp(v, e))
+    tl.store(out + 1 * N + i, libdevice.logb(v))
+    tl.store(out + 2 * N + i, libdevice.nextafter(v, w))
+    tl.store(ints + 0 * N + i, libdevice.ilogb(v))
+    tl.store(ints + 1 * N + i, libdevice.byte_perm(e, libdevice.ilogb(v), 0x7531))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exponent_functions_are_exact(backend, dev, rng, dtype):
+    info = np.finfo(dtype)
+    lo, hi, reach = (-140, 120, 300) if dtype == np.float32 else (-1070, 1000, 2200)
+    x = (rng.standard_normal(N) * np.exp2(rng.uniform(lo, hi, N))).astype(dtype)  # subnormals to huge
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, info.smallest_subnormal, -3 * info.smallest_subnormal, 1.0]
+    n = rng.integers(-reach, reach, N).astype(np.int32)  # results that overflow, underflow, turn subnormal
+    y = np.where(rng.random(N) < 0.5, x, rng.standard_normal(N)).astype(dtype)
+    y[8:12] = [np.inf, -np.inf, 0.0, np.nan]
+    out, ints = dev.empty((3, N), dtype), dev.empty((2, N), np.int32)
+    exponent_kernel[(1,)](dev.put(x), dev.put(n), dev.put(y), out, ints, N=N, target=backend)
+    got, got_ints = dev.get(out), dev.get(ints)
+    with np.errstate(all="ignore"):
+        exponent = np.frexp(x)[1] - 1
+        logb = np.where(x == 0, -np.inf, np.where(np.isfinite(x), exponent, np.abs(x))).astype(dtype)
+        ilogb = np.where((x == 0) | np.isnan(x), -(2**31), np.where(np.isinf(x), 2**31 - 1, exponent)).astype(np.int32)
+        for k, want in enumerate((np.ldexp(x, n), logb, np.nextafter(x, y))):
+            np.testing.assert_array_equal(got[k], want)  # NaN where NaN
+            assert (np.signbit(got[k]) == np.signbit(want))[~np.isnan(want)].all(), k  # -0.0 kept
+    np.testing.assert_array_equal(got_ints[0], ilogb)
+    pool = np.stack([n, ilogb]).T.copy().view(np.uint8).reshape(N, 8)  # y:x, x's bytes first
+    picked = pool[:, [1, 3, 5, 7]].copy().view("<i4").ravel()
+    np.testing.assert_array_equal(got_ints[1], picked)

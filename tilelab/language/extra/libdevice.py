@@ -16,6 +16,7 @@ the interpreter numpy); the others are spelled here with those ops:
   speed; these are at least as accurate), ``fast_dividef`` is ``/``;
 * ``fmod`` (``%`` on floats: C's ``fmod``), ``fmax`` / ``fmin`` (the non-NaN operand),
   ``fdim``, ``saturatef``, ``exp10``, ``normcdf``, ``rcbrt``, ``finitef`` / ``isfinited``;
+* ``ldexp`` / ``scalbn``, ``ilogb``, ``logb``, ``nextafter``, ``byte_perm``: on the bits, exact;
 * ``erfinv``, ``erfcinv``, ``normcdfinv``: Giles' approximation (an asymptotic guess far in ``erfcinv``'s
   tail), then Newton steps in the working type (within about 1 ulp).
 
@@ -408,6 +409,113 @@ def hiloint2double(hi, lo, _semantic=None):
     high = s.binary("<<", s.cast(s.cast(hi, _t.i32), _t.i64), 32)
     low = s.cast(s.cast(s.cast(lo, _t.i32), _t.u32, bitcast=True), _t.i64)
     return s.cast(s.binary("|", high, low), _t.f64, bitcast=True)
+
+
+#: per float type: (integer type of its bits, mantissa bits, exponent bias, exponent mask)
+_FIELDS = {"f32": (_t.i32, 23, 127, 0xFF), "f64": (_t.i64, 52, 1023, 0x7FF)}
+
+
+def _fields(s, x):
+    """``(x as f32 or f64, its bits, its exponent field, the field of x normalized, the shift that took)``:
+    a subnormal is scaled by ``2**64`` first, so that its exponent field is that of a normal number."""
+    x = s.to_tensor(x)
+    if x.type.element not in (_t.f32, _t.f64):
+        x = s.cast(x, _t.f32)
+    it, mbits, _, emask = _FIELDS[x.type.element.name]
+    tiny = s.binary("==", s.binary("&", s.binary(">>", s.cast(x, it, bitcast=True), mbits), emask), 0)
+    scaled = s.where(tiny, s.binary("*", x, float(2**64)), x)
+    bits = s.cast(scaled, it, bitcast=True)
+    field = s.binary("&", s.binary(">>", bits, mbits), emask)
+    return x, scaled, bits, field, s.where(tiny, 64, 0)
+
+
+@builtin
+def ldexp(x, n, _semantic=None):
+    """``x * 2**n``, exact (rounded once where the result is subnormal)."""
+    s = _semantic
+    x, scaled, bits, field, shift = _fields(s, x)
+    it, mbits, bias, emask = _FIELDS[x.type.element.name]
+    limit = 4 * bias  # past it the result is 0 or infinite for every finite x
+    target = s.binary("-", s.binary("+", field, s.cast(s.minmax("min", s.minmax("max", n, -limit), limit), it)), shift)
+    normal = s.cast(
+        s.binary("|", s.binary("&", bits, ~(emask << mbits)), s.binary("<<", target, mbits)),
+        x.type.element,
+        bitcast=True,
+    )
+    # a subnormal result: the mantissa at the smallest normal exponent, times 2**(target - 1), one rounding
+    low = s.cast(s.binary("|", s.binary("&", bits, ~(emask << mbits)), 1 << mbits), x.type.element, bitcast=True)
+    factor_field = s.binary("+", s.minmax("max", s.binary("-", target, 1), -60), bias)
+    factor = s.cast(s.binary("<<", s.cast(factor_field, it), mbits), x.type.element, bitcast=True)
+    sub = s.binary("*", low, factor)
+    result = s.where(
+        s.binary(">=", target, emask),
+        s.binary("*", scaled, float("inf")),
+        s.where(s.binary(">=", target, 1), normal, sub),
+    )
+    special = s.binary("|", s.binary("==", x, 0.0), s.binary("!=", s.binary("-", x, x), 0.0))  # 0, inf, NaN
+    return s.where(special, x, result)
+
+
+scalbn = ldexp
+
+
+@builtin
+def ilogb(x, _semantic=None):
+    """The unbiased exponent of ``x`` as an int32; ``INT_MIN`` for 0 and NaN, ``INT_MAX`` for infinities."""
+    s = _semantic
+    x, _, _, field, shift = _fields(s, x)
+    _, _, bias, emask = _FIELDS[x.type.element.name]
+    e = s.cast(s.binary("-", s.binary("-", field, bias), shift), _t.i32)
+    e = s.where(s.binary("==", field, emask), 2**31 - 1, e)
+    bad = s.binary("|", s.binary("==", x, 0.0), s.math_unary("isnan", x))
+    return s.where(bad, -(2**31), e)
+
+
+@builtin
+def logb(x, _semantic=None):
+    """The unbiased exponent of ``x`` as a float; -inf for 0, +inf for infinities, NaN for NaN."""
+    s = _semantic
+    x, _, _, field, shift = _fields(s, x)
+    _, _, bias, emask = _FIELDS[x.type.element.name]
+    e = s.cast(s.binary("-", s.binary("-", field, bias), shift), x.type.element)
+    e = s.where(s.binary("==", field, emask), s.binary("*", x, x), e)  # inf * inf, NaN * NaN
+    return s.where(s.binary("==", x, 0.0), float("-inf"), e)
+
+
+@builtin
+def nextafter(x, y, _semantic=None):
+    """The float after ``x`` in the direction of ``y`` (``y`` where they are equal; NaN where either is)."""
+    s = _semantic
+    x, y = s.promote(x, y, "nextafter")
+    if x.type.element not in (_t.f32, _t.f64):
+        x, y = s.cast(x, _t.f32), s.cast(y, _t.f32)
+    it = _FIELDS[x.type.element.name][0]
+    bits = s.cast(x, it, bitcast=True)
+    away = s.binary("==", s.binary(">", y, x), s.binary(">", x, 0.0))  # away from zero: the bits grow
+    moved = s.cast(s.where(away, s.binary("+", bits, 1), s.binary("-", bits, 1)), x.type.element, bitcast=True)
+    tiniest = s.cast(s.binary("+", s.binary("*", bits, 0), 1), x.type.element, bitcast=True)  # the smallest subnormal
+    from_zero = s.math_binary("copysign", tiniest, y)
+    r = s.where(s.binary("==", x, 0.0), from_zero, moved)
+    r = s.where(s.binary("==", x, y), y, r)
+    unordered = s.binary("|", s.math_unary("isnan", x), s.math_unary("isnan", y))
+    return s.where(unordered, s.binary("+", x, y), r)
+
+
+@builtin
+def byte_perm(x, y, selector, _semantic=None):
+    """Four bytes picked from the eight of ``y:x`` (``x`` bytes 0-3): byte ``i`` of the result is byte
+    ``(selector >> 4 i) & 7``."""
+    s = _semantic
+    both = s.binary("|", s.binary("<<", s.cast(s.cast(y, _t.u32, bitcast=True), _t.u64), 32),
+                    s.cast(s.cast(x, _t.u32, bitcast=True), _t.u64))  # fmt: skip
+    sel = s.cast(s.cast(selector, _t.i32), _t.u32, bitcast=True)
+    out = None
+    for i in range(4):
+        pick = s.cast(s.binary("&", s.binary(">>", sel, 4 * i), 7), _t.u64)
+        byte = s.binary("&", s.binary(">>", both, s.binary("*", pick, 8)), 0xFF)
+        part = s.binary("<<", byte, 8 * i)
+        out = part if out is None else s.binary("|", out, part)
+    return s.cast(s.cast(out, _t.u32), _t.i32, bitcast=True)
 
 
 _ROUNDINGS = {"rn": "rint", "rz": "trunc", "rd": "floor", "ru": "ceil"}
