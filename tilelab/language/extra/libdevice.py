@@ -21,7 +21,8 @@ the interpreter numpy); the others are spelled here with those ops:
   tail), then Newton steps in the working type (within about 1 ulp).
 
 Arithmetic with a rounding mode other than to nearest (``add_rz``, ``double2float_rd``...) has no
-spelling here: it is left out rather than rounded the wrong way; so are the Bessel and gamma functions.
+spelling here: it is left out rather than rounded the wrong way; so are the Bessel and gamma functions,
+``erfcx``, ``sinpi`` / ``cospi``, ``remainder``, ``rsqrt_rn`` and ``rcp64h``.
 """
 
 from ...compiler.frontend.errors import SemanticError
