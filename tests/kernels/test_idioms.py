@@ -245,3 +245,15 @@ def test_tuple_arguments(backend, dev, rng):
         tuple_arguments_kernel[(1,)](*args, BLOCK=128, target=backend)
         want = (2 * (x + y) + (0 if bias is None else bias)) * np.float32(scale) + 3
         np.testing.assert_allclose(dev.get(out), want, rtol=1e-6, atol=1e-6)
+
+
+@tilelab.jit
+def constexpr_tuple_kernel(out, SHAPE: tl.constexpr):
+    offs = tl.arange(0, SHAPE[0])[:, None] * SHAPE[1] + tl.arange(0, SHAPE[1])[None, :]
+    tl.store(out + offs, tl.full(SHAPE, len(SHAPE), tl.float32))
+
+
+def test_a_constexpr_tuple_stays_a_compile_time_value(backend, dev):
+    out = dev.put(np.zeros(32, np.float32))
+    constexpr_tuple_kernel[(1,)](out, SHAPE=(4, 8), target=backend)
+    np.testing.assert_array_equal(dev.get(out), 2.0)

@@ -151,7 +151,7 @@ class JITFunction:
         for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
-        bound = with_descriptor_parts(self.__name__, self.bind(args, given))
+        bound = with_descriptor_parts(self.__name__, self.bind(args, given), self.constexprs)
         dims = None
         if not warmup:  # a bad grid is reported before anything compiles
             dims = normalize_grid(grid, dict(bound, **geometry) if callable(grid) else bound, self.__name__)
@@ -243,9 +243,9 @@ class JITFunction:
             raise
 
 
-def with_descriptor_parts(kernel: str, bound: dict) -> dict:
+def with_descriptor_parts(kernel: str, bound: dict, constexprs=frozenset()) -> dict:
     """``bound`` with each host tensor descriptor replaced by its ``DescriptorArg``, each tuple by its
-    ``TupleArg``, each followed by its parts."""
+    ``TupleArg`` (but a ``tl.constexpr``'s: a compile-time value), each followed by its parts."""
     if not any(is_descriptor(v) or type(v) is tuple for v in bound.values()):
         return bound
     expanded = {}
@@ -255,7 +255,7 @@ def with_descriptor_parts(kernel: str, bound: dict) -> dict:
             spec, parts = expand(name, value, what)
             expanded[name] = spec
             expanded.update(parts)
-        elif type(value) is tuple:
+        elif type(value) is tuple and name not in constexprs:
             spec = expanded[name] = TupleArg(len(value))
             for i, (part, element) in enumerate(zip(spec.part_names(name), value)):
                 if type(element) is tuple or is_descriptor(element):
