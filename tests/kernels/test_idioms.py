@@ -242,7 +242,8 @@ def test_tuple_arguments(backend, dev, rng):
     for bias, scale in ((None, 1), (b, 3), (b, 2.5)):  # an element None, an int specialized to 1, a float
         out = dev.put(np.zeros(100, np.float32))
         args = ((dev.put(x), dev.put(y), None if bias is None else dev.put(bias)), (100, scale), out)
-        tuple_arguments_kernel[(1,)](*args, BLOCK=128, target=backend)
+        grid = lambda meta: (tilelab.cdiv(meta["sizes"][0], meta["BLOCK"]),)  # noqa: E731 (the tuple as given)
+        tuple_arguments_kernel[grid](*args, BLOCK=128, target=backend)
         want = (2 * (x + y) + (0 if bias is None else bias)) * np.float32(scale) + 3
         np.testing.assert_allclose(dev.get(out), want, rtol=1e-6, atol=1e-6)
 

@@ -151,10 +151,11 @@ class JITFunction:
         for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
-        bound = with_descriptor_parts(self.__name__, self.bind(args, given), self.constexprs)
+        named = self.bind(args, given)
+        bound = with_descriptor_parts(self.__name__, named, self.constexprs)
         dims = None
-        if not warmup:  # a bad grid is reported before anything compiles
-            dims = normalize_grid(grid, dict(bound, **geometry) if callable(grid) else bound, self.__name__)
+        if not warmup:  # a bad grid is reported before anything compiles; a callable one sees the arguments as given
+            dims = normalize_grid(grid, dict(named, **geometry) if callable(grid) else bound, self.__name__)
         kernel = self.compiled_for(bound, target, geometry)
         if warmup:
             return kernel
