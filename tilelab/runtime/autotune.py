@@ -117,11 +117,11 @@ class Autotuner(KernelWrapper):
         clash = sorted({k for c in self.configs for k in c.kwargs} & set(kwargs))
         if clash:
             raise LaunchError(f"{self.__name__}(): conflicting meta-parameters {clash}: they are auto-tuned")
-        unknown = [n for n in self.reset_to_zero + self.restore_value if n not in named]
-        if unknown:
-            raise LaunchError(f"{self.__name__}(): reset_to_zero / restore_value name {unknown}, not its arguments")
         key = self.tuning_key(named)
         if key not in self.cache:
+            unknown = [n for n in self.reset_to_zero + self.restore_value if n not in named]
+            if unknown:
+                raise LaunchError(f"{self.__name__}(): reset_to_zero / restore_value name {unknown}, not its arguments")
             self.cache[key] = self.tune(args, kwargs, grid, named)
             for name in self.reset_to_zero:  # the last timed run's writes are not this launch's (as in Triton)
                 named[name][...] = 0

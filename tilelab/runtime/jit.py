@@ -152,7 +152,7 @@ class JITFunction:
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
         named = self.bind(args, given)
-        bound = with_descriptor_parts(self.__name__, named, self.constexprs)
+        bound = with_parts(self.__name__, named, self.constexprs)
         dims = None
         if not warmup:  # a bad grid is reported before anything compiles; a callable one sees the arguments as given
             dims = normalize_grid(grid, dict(named, **geometry) if callable(grid) else bound, self.__name__)
@@ -205,7 +205,7 @@ class JITFunction:
                 check_constexpr(pname, value, what)
                 constants[pname] = value
                 continue
-            if type(value) in (DescriptorArg, TupleArg):  # its parts follow it in ``bound`` (``with_descriptor_parts``)
+            if type(value) in (DescriptorArg, TupleArg):  # its parts follow it in ``bound`` (``with_parts``)
                 constants[pname] = value
                 continue
             spec = specialize_arg(pname, value, pname not in self.do_not_specialize, what)
@@ -244,7 +244,7 @@ class JITFunction:
             raise
 
 
-def with_descriptor_parts(kernel: str, bound: dict, constexprs=frozenset()) -> dict:
+def with_parts(kernel: str, bound: dict, constexprs=frozenset()) -> dict:
     """``bound`` with each host tensor descriptor replaced by its ``DescriptorArg``, each tuple by its
     ``TupleArg`` (but a ``tl.constexpr``'s: a compile-time value), each followed by its parts."""
     if not any(is_descriptor(v) or type(v) is tuple for v in bound.values()):

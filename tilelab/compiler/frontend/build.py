@@ -303,7 +303,7 @@ def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
     return names, types, scope, descriptors
 
 
-def _descriptor_values(sem, descriptors: dict, args: dict, constants: dict) -> dict:
+def _part_values(sem, descriptors: dict, args: dict, constants: dict) -> dict:
     """The ``tensor_descriptor`` of each host descriptor parameter and the tuple of each tuple parameter, over
     their argument tensors and constants."""
     values = {}
@@ -317,9 +317,14 @@ def _descriptor_values(sem, descriptors: dict, args: dict, constants: dict) -> d
     return values
 
 
+def _is_i32(value) -> bool:
+    """An int a launch specialized to its value that a kernel still sees as an i32 scalar."""
+    return type(value) is int and -(2**31) <= value < 2**31
+
+
 def _specialized_value(sem, value):
     """A tuple element the launch specialized to a constant: an i32 for an int (as a plain int argument is)."""
-    if type(value) is int and -(2**31) <= value < 2**31:
+    if _is_i32(value):
         return sem.constant(value, irt.i32)
     return None if value is None else constexpr(value)
 
@@ -345,13 +350,13 @@ def build_module(fn, signature: dict, constants: dict, arg_divisibility: dict | 
     # as in Triton: ``s.to(tl.float32)`` works whatever the value; constant folding still sees the 1
     specialized = {
         n: v for n, v in constants.items()
-        if n in info.params and not info.is_constexpr_param(n) and type(v) is int and -(2**31) <= v < 2**31
+        if n in info.params and not info.is_constexpr_param(n) and _is_i32(v)
     }  # fmt: skip
 
     def bind(sem):
         values = {n: sem.constant(v, irt.i32) for n, v in specialized.items()}
         args = {n: tensor(a, sem) for n, a in zip(names, func.args)}
-        return {**scope, **values, **args, **_descriptor_values(sem, descriptors, args, constants)}
+        return {**scope, **values, **args, **_part_values(sem, descriptors, args, constants)}
 
     gen, ret = ctx.generate(info, func, bind)
     with gen.builder.at_end(func.body):

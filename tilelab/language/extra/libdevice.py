@@ -417,11 +417,9 @@ _FIELDS = {"f32": (_t.i32, 23, 127, 0xFF), "f64": (_t.i64, 52, 1023, 0x7FF)}
 
 
 def _fields(s, x):
-    """``(x as f32 or f64, its bits, its exponent field, the field of x normalized, the shift that took)``:
-    a subnormal is scaled by ``2**64`` first, so that its exponent field is that of a normal number."""
-    x = s.to_tensor(x)
-    if x.type.element not in (_t.f32, _t.f64):
-        x = s.cast(x, _t.f32)
+    """``(x as f32 or f64, x normalized, its bits, their exponent field, the shift that took)``: a subnormal
+    is scaled by ``2**64``, so that its exponent field is that of a normal number (the shift is then 64)."""
+    x, _ = _float_arg(s, x)
     it, mbits, _, emask = _FIELDS[x.type.element.name]
     tiny = s.binary("==", s.binary("&", s.binary(">>", s.cast(x, it, bitcast=True), mbits), emask), 0)
     scaled = s.where(tiny, s.binary("*", x, float(2**64)), x)
