@@ -12,6 +12,7 @@ import tilelab
 from tilelab.compiler.options import DEFAULTS, NUM_STAGES, NUM_WARPS, CompileOptions, options_of
 from tilelab.runtime import options as settings
 from tilelab.runtime.build import options_for
+from tilelab.runtime.errors import LaunchError
 from tilelab.runtime.keys import Specialization
 
 from .kernels import add
@@ -126,6 +127,7 @@ def key_of(options: CompileOptions) -> str:
         {"fp_fusion": False},
         {"arch": "sm_80"},
         {"debug": True},
+        {"maxnreg": 32},
     ],
 )
 def test_every_option_changes_the_cache_key(change):
@@ -158,3 +160,24 @@ def test_launch_options_reach_the_passes(rng):
     cuda = tilelab.compile(add, SIG, {"BLOCK": 128}, target="cuda:sm_80", num_warps=2)
     assert options_of(cuda.module).num_warps == 2 and cuda.metadata["num_warps"] == 2
     assert "maxntidx" in cuda.asm["llir"] or ".maxntid 64" in cuda.asm["ptx"]
+
+
+def test_maxnreg_caps_the_registers_of_a_cuda_kernel(rng):
+    """Triton's ``maxnreg``: a launch option on every target (the CPU ignores it), ``.maxnreg`` in the CUDA kernel."""
+    x = rng.standard_normal(100).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    ck = tilelab.jit(add.fn)[(1,)](x, x, out, 100, BLOCK=128, maxnreg=40, target="cpu")
+    np.testing.assert_allclose(out, 2 * x)
+    assert ck.options.maxnreg == 40
+    capped = tilelab.compile(add, SIG, {"BLOCK": 4096}, target="cuda:sm_90a", num_warps=4, maxnreg=24, cache=False)
+    free = tilelab.compile(add, SIG, {"BLOCK": 4096}, target="cuda:sm_90a", num_warps=4, cache=False)
+    assert ".maxnreg 24" in capped.asm["ptx"] and ".maxnreg" not in free.asm["ptx"]
+    if capped.metadata.get("registers") is not None:  # ptxas ran
+        assert capped.metadata["registers"] <= 24 < free.metadata["registers"]
+
+
+@pytest.mark.parametrize("bad", [0, -8, 32.0, "32", True])
+def test_a_bad_maxnreg_is_a_launch_error_naming_it(bad):
+    x = np.zeros(8, np.float32)
+    with pytest.raises(LaunchError, match="maxnreg must be a positive int"):
+        tilelab.jit(add.fn)[(1,)](x, x, x, 8, BLOCK=8, maxnreg=bad, target="interpret")

@@ -52,6 +52,9 @@ class CompileOptions:
     module flag, what Triton's ``enable_reflect_ftz`` does, on by default as there): f32
     ``exp2`` is one ``ex2.approx.ftz.f32`` instead of four instructions around a non-ftz one,
     and libdevice's f32 functions read and write subnormals as zero.
+    ``maxnreg`` caps the registers of a thread (Triton's launch option of that name: the CUDA
+    kernel's ``.maxnreg``, ptxas spilling what does not fit; ``None``: ptxas chooses); the
+    other targets have no such cap and ignore it.
     ``libdevice`` and ``tools`` name files the CUDA backend would otherwise search for
     (``tools``: ``(("ptxas", "/path/to/ptxas"), ...)``). ``debug`` (``@jit(debug=True)``) is kept
     with the kernel and in its key; no pass reads it yet.
@@ -68,6 +71,7 @@ class CompileOptions:
     tma: bool = True
     fp_fusion: bool = True
     reflect_ftz: bool = True
+    maxnreg: int | None = None
     libdevice: str | None = None
     tools: tuple[tuple[str, str], ...] = ()
 

@@ -129,15 +129,17 @@ def compile(
     cache=True,
     enable_fp_fusion=None,
     enable_reflect_ftz=None,
+    maxnreg=None,
 ):
     """Compile ``kernel`` (a ``@jit`` function) for ``signature``; returns a ``CompiledKernel``.
 
     ``num_warps`` / ``num_stages`` of ``None`` take the defaults (``tilelab.compiler.options``);
-    ``enable_fp_fusion`` and ``enable_reflect_ftz`` as a launch's (``None``: on for CUDA, as Triton).
+    ``enable_fp_fusion``, ``enable_reflect_ftz`` and ``maxnreg`` as a launch's (``None``: on for CUDA, as Triton;
+    no register cap).
     Pointers are assumed 16-byte aligned (as numpy's allocations are) unless
     ``divisibility`` says otherwise; other arguments get divisibility 1.
     """
-    from .jit import JITFunction
+    from .jit import JITFunction, _count_option
 
     jf = kernel if isinstance(kernel, JITFunction) else JITFunction(kernel)
     sig = normalize_signature(jf, signature)
@@ -153,7 +155,9 @@ def compile(
     div = {n: (16 if t.startswith("*") else 1) for n, t in sig.items()}
     div.update(divisibility or {})
     debug = bool(debug or jf.debug)
+    if maxnreg is not None:
+        maxnreg = _count_option(jf.__name__, "maxnreg", maxnreg)
     options = options_for(
-        choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion, enable_reflect_ftz
+        choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion, enable_reflect_ftz, maxnreg
     )
     return compile_kernel(jf.fn, sig, constants, div, options, snapshots=snapshots, cache=cache)

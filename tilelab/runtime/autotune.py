@@ -23,7 +23,8 @@ from .errors import LaunchError
 
 
 class Config:
-    """One candidate: constexpr values (``kwargs``), ``num_warps``, ``num_stages``, an optional ``pre_hook``."""
+    """One candidate: constexpr values (``kwargs``), ``num_warps``, ``num_stages``, ``maxnreg`` (``None``: no cap),
+    an optional ``pre_hook``."""
 
     def __init__(self, kwargs, num_warps=NUM_WARPS, num_stages=NUM_STAGES, num_ctas=1, maxnreg=None, pre_hook=None):
         self.kwargs = dict(kwargs)
@@ -35,11 +36,13 @@ class Config:
 
     def all_kwargs(self) -> dict:
         """The constexprs plus the launch options, as ``kernel[grid](..., **kw)`` takes them."""
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        extra = {} if self.maxnreg is None else {"maxnreg": self.maxnreg}
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, **extra}
 
     def __str__(self) -> str:
         parts = [f"{k}: {v}" for k, v in self.kwargs.items()]
         parts += [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"]
+        parts += [] if self.maxnreg is None else [f"maxnreg: {self.maxnreg}"]
         return ", ".join(parts)
 
     def __repr__(self) -> str:

@@ -34,12 +34,12 @@ SMALL_IR = 16_000  # pass snapshots longer than this are not written to disk
 
 
 def options_for(
-    target: str, num_warps=None, num_stages=None, debug: bool = False, fp_fusion=None, reflect_ftz=None
+    target: str, num_warps=None, num_stages=None, debug: bool = False, fp_fusion=None, reflect_ftz=None, maxnreg=None
 ) -> CompileOptions:
     """The ``CompileOptions`` of a compile for the target named ``target`` (its ``arch`` and warp size included)."""
     found = get_target(target)
     arch, warp_size = getattr(found, "arch", None), getattr(found, "warp_size", None)
-    return compile_options(target, num_warps, num_stages, debug, arch, warp_size, fp_fusion, reflect_ftz)
+    return compile_options(target, num_warps, num_stages, debug, arch, warp_size, fp_fusion, reflect_ftz, maxnreg)
 
 
 def compile_kernel(fn, signature, constants, divisibility, options: CompileOptions, snapshots=False, cache=True):

@@ -38,9 +38,9 @@ from .specialize import check_constexpr, specialize_arg
 from .targets import choose_target
 from .warm import WarmLaunch
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize", "enable_fp_fusion", "enable_reflect_ftz")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "sanitize", "enable_fp_fusion", "enable_reflect_ftz", "maxnreg")
 #: Triton launch options accepted for source compatibility; they do not change what tilelab generates.
-TRITON_ONLY_OPTIONS = frozenset(("num_ctas", "maxnreg", "launch_cooperative_grid", "debug"))
+TRITON_ONLY_OPTIONS = frozenset(("num_ctas", "launch_cooperative_grid", "debug"))
 
 
 def is_constexpr_annotation(annotation) -> bool:
@@ -151,6 +151,8 @@ class JITFunction:
         for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
+        if options.get("maxnreg") is not None:
+            geometry["maxnreg"] = _count_option(self.__name__, "maxnreg", options["maxnreg"])
         named = self.bind(args, given)
         bound = with_parts(self.__name__, named, self.constexprs)
         dims = None
@@ -222,7 +224,8 @@ class JITFunction:
     def compiled_for(self, bound: dict, target, geometry: dict):
         """The ``CompiledKernel`` for these arguments: memory (``kernels``), then disk, then compile.
 
-        ``geometry`` holds the launch's ``num_warps``, ``num_stages`` (and ``fp_fusion``, ``reflect_ftz`` if given).
+        ``geometry`` holds the launch's ``num_warps``, ``num_stages`` (and ``fp_fusion``, ``reflect_ftz``, ``maxnreg``
+        if given).
         """
         signature, constants, divisibility, devices = self.specialize(bound)
         options = options_for(choose_target(target, devices), debug=self.debug, **geometry)
@@ -269,9 +272,11 @@ def with_parts(kernel: str, bound: dict, constexprs=frozenset()) -> dict:
 
 
 def _count_option(kernel: str, name: str, value) -> int:
-    """``num_warps`` / ``num_stages`` as an int; ``LaunchError`` naming the option otherwise (not ``int('four')``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if name == "num_warps" else 0):
-        least = "a positive" if name == "num_warps" else "a non-negative"
+    """``num_warps`` / ``num_stages`` / ``maxnreg`` as an int; ``LaunchError`` naming the option otherwise (not
+    ``int('four')``)."""
+    positive = name != "num_stages"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if positive else 0):
+        least = "a positive" if positive else "a non-negative"
         raise LaunchError(f"{kernel}(): {name} must be {least} int, got {type(value).__name__} {value!r}")
     if name == "num_warps" and value & (value - 1):
         raise LaunchError(f"{kernel}(): num_warps must be a power of 2, got {value}")

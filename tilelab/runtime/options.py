@@ -71,6 +71,7 @@ def compile_options(
     warp_size: int | None = None,
     fp_fusion: bool | None = None,
     reflect_ftz: bool | None = None,
+    maxnreg: int | None = None,
 ) -> CompileOptions:
     """The ``CompileOptions`` of one compile for ``target`` (``cpu``, ``cuda``, ``cuda:sm_80``, ``amd:gfx942``...).
 
@@ -78,6 +79,7 @@ def compile_options(
     (``CudaTarget.arch``: the device's, or the one the name gives), ``warp_size`` too (64 on AMD).
     ``fp_fusion`` is the launch's ``enable_fp_fusion``; ``None`` takes ``TILELAB_CUDA_FP_FUSION``, else on
     (Triton's default); ``reflect_ftz`` likewise, the launch's ``enable_reflect_ftz`` or ``TILELAB_CUDA_REFLECT_FTZ``.
+    ``maxnreg`` is the launch's register cap (``None``: none).
     """
     target = canonical_target(target)
     named_arch = target.partition(":")[2]
@@ -95,6 +97,7 @@ def compile_options(
         tma=_on("TILELAB_CUDA_TMA"),
         fp_fusion=_flag("TILELAB_CUDA_FP_FUSION", fp_fusion),
         reflect_ftz=_flag("TILELAB_CUDA_REFLECT_FTZ", reflect_ftz),
+        maxnreg=None if maxnreg is None else int(maxnreg),
         libdevice=_get("TILELAB_LIBDEVICE") or None,
         tools=tools,
     )

@@ -61,8 +61,9 @@ class AmdgpuHooks:
         self.target = f"amd:{arch}"
 
     # ------------------------------------------------------------------ the kernel
-    def annotate(self, llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
-        """Nothing in metadata: the work-group size is a function attribute (``kernel.py`` adds it to the text)."""
+    def annotate(self, llmod: ir.Module, fn: ir.Function, num_warps: int, maxnreg: int | None = None) -> None:
+        """Nothing in metadata: the work-group size is a function attribute (``kernel.py`` adds it to the text);
+        no register cap (``maxnreg`` is NVIDIA's)."""
 
     def check_op(self, op) -> None:
         """``tl.device_print`` / ``tl.device_assert`` need a printf runtime this inspection target has not."""

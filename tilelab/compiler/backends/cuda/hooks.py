@@ -133,11 +133,14 @@ class NvvmHooks:
     calling_convention = "ptx_kernel"
 
     # ------------------------------------------------------------------ the kernel
-    def annotate(self, llmod: ir.Module, fn: ir.Function, num_warps: int) -> None:
-        """Mark ``fn`` a kernel of at most ``32 * num_warps`` threads (``nvvm.annotations``)."""
+    def annotate(self, llmod: ir.Module, fn: ir.Function, num_warps: int, maxnreg: int | None = None) -> None:
+        """Mark ``fn`` a kernel of at most ``32 * num_warps`` threads (``nvvm.annotations``), of at most
+        ``maxnreg`` registers a thread when given (``.maxnreg``)."""
         annotations = llmod.add_named_metadata("nvvm.annotations")
         annotations.add(llmod.add_metadata([fn, "kernel", ir.Constant(I32, 1)]))
         annotations.add(llmod.add_metadata([fn, "maxntidx", ir.Constant(I32, self.warp_size * num_warps)]))
+        if maxnreg is not None:
+            annotations.add(llmod.add_metadata([fn, "maxnreg", ir.Constant(I32, maxnreg)]))
 
     def check_op(self, op) -> None:
         """Raise ``NotOnTarget`` for an op this target cannot lower (NVIDIA lowers them all)."""

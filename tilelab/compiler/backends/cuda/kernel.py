@@ -111,7 +111,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
         lw.b.ret_void()
     lw.finish()
     drop_redundant_barriers(fn, lw.body, lw.scratch_barriers)
-    hooks.annotate(llmod, fn, num_warps)
+    hooks.annotate(llmod, fn, num_warps, options.maxnreg)
     if maps:  # read in place (``cvta.param``), not copied to local memory: ``__grid_constant__``
         first = ir.Constant(I32, len(func.args) + 1)
         indices = llmod.add_metadata([ir.Constant(I32, i) for i in range(first.constant, first.constant + len(maps))])
