@@ -6,10 +6,14 @@ packed again -- a store to global or shared memory, ``stmatrix``, a wgmma or mma
 ``hooks.pair_word`` hands back the loaded word: no ``prmt`` re-packing it, no shift left over.
 """
 
+import re
+
 import pytest
+from llvmlite import ir
 
 import tilelab
 import tilelab.language as tl
+from tilelab.compiler.backends.cuda.lower_memory import constant_bits, pack
 
 
 @tilelab.jit
@@ -66,3 +70,39 @@ def test_a_loaded_dot_operand_goes_to_shared_memory_as_loaded(arch):
     ptx = _ptx(loop_invariant_operand, sig, {"BM": 64, "D": 64}, arch, num_warps=4, num_stages=1)
     assert "st.shared.v4.b32" in ptx or "stmatrix" in ptx
     assert "prmt" not in ptx
+
+
+@tilelab.jit
+def masked_with_other(x, y, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n, other=OTHER))
+
+
+@pytest.mark.parametrize(
+    "dtype, other, word",
+    [("fp16", 1.5, 0x3E003E00), ("bf16", -2.0, 0xC000C000), ("fp32", 0.1, 0x3DCCCCCD), ("i16", -3, 0xFFFDFFFD)],
+)
+def test_a_constant_other_is_one_packed_word(dtype, other, word):
+    """``other`` is packed at compile time: the word each masked-off register keeps, as PTX spells it (signed)."""
+    sig = {"x": f"*{dtype}", "y": f"*{dtype}", "n": "i32"}
+    consts = {"OTHER": other, "BLOCK": 512}
+    ck = tilelab.compile(masked_with_other, sig, consts, target="cuda:sm_90a", divisibility={"n": 16}, cache=False)
+    signed = word - (1 << 32) if word >= 1 << 31 else word
+    assert re.search(rf"mov\.b32\s+%r\d+, {signed};", ck.asm["ptx"])
+    assert re.search(r"ld\.global\.v[24]\.b32", ck.asm["ptx"])  # words, not halves
+
+
+def test_constant_bits_of_each_kind():
+    """The bits ``to_bits`` would give, as constants: floats by their IEEE encoding, ints masked to their width."""
+    half, f32, f64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+    assert constant_bits(ir.Constant(half, 1.0), 16).constant == 0x3C00
+    assert constant_bits(ir.Constant(f32, -2.0), 32).constant == 0xC0000000
+    assert constant_bits(ir.Constant(f64, float("inf")), 64).constant == 0x7FF0000000000000
+    assert constant_bits(ir.Constant(ir.IntType(8), -1), 8).constant == 0xFF
+    assert constant_bits(ir.Constant(ir.IntType(1), True), 8).constant == 1
+    assert constant_bits(ir.Constant(half, None), 16).constant == 0
+    fn = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [half]), "f")
+    assert constant_bits(fn.args[0], 16) is None
+    b = ir.IRBuilder(fn.append_basic_block())
+    words = pack(b, [ir.Constant(ir.IntType(16), 0x3C00), ir.Constant(ir.IntType(16), 0x4000)], 16, 32)
+    assert [w.constant for w in words] == [0x40003C00] and not b.block.instructions
