@@ -139,7 +139,7 @@ def compile(
     Pointers are assumed 16-byte aligned (as numpy's allocations are) unless
     ``divisibility`` says otherwise; other arguments get divisibility 1.
     """
-    from .jit import JITFunction, _count_option
+    from .jit import JITFunction, count_option
 
     jf = kernel if isinstance(kernel, JITFunction) else JITFunction(kernel)
     sig = normalize_signature(jf, signature)
@@ -156,7 +156,7 @@ def compile(
     div.update(divisibility or {})
     debug = bool(debug or jf.debug)
     if maxnreg is not None:
-        maxnreg = _count_option(jf.__name__, "maxnreg", maxnreg)
+        maxnreg = count_option(jf.__name__, "maxnreg", maxnreg)
     options = options_for(
         choose_target(target, set()), num_warps, num_stages, debug, enable_fp_fusion, enable_reflect_ftz, maxnreg
     )

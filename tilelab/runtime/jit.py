@@ -144,15 +144,15 @@ class JITFunction:
             self.forget()
         given, options = self.split_options(kwargs)
         geometry = {
-            "num_warps": _count_option(self.__name__, "num_warps", options.get("num_warps", NUM_WARPS)),
-            "num_stages": _count_option(self.__name__, "num_stages", options.get("num_stages", NUM_STAGES)),
+            "num_warps": count_option(self.__name__, "num_warps", options.get("num_warps", NUM_WARPS)),
+            "num_stages": count_option(self.__name__, "num_stages", options.get("num_stages", NUM_STAGES)),
         }
         target, sanitize = options.get("target"), options.get("sanitize")
         for name in ("fp_fusion", "reflect_ftz"):  # Triton's options; None: the target's default (on)
             if options.get(f"enable_{name}") is not None:
                 geometry[name] = bool(options[f"enable_{name}"])
         if options.get("maxnreg") is not None:
-            geometry["maxnreg"] = _count_option(self.__name__, "maxnreg", options["maxnreg"])
+            geometry["maxnreg"] = count_option(self.__name__, "maxnreg", options["maxnreg"])
         named = self.bind(args, given)
         bound = with_parts(self.__name__, named, self.constexprs)
         dims = None
@@ -271,7 +271,7 @@ def with_parts(kernel: str, bound: dict, constexprs=frozenset()) -> dict:
     return expanded
 
 
-def _count_option(kernel: str, name: str, value) -> int:
+def count_option(kernel: str, name: str, value) -> int:
     """``num_warps`` / ``num_stages`` / ``maxnreg`` as an int; ``LaunchError`` naming the option otherwise (not
     ``int('four')``)."""
     positive = name != "num_stages"

@@ -79,7 +79,8 @@ def compile_options(
     (``CudaTarget.arch``: the device's, or the one the name gives), ``warp_size`` too (64 on AMD).
     ``fp_fusion`` is the launch's ``enable_fp_fusion``; ``None`` takes ``TILELAB_CUDA_FP_FUSION``, else on
     (Triton's default); ``reflect_ftz`` likewise, the launch's ``enable_reflect_ftz`` or ``TILELAB_CUDA_REFLECT_FTZ``.
-    ``maxnreg`` is the launch's register cap (``None``: none).
+    ``maxnreg`` is the launch's register cap (``None``: none), kept for CUDA only: the other targets have no
+    such cap, and a launch that gives one compiles the same code there (one cache entry).
     """
     target = canonical_target(target)
     named_arch = target.partition(":")[2]
@@ -97,7 +98,7 @@ def compile_options(
         tma=_on("TILELAB_CUDA_TMA"),
         fp_fusion=_flag("TILELAB_CUDA_FP_FUSION", fp_fusion),
         reflect_ftz=_flag("TILELAB_CUDA_REFLECT_FTZ", reflect_ftz),
-        maxnreg=None if maxnreg is None else int(maxnreg),
+        maxnreg=int(maxnreg) if maxnreg is not None and target.partition(":")[0] == "cuda" else None,
         libdevice=_get("TILELAB_LIBDEVICE") or None,
         tools=tools,
     )
