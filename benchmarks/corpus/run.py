@@ -6,6 +6,9 @@
                                                          # and reports registers, spills, compile time
     python benchmarks/corpus/run.py --compile-time       # no GPU: seconds of each compile by step, and Triton's,
                                                          # and milliseconds of a compile each disk cache answers
+    python benchmarks/corpus/run.py --per-config cross-entropy --variant maxnreg=32 --variant num_stages=1
+                                                         # on a GPU: every config of both compilers (and each
+                                                         # config with a variant's options) timed in turns
 
 On a GPU each case sweeps the same config list under both compilers (``import tilelab as triton``
 or ``import triton``, the kernel text is the same), checks every config's output against torch on
@@ -520,6 +523,64 @@ def run_gpu(names, out_path=None, dump=None, cases=None):
         Path(out_path).write_text(text)
 
 
+def variants_of(configs: list, variants: list) -> list:
+    """``configs``, then each config with each variant's options over it (``--variant maxnreg=32,num_stages=1``).
+
+    A variant is ``name=int`` pairs, comma-separated; its options must be launch options or the
+    config's own constexprs (a misspelled name would silently make a copy of the config).
+    """
+    out = list(configs)
+    for text in variants:
+        pairs = dict(item.split("=", 1) for item in text.split(","))
+        for cfg in configs:
+            unknown = [k for k in pairs if k not in cfg and k not in ("maxnreg", *META_KEYS)]
+            if unknown:
+                raise SystemExit(f"--variant {text}: {unknown[0]} is neither a launch option nor a constexpr")
+            out.append({**cfg, **{k: int(v) for k, v in pairs.items()}})
+    return out
+
+
+def _variant_text(cfg) -> str:
+    return _cfg_text({k: v for k, v in cfg.items() if k != "maxnreg"}) + (
+        f"/maxnreg {cfg['maxnreg']}" if "maxnreg" in cfg else ""
+    )
+
+
+def per_config(names, variants=(), rounds=5, cases=None) -> None:
+    """Each config of each case (and its ``variants``), both compilers: checked against torch, then all
+    timed in turns (``in_turns``, ``rounds`` rounds, the median of each), one row per config and compiler."""
+    import torch
+    from triton.testing import do_bench
+
+    cases = CASES if cases is None else cases
+    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton_cache_"))
+    os.environ.setdefault("TILELAB_CACHE_DIR", tempfile.mkdtemp(prefix="tilelab_cache_"))
+    maker = TorchMaker()
+    print(f"device: {torch.cuda.get_device_name()}\n\n| case | compiler | config | ms |\n|---|---|---|---|")
+    for name in names:
+        torch.manual_seed(0)
+        setup = cases[name](maker)
+        fns = {}
+        for package in ("triton", "tilelab"):
+            kern = jit_from_source(setup.kernel, package)
+            for cfg in variants_of(setup.configs, variants):
+                args, grid = setup.args(cfg), setup.grid(cfg)
+
+                def launch(kern=kern, cfg=cfg, args=args, grid=grid):
+                    return kern[grid](*args, **cfg)
+
+                key = (package, _variant_text(cfg))
+                try:
+                    _check(setup, launch, torch)
+                except Exception as e:  # noqa: BLE001 - a failing config reports, the others go on
+                    print(f"| {name} | {key[0]} | {key[1]} | {type(e).__name__}: {str(e).splitlines()[0][:80]} |")
+                    continue
+                before = setup.before
+                fns[key] = (lambda launch=launch, before=before: (before(), launch())) if before else launch
+        for (package, text), ms in in_turns(fns, do_bench, rounds).items():
+            print(f"| {name} | {package} | {text} | {ms:.4f} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("words", nargs="*", help="run the cases whose name contains one of these words")
@@ -529,10 +590,16 @@ def main(argv=None):
     )
     parser.add_argument("--out", help="also write the table to this file")
     parser.add_argument("--dump", help="write each compiler's code of each case's best config to this folder")
+    parser.add_argument("--per-config", action="store_true", help="on a GPU: every config timed, in turns")
+    parser.add_argument(
+        "--variant", action="append", default=[], help="with --per-config: also each config with these options"
+    )
     args = parser.parse_args(argv)
     names = [n for n in CASES if not args.words or any(w in n for w in args.words)]
     if args.compile_only:
         compile_only(names)
+    elif args.per_config:
+        per_config(names, args.variant)
     elif args.compile_time:
         compile_time(names)
     else:

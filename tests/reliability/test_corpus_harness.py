@@ -61,3 +61,18 @@ def test_timing_in_turns_rotates_the_order_and_takes_each_median():
     fns = {name: (lambda name=name: name) for name in readings}
     assert in_turns(fns, fake_bench) == {"triton": 2.0, "tilelab": 5.0, "torch": 7.0}
     assert order == ["triton", "tilelab", "torch", "tilelab", "torch", "triton", "torch", "triton", "tilelab"]
+
+
+def test_variants_are_each_config_with_the_options_over_it():
+    """``--variant maxnreg=32,num_stages=1``: the configs as listed, then each with those options; a name that is
+    neither a launch option nor one of the config's constexprs is refused (it would time a copy of the config)."""
+    from benchmarks.corpus.run import _variant_text, variants_of
+
+    configs = [{"num_warps": 8, "num_stages": 3, "BLOCK": 4096}, {"num_warps": 16, "num_stages": 3, "BLOCK": 8192}]
+    out = variants_of(configs, ["maxnreg=32,num_stages=1", "BLOCK=2048"])
+    assert out[:2] == configs and len(out) == 6
+    assert out[2] == {"num_warps": 8, "num_stages": 1, "BLOCK": 4096, "maxnreg": 32}
+    assert out[5] == {"num_warps": 16, "num_stages": 3, "BLOCK": 2048}
+    assert _variant_text(out[3]) == "8192/16w/1s/maxnreg 32" and _variant_text(configs[0]) == "4096/8w/3s"
+    with pytest.raises(SystemExit, match="maxnregs is neither a launch option nor a constexpr"):
+        variants_of(configs, ["maxnregs=32"])
