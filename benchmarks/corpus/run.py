@@ -531,12 +531,15 @@ def variants_of(configs: list, variants: list) -> list:
     """
     out = list(configs)
     for text in variants:
-        pairs = dict(item.split("=", 1) for item in text.split(","))
+        try:
+            pairs = {k: int(v) for k, v in (item.split("=", 1) for item in text.split(","))}
+        except ValueError:
+            raise SystemExit(f"--variant {text}: expected name=int pairs, comma-separated") from None
         for cfg in configs:
             unknown = [k for k in pairs if k not in cfg and k not in ("maxnreg", *META_KEYS)]
             if unknown:
                 raise SystemExit(f"--variant {text}: {unknown[0]} is neither a launch option nor a constexpr")
-            out.append({**cfg, **{k: int(v) for k, v in pairs.items()}})
+            out.append({**cfg, **pairs})
     return out
 
 

@@ -76,3 +76,5 @@ def test_variants_are_each_config_with_the_options_over_it():
     assert _variant_text(out[3]) == "8192/16w/1s/maxnreg 32" and _variant_text(configs[0]) == "4096/8w/3s"
     with pytest.raises(SystemExit, match="maxnregs is neither a launch option nor a constexpr"):
         variants_of(configs, ["maxnregs=32"])
+    with pytest.raises(SystemExit, match="expected name=int pairs"):
+        variants_of(configs, ["maxnreg"])
