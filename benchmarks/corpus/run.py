@@ -407,6 +407,18 @@ def _timed(fn, torch):
     return time.perf_counter() - t0
 
 
+def launchers(setup, kern, cfg):
+    """``(launch, timed)`` of one config: a launch of it, and what ``do_bench`` times (``setup.before`` first when
+    the case has one). Bound here, once per config: a lambda made in a loop over configs would launch the last one."""
+    args, grid = setup.args(cfg), setup.grid(cfg)
+
+    def launch():
+        return kern[grid](*args, **cfg)
+
+    before = setup.before
+    return launch, ((lambda: (before(), launch())) if before else launch)
+
+
 def sweep(setup, package, torch, do_bench, dump=None, name=""):
     """(best ms, best cfg, its timed function, cold compile s of the first config, errors) of one compiler.
 
@@ -416,18 +428,12 @@ def sweep(setup, package, torch, do_bench, dump=None, name=""):
     kern = jit_from_source(setup.kernel, package)
     best, best_cfg, best_fn, compile_s, errors, compiled = None, None, None, None, [], {}
     for i, cfg in enumerate(setup.configs):
-        args = setup.args(cfg)
-        grid = setup.grid(cfg)
-
-        def launch(cfg=cfg, args=args, grid=grid):
-            return kern[grid](*args, **cfg)
-
+        launch, fn = launchers(setup, kern, cfg)
         try:
             first = _timed(lambda i=i, launch=launch: compiled.__setitem__(i, launch()), torch)  # keeps the kernel
             if i == 0:
                 compile_s = first - min(_timed(launch, torch) for _ in range(3))
             _check(setup, launch, torch)
-            fn = (lambda: (setup.before(), launch())) if setup.before else launch
             ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
         except Exception as e:  # noqa: BLE001 - a failing config reports, the others go on
             errors.append(f"{_cfg_text(cfg)}: {type(e).__name__}: {str(e).splitlines()[0][:100]}")
@@ -567,19 +573,14 @@ def per_config(names, variants=(), rounds=5, cases=None) -> None:
         for package in ("triton", "tilelab"):
             kern = jit_from_source(setup.kernel, package)
             for cfg in variants_of(setup.configs, variants):
-                args, grid = setup.args(cfg), setup.grid(cfg)
-
-                def launch(kern=kern, cfg=cfg, args=args, grid=grid):
-                    return kern[grid](*args, **cfg)
-
+                launch, timed = launchers(setup, kern, cfg)
                 key = (package, _variant_text(cfg))
                 try:
                     _check(setup, launch, torch)
                 except Exception as e:  # noqa: BLE001 - a failing config reports, the others go on
                     print(f"| {name} | {key[0]} | {key[1]} | {type(e).__name__}: {str(e).splitlines()[0][:80]} |")
                     continue
-                before = setup.before
-                fns[key] = (lambda launch=launch, before=before: (before(), launch())) if before else launch
+                fns[key] = timed
         for (package, text), ms in in_turns(fns, do_bench, rounds).items():
             print(f"| {name} | {package} | {text} | {ms:.4f} |", flush=True)
 

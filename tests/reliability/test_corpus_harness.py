@@ -78,3 +78,26 @@ def test_variants_are_each_config_with_the_options_over_it():
         variants_of(configs, ["maxnregs=32"])
     with pytest.raises(SystemExit, match="expected name=int pairs"):
         variants_of(configs, ["maxnreg"])
+
+
+def test_each_config_s_timed_function_launches_that_config():
+    """The function timed for a config launches that config (after ``before``), whatever configs come after it."""
+    from types import SimpleNamespace
+
+    from benchmarks.corpus.run import launchers
+
+    calls = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **cfg: calls.append((grid, args, cfg["BLOCK"]))
+
+    setup = SimpleNamespace(
+        args=lambda c: (c["BLOCK"] * 2,), grid=lambda c: (c["BLOCK"] // 64,), before=lambda: calls.append("before")
+    )
+    timed = [launchers(setup, Kernel(), {"BLOCK": b, "num_warps": 4})[1] for b in (128, 256, 512)]
+    timed[0]()
+    timed[1]()
+    assert calls == ["before", ((2,), (256,), 128), "before", ((4,), (512,), 256)]
+    launch, plain = launchers(SimpleNamespace(**{**vars(setup), "before": None}), Kernel(), {"BLOCK": 64})
+    assert plain is launch
