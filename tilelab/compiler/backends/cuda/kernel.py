@@ -223,6 +223,10 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
 
     ``seconds``, when given, receives the time of each step: ``lower`` (tile IR to LLVM IR, in Python),
     ``llvm`` (parse, link libdevice, O3) and ``emit`` (LLVM's NVPTX code generator).
+
+    The LLVM IR is the text O3 leaves, as Triton's ``llir`` is: the code generator's own IR passes
+    (loop strength reduction, CodeGenPrepare) rewrite the module in place, and the text taken after
+    them showed their rewrites as if O3 had made them.
     """
     arch = options.gpu_arch
     t0 = time.perf_counter()
@@ -238,10 +242,12 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
             llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz, context
         )
         t2 = time.perf_counter()
+        llir = str(mod)
+        t3 = time.perf_counter()
         ptx = keep_offsets_wide(target_machine(arch).emit_assembly(mod))
         if seconds is not None:
-            seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t2)
-        return str(mod), ptx, lw.scratch_bytes
+            seconds.update(lower=t1 - t0, llvm=t2 - t1, emit=time.perf_counter() - t3)
+        return llir, ptx, lw.scratch_bytes
     finally:
         if mod is not None:
             mod.close()
