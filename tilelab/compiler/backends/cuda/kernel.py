@@ -25,6 +25,7 @@ from tilelab.compiler.analysis.axis_info import analyze
 from tilelab.compiler.options import CompileOptions
 from tilelab.errors import CompilationError
 
+from ..common.dead_values import drop_dead_values
 from ..common.debuginfo import LineTable
 from ..common.types import I32
 from .barriers import drop_redundant_barriers
@@ -111,6 +112,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
         lw.b.ret_void()
     lw.finish()
     drop_redundant_barriers(fn, lw.body, lw.scratch_barriers)
+    drop_dead_values(fn)  # fewer lines to print and parse; O3 would delete them first thing
     hooks.annotate(llmod, fn, num_warps, options.maxnreg)
     if maps:  # read in place (``cvta.param``), not copied to local memory: ``__grid_constant__``
         first = ir.Constant(I32, len(func.args) + 1)
