@@ -292,15 +292,51 @@ def xor_bits(b: ir.IRBuilder, sources, layout: LinearLayout) -> ir.Value:
 
 
 def xor_flat(b: ir.IRBuilder, sources) -> ir.Value:
-    """XOR of ``ints[i]`` over the set bits ``i`` of each ``(index, ints)`` source."""
-    acc = ir.Constant(I32, 0)
+    """XOR of ``ints[i]`` over the set bits ``i`` of each ``(index, ints)`` source.
+
+    A run of index bits that land on consecutive single bits (bit ``i`` on ``2^p``, bit ``i + 1`` on
+    ``2^(p + 1)``...) is one mask and one shift, not a test and a multiply per bit; terms whose bits
+    cannot meet are joined by ``or``, the others by ``xor``, as a balanced tree. LLVM's known-bits
+    analysis looks six operations deep: through a chain of one ``xor`` per bit it no longer saw that
+    a thread's offset stays below the block, so a loop's ``i + offset`` (``i`` a multiple of the
+    block) stayed an ``add``, which LLVM then reassociated into one loop-invariant register per element
+    (``y - offset`` for ``i + offset == y``) instead of the ``or`` it is.
+
+        lane bits 0..4 -> 8, 16, 32, 64, 128; warp bit 0 -> 256
+        ->  or((lane & 31) << 3, (warp & 1) << 8)
+    """
+    terms = []  # (value, the bits it can have)
     for index, ints in sources:
-        for bit, flat in enumerate(ints):
+        bit = 0
+        while bit < len(ints):
+            flat = ints[bit]
             if not flat:
+                bit += 1
                 continue
-            on = b.and_(b.lshr(index, ir.Constant(I32, bit)), ir.Constant(I32, 1))
-            acc = b.xor(acc, b.mul(on, ir.Constant(I32, flat)))
-    return acc
+            if flat & (flat - 1):  # several bits: the index bit times the constant
+                on = b.and_(b.lshr(index, ir.Constant(I32, bit)), ir.Constant(I32, 1))
+                terms.append((b.mul(on, ir.Constant(I32, flat)), flat))
+                bit += 1
+                continue
+            run = 1
+            while bit + run < len(ints) and ints[bit + run] == flat << run:
+                run += 1
+            to = flat.bit_length() - 1
+            term = b.and_(index, ir.Constant(I32, ((1 << run) - 1) << bit))
+            if to > bit:
+                term = b.shl(term, ir.Constant(I32, to - bit))
+            elif to < bit:
+                term = b.lshr(term, ir.Constant(I32, bit - to))
+            terms.append((term, ((1 << run) - 1) << to))
+            bit += run
+    if not terms:
+        return ir.Constant(I32, 0)
+    while len(terms) > 1:
+        joined = []
+        for (x, x_bits), (y, y_bits) in zip(terms[::2], terms[1::2]):
+            joined.append((b.xor(x, y) if x_bits & y_bits else b.or_(x, y), x_bits | y_bits))
+        terms = joined + terms[len(joined) * 2 :]
+    return terms[0][0]
 
 
 def const_i32(n: int) -> ir.Constant:

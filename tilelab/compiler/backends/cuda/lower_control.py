@@ -6,6 +6,12 @@ same control flow: conditions are scalars, the same in all threads of a program.
 
     scf.for %i = %lb to %ub step %s iter_args(%acc = %0)
     ->  header: %i = phi [%lb, entry], [%i.next, latch]; %acc.r = phi ... ; br (%i < %ub) body, exit
+
+Registers of 8 and 16 bits cross a loop's back edge packed, two or four to a 32-bit
+word (``pack_words``): a GPU register holds 32 bits whatever the value's width, so
+a loop carrying a bf16 tile of 16 registers a thread (a load one iteration ahead)
+holds 8 words instead of 16 registers. Where the registers came out of loaded words,
+LLVM folds the packing away and the loop carries the loaded words themselves.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, R
 
 from .context import GTile, lower
 from .debug import emit_assert, emit_print
+from .lower_memory import from_bits, memory_bits, pack, to_bits, unpack
 
 
 def flatten(values) -> list:
@@ -58,11 +65,51 @@ def _phis(b, like, incoming, block) -> list:
     return phis
 
 
+def _sub_word(v) -> int:
+    """The bits of each register of ``v`` when they are 8 or 16 and fill whole 32-bit words, else 0."""
+    if not isinstance(v, GTile) or v.elem.is_pointer or v.elem.is_bool:
+        return 0
+    eb = memory_bits(v.elem)
+    return eb if eb in (8, 16) and len(v.regs) % (32 // eb) == 0 else 0
+
+
+def pack_words(b, values: list) -> list:
+    """The registers of lowered ``values`` as they cross a back edge: a tile of 8- or 16-bit elements as
+    32-bit words (``lower_memory.pack``: the words a load gave, where the registers are their halves)."""
+    out = []
+    for v in values:
+        eb = _sub_word(v)
+        if eb:
+            out += pack(b, [to_bits(b, r, v.elem) for r in v.regs], eb, 32)
+        else:
+            out += v.regs if isinstance(v, GTile) else [v]
+    return out
+
+
+def unpack_words(lw, like: list, words: list) -> list:
+    """The inverse of ``pack_words``: lowered values shaped like ``like`` from the carried ``words``."""
+    out, i = [], 0
+    for v in like:
+        if not isinstance(v, GTile):
+            out.append(words[i])
+            i += 1
+            continue
+        eb = _sub_word(v)
+        n = len(v.regs) * eb // 32 if eb else len(v.regs)
+        regs = words[i : i + n]
+        i += n
+        if eb:
+            regs = [from_bits(lw.b, x, v.elem) for x in unpack(lw, regs, eb, 32, len(v.regs))]
+        out.append(GTile(v.layout, v.elem, regs))
+    return out
+
+
 @lower(ForOp)
 def lower_for(lw, op):
     b = lw.b
     lb, ub, step = (lw.get(v) for v in op.operands[:3])
     inits = [lw.get(v) for v in op.init_args]
+    packed = pack_words(b, inits)
     pre = b.block
     header = b.append_basic_block("for.header")
     body = b.append_basic_block("for.body")
@@ -71,20 +118,21 @@ def lower_for(lw, op):
     b.position_at_end(header)
     iv = b.phi(lb.type)
     iv.add_incoming(lb, pre)
-    carried = _phis(b, inits, inits, pre)
+    carried = _phis(b, packed, packed, pre)
     signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
     cmp = b.icmp_signed if signed else b.icmp_unsigned
     negative = isinstance(step, ir.Constant) and int(step.constant) < 0
     b.cbranch(cmp(">" if negative else "<", iv, ub), body, exit_)
     b.position_at_end(body)
-    yielded = lower_body(lw, op.body, [iv, *rebuild(inits, carried)])
+    yielded = lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)])
+    words = pack_words(b, yielded)
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
-    for phi, v in zip(carried, flatten(yielded)):
+    for phi, v in zip(carried, words):
         phi.add_incoming(v, latch)
     b.branch(header)
     b.position_at_end(exit_)
-    for r, v in zip(op.results, rebuild(inits, carried)):
+    for r, v in zip(op.results, unpack_words(lw, inits, carried)):
         lw.set(r, v)
 
 
@@ -118,18 +166,19 @@ def lower_if(lw, op):
 def lower_while(lw, op):
     b = lw.b
     inits = [lw.get(v) for v in op.operands]
+    packed = pack_words(b, inits)
     pre = b.block
     header = b.append_basic_block("while.before")
     after = b.append_basic_block("while.after")
     exit_ = b.append_basic_block("while.exit")
     b.branch(header)
     b.position_at_end(header)
-    carried = _phis(b, inits, inits, pre)
-    cond, *forwarded = lower_body(lw, op.before, rebuild(inits, carried))
+    carried = _phis(b, packed, packed, pre)
+    cond, *forwarded = lower_body(lw, op.before, unpack_words(lw, inits, carried))
     b.cbranch(cond, after, exit_)
     b.position_at_end(after)
     yielded = lower_body(lw, op.after, forwarded)
-    for phi, v in zip(carried, flatten(yielded)):
+    for phi, v in zip(carried, pack_words(b, yielded)):
         phi.add_incoming(v, b.block)
     b.branch(header)
     b.position_at_end(exit_)
