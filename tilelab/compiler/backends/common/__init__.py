@@ -10,7 +10,8 @@ args)`` (declare an LLVM function once), so one definition serves both::
     z = convert(lw, y, t, f32)              # numpy ``astype`` rules
 
 Files: ``scalars.py`` (integer and float emitters, constants, arithmetic types),
-``convert.py`` (``tt.cast`` value conversions).
+``convert.py`` (``tt.cast`` value conversions), ``dead_values.py`` (unused values dropped from a
+lowered function before it is printed).
 """
 
 from .convert import convert
