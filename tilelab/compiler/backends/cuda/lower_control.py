@@ -74,33 +74,27 @@ def _sub_word(v) -> int:
 
 
 def pack_words(b, values: list) -> list:
-    """The registers of lowered ``values`` as they cross a back edge: a tile of 8- or 16-bit elements as
-    32-bit words (``lower_memory.pack``: the words a load gave, where the registers are their halves)."""
+    """``flatten(values)``, but a tile of 8- or 16-bit elements as 32-bit words, as it crosses a back edge
+    (``lower_memory.pack``: the words a load gave, where the registers are their halves)."""
     out = []
     for v in values:
         eb = _sub_word(v)
-        if eb:
-            out += pack(b, [to_bits(b, r, v.elem) for r in v.regs], eb, 32)
-        else:
-            out += v.regs if isinstance(v, GTile) else [v]
+        out += pack(b, [to_bits(b, r, v.elem) for r in v.regs], eb, 32) if eb else flatten([v])
     return out
 
 
 def unpack_words(lw, like: list, words: list) -> list:
-    """The inverse of ``pack_words``: lowered values shaped like ``like`` from the carried ``words``."""
+    """The inverse of ``pack_words`` (``rebuild`` where nothing was packed): values shaped like ``like``."""
     out, i = [], 0
     for v in like:
-        if not isinstance(v, GTile):
-            out.append(words[i])
-            i += 1
-            continue
         eb = _sub_word(v)
-        n = len(v.regs) * eb // 32 if eb else len(v.regs)
-        regs = words[i : i + n]
-        i += n
+        n = len(v.regs) * eb // 32 if eb else len(flatten([v]))
         if eb:
-            regs = [from_bits(lw.b, x, v.elem) for x in unpack(lw, regs, eb, 32, len(v.regs))]
-        out.append(GTile(v.layout, v.elem, regs))
+            regs = [from_bits(lw.b, x, v.elem) for x in unpack(lw, words[i : i + n], eb, 32, len(v.regs))]
+            out.append(GTile(v.layout, v.elem, regs))
+        else:
+            out += rebuild([v], words[i : i + n])
+        i += n
     return out
 
 
