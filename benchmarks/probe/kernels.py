@@ -573,6 +573,7 @@ def layernorm_bwd_locked_kernel(
         db += tl.load(db_row, mask=mask)
     tl.store(dw_row, dw, mask=mask)
     tl.store(db_row, db, mask=mask)
+    tl.debug_barrier()  # every thread's stores before the release (the exchange runs in one thread)
     tl.atomic_xchg(lock, 0)
 
 

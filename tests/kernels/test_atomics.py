@@ -120,7 +120,9 @@ def test_tile_atomic_add_returns_each_replaced_value(backend, dev, rng, dtype, n
 def locked_accumulate_kernel(x_ptr, acc_ptr, lock_ptr, count_ptr, n, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
     """Triton's layer-norm-backward pattern: the programs of a group take turns, under a spin lock, adding
     their row into the group's buffer (the first one stores it). The buffer's plain loads and stores are
-    ordered by the lock's ``acq_rel`` compare-and-swap and exchange (Triton's default ordering)."""
+    ordered by the lock's ``acq_rel`` compare-and-swap and exchange (Triton's default ordering); as in
+    Triton's tutorial, a barrier before the exchange makes every thread's stores precede it (the scalar
+    exchange runs in one thread, and its ordering covers that thread's own accesses)."""
     pid = tl.program_id(0)
     group = pid % GROUPS
     offs = tl.arange(0, BLOCK)
@@ -135,6 +137,7 @@ def locked_accumulate_kernel(x_ptr, acc_ptr, lock_ptr, count_ptr, n, GROUPS: tl.
     else:
         x += tl.load(acc_ptr + group * n + offs, mask=mask)
     tl.store(acc_ptr + group * n + offs, x, mask=mask)
+    tl.debug_barrier()
     tl.atomic_xchg(lock, 0)
 
 
