@@ -3,11 +3,13 @@ one, or none before the next one (or the end)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 from llvmlite import ir
 
 import tilelab
 import tilelab.language as tl
-from tilelab.compiler.backends.cuda.barriers import drop_redundant_barriers
+from tilelab.compiler.backends.cuda.barriers import _SHARED_ASM, drop_redundant_barriers
 
 ARCH = "cuda:sm_90a"
 
@@ -40,6 +42,50 @@ def test_two_reductions_in_a_loop_share_their_barriers():
 def test_the_users_barriers_stay():
     ck = tilelab.compile(user_barriers_kernel, {"x_ptr": "*fp32"}, {"BLOCK": 256}, target=ARCH, cache=False)
     assert ck.asm["ptx"].count("bar.sync") == 2
+
+
+@tilelab.jit
+def spin_lock_kernel(lock_ptr, total_ptr, x_ptr):
+    """Every program adds its value to one total under a lock: a ``while`` on ``atomic_cas`` takes it."""
+    x = tl.load(x_ptr + tl.program_id(0))
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    tl.store(total_ptr, tl.load(total_ptr) + x)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+@pytest.mark.parametrize(
+    "asm,shared",
+    [
+        ("ld.global.nc.L1::evict_last.v4.b32 {$0, $1, $2, $3}, [$4];", False),
+        ("@$1 atom.acq_rel.gpu.global.cas.b32 $0, [$2], $3, $4;", False),  # qualifiers before the space
+        ("@$2 red.relaxed.gpu.global.add.v4.f32 [$0], {$1};", False),
+        ("st.shared.v4.b32 [$0], {$1, $2, $3, $4};", True),
+        ("atom.shared.add.f32 $0, [$1], $2;", True),
+        ("ld.volatile.b32 $0, [$1];", True),  # no state space: generic, may be shared
+        ("ld.shared.b32 $0, [$1]; st.global.b32 [$2], $0;", True),
+        ("cp.async.cg.shared.global [$0], [$1], 16;", True),
+    ],
+)
+def test_which_inline_ptx_may_touch_shared_memory(asm, shared):
+    assert bool(_SHARED_ASM.search(asm)) == shared
+
+
+def test_a_spin_loop_on_a_global_lock_waits_at_two_barriers_a_trip():
+    sig = {"lock_ptr": "*i32", "total_ptr": "*i32", "x_ptr": "*i32"}
+    ck = tilelab.compile(spin_lock_kernel, sig, {}, target=ARCH, num_warps=4, cache=False)
+    # thread 0 swaps, the old word goes through shared memory to every thread: a barrier after its
+    # store and one after the loads (the next trip's store); the atomic itself touches no shared memory
+    assert ck.asm["ptx"].count("bar.sync") == 2
+
+
+def test_spin_lock_totals(backend, dev, rng):
+    n = 512
+    x = rng.integers(-1000, 1000, n, dtype=np.int32)
+    lock, total = dev.put(np.zeros(1, np.int32)), dev.put(np.zeros(1, np.int32))
+    spin_lock_kernel[(n,)](lock, total, dev.put(x), num_warps=1, target=backend)
+    np.testing.assert_array_equal(dev.get(total), [x.sum()])
+    np.testing.assert_array_equal(dev.get(lock), [0])
 
 
 def _function(shared_store_between: bool):

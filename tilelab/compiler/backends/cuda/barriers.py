@@ -36,8 +36,11 @@ GLOBAL = 1  # the global address space
 _PURE_PREFIXES = ("llvm.nvvm.read.ptx.sreg.", "llvm.nvvm.shfl.sync.", "llvm.nvvm.ex2.approx.", "__nv_")
 _PURE_PREFIXES += tuple(f"llvm.{name}." for name in ("fma", "fabs", "minnum", "maxnum", "sqrt", "copysign", "smax"))
 _PURE_PREFIXES += tuple(f"llvm.{name}." for name in ("smin", "umax", "umin", "abs", "ctlz", "cttz", "ctpop"))
-#: PTX that may touch shared memory: an access not marked ``.global``, and the shared-only instructions
-_SHARED_ASM = re.compile(r"\b(ld|st|atom|red)\.(?!global)|ldmatrix|stmatrix|cp\.async|wgmma|mbarrier|fence|bar\.")
+#: PTX that may touch shared memory: an access with no ``.global`` among its qualifiers (which may come after
+#: others: ``atom.acq_rel.gpu.global.cas``), and the shared-only instructions
+_SHARED_ASM = re.compile(
+    r"\b(ld|st|atom|red)(?![\w:.]*\.global\b)\.|ldmatrix|stmatrix|cp\.async|wgmma|mbarrier|fence|bar\."
+)
 
 
 def _callee_name(instr: ir.CallInstr) -> str | None:
