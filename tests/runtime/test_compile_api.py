@@ -114,3 +114,28 @@ def test_set_allocator_keeps_a_callable_and_refuses_anything_else():
         tilelab.set_allocator(64)
     tilelab.set_allocator(None)
     assert allocator() is None
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a", "amd:gfx942"])
+def test_a_compile_leaves_no_llvm_module_to_the_cyclic_collector(target):
+    """Once LLVM has the lowered module's text, the ``llvmlite`` module is cut apart (backends/common/release.py)
+    and reference counting frees it: no instruction or block of it waits for the cyclic collector (a few emptied
+    shells may, held by the lowering's own objects)."""
+    import gc
+
+    from llvmlite import ir
+
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        ck = tilelab.compile(add, signature=SIG, constants={"BLOCK": 128}, target=target, cache=False)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, (ir.Instruction, ir.Block)) and vars(o)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert ck.asm["llir"] and left == []

@@ -32,6 +32,12 @@ def lowered(monkeypatch, kernel, sig, constants) -> tuple[str, str]:
 
     out = []
     build = backend.build_llvm_module
-    monkeypatch.setattr(backend, "build_llvm_module", lambda *a: out.append(build(*a)) or out[-1])
+
+    def build_and_print(*args):
+        built = build(*args)
+        out.append((str(built[0]), built[2]))  # now: the compile frees the module once LLVM has its text
+        return built
+
+    monkeypatch.setattr(backend, "build_llvm_module", build_and_print)
     tilelab.compile(kernel, signature=sig, constants=constants, target="cpu", snapshots=False, cache=False)
-    return str(out[0][0]), out[0][2]
+    return out[0]

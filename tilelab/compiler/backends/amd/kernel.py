@@ -21,6 +21,7 @@ import llvmlite.binding as llvm
 
 from tilelab.compiler.options import CompileOptions
 
+from ..common.release import release
 from ..cuda.kernel import InternalCompilerError, build_llvm_module
 from .hooks import TRIPLE, AmdgpuHooks
 
@@ -91,5 +92,6 @@ def compile_to_amdgcn(module, options: CompileOptions) -> tuple[str, str, int]:
     llmod, lw = build_llvm_module(module, options, hooks)
     lds = max(lw.scratch_bytes, module.attrs.get("shared_bytes", 0) or 0)
     text = kernel_text(llmod, module.kernel.sym_name, hooks.warp_size * options.num_warps, lds)
+    release(llmod)  # its text is all LLVM needs: free the Python module by reference counting
     mod = optimize(text, module.kernel.sym_name, arch)
     return str(mod), target_machine(arch).emit_assembly(mod), lds

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 
+from ..common.release import release
 from ..common.types import UnsupportedType
 from ..llvm_library import preload
 from .codegen import (
@@ -93,6 +94,7 @@ def compile_kernel(
     tier = "quick" if quick else "optimized"
     compiled = CpuCompiled(name, grid_symbol(name, sanitize), obj, asm, ops, seconds, tier)
     compiled.stack_bytes = stack_bytes(llmod)
+    release(llmod)  # LLVM holds the kernel now: free the Python module by reference counting
     return compiled
 
 

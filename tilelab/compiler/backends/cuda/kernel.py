@@ -27,6 +27,7 @@ from tilelab.errors import CompilationError
 
 from ..common.dead_values import drop_dead_values
 from ..common.debuginfo import LineTable
+from ..common.release import release
 from ..common.types import I32
 from .barriers import drop_redundant_barriers
 from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
@@ -243,6 +244,7 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
         mod = optimize(
             llmod, arch, lw.uses_libdevice, options.libdevice, dict(options.tools), options.reflect_ftz, context
         )
+        release(llmod)  # LLVM holds the kernel now: free the Python module by reference counting
         t2 = time.perf_counter()
         llir = str(mod)
         t3 = time.perf_counter()
