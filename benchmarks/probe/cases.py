@@ -691,6 +691,22 @@ def int8_quant(t, rows=16384, n=7168):
 
 
 #: the probe's kernels by the names ``benchmarks/probe/run.py`` gives them
+def tail_mass(t, rows=16384, n=1000):
+    """Suffix sums of f32 rows (a top-p sampler's tail mass over sorted probabilities): a reverse scan of
+    unaligned, masked rows, one element a thread a step."""
+    x, out = t.randn(rows, n), t.empty(rows, n)
+    torch = t.torch
+
+    def suffix(v):
+        return torch.flip(torch.cumsum(torch.flip(v, (1,)), 1), (1,))
+
+    return Setup(
+        K.tail_mass_kernel, lambda c: (x, out, x.stride(0), n), lambda c: (rows,),
+        [cfg(4, BLOCK=1024), cfg(8, BLOCK=1024), cfg(2, BLOCK=1024)],
+        [out], lambda: [suffix(x.double())], lambda: suffix(x), nbytes=2 * rows * n * 4, tol=1e-4,
+    )  # fmt: skip
+
+
 CASES = {
     "gelu f16": gelu,
     "embedding gather": embedding,
@@ -723,4 +739,5 @@ CASES = {
     "nf4 dequant (codebook gather)": nf4_dequant,
     "fused moe (sorted token ids)": fused_moe,
     "int8 row quantization (libdevice rint)": int8_quant,
+    "tail mass (reverse cumsum)": tail_mass,
 }

@@ -688,3 +688,13 @@ def int8_quant_kernel(x_ptr, y_ptr, scale_ptr, stride, n_cols, BLOCK: tl.constex
     q = tl.extra.libdevice.rint(x / scale)
     tl.store(y_ptr + row * stride + cols, tl.clamp(q, -128.0, 127.0).to(tl.int8), mask=mask)
     tl.store(scale_ptr + row, scale)
+
+
+def tail_mass_kernel(p_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    # a sampler's tail mass: each row's probabilities (sorted, largest first) summed from the end, the suffix
+    # sums a top-p cut compares with p; rows of a vocabulary slice, masked
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    p = tl.load(p_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * stride + cols, tl.cumsum(p, axis=0, reverse=True), mask=mask)

@@ -140,6 +140,8 @@ CASES = [
     ("int8 row quantization (libdevice rint)", K.int8_quant_kernel,
      {"x_ptr": "*bf16", "y_ptr": "*i8", "scale_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 8192},
      {"stride": 16}, 8),
+    ("tail mass (reverse cumsum)", K.tail_mass_kernel,
+     {"p_ptr": "*f32", "out_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 1024}, {}, 4),
 ]  # fmt: skip
 
 

@@ -74,14 +74,15 @@ def cumsum_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, REVERSE: tl.constexpr)
     tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0, reverse=REVERSE))
 
 
-def test_a_reverse_scan_is_the_shuffle_scan_of_the_flipped_tile():
+def test_a_reverse_scan_is_the_shuffle_scan_read_backwards():
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
     options = {"target": "cuda:sm_90a", "num_warps": 4, "snapshots": False, "cache": False}
     forward, reverse = (
         tilelab.compile(cumsum_1d_kernel, sig, {"BLOCK": 1024, "REVERSE": r}, **options).asm["ptx"]
         for r in (False, True)
     )
-    # the forward scan's shuffles (two chunks of 5 steps and the lanes before), no loop over each line
-    assert count(reverse, "shfl.sync.up.b32") == count(forward, "shfl.sync.up.b32") == 2 * 6
-    # and two more trips through shared memory, the flip in and the flip back (a barrier each side)
-    assert count(reverse, "bar.sync") == count(forward, "bar.sync") + 2 * 2
+    # the forward scan's shuffles (two chunks of 5 steps and the lanes before), taken from the lanes above
+    assert count(reverse, "shfl.sync.down.b32") == count(forward, "shfl.sync.up.b32") == 2 * 6
+    assert count(reverse, "shfl.sync.up.b32") == 0
+    # and no trip through shared memory to flip the tile: the same barriers as the forward scan
+    assert count(reverse, "bar.sync") == count(forward, "bar.sync")

@@ -311,3 +311,12 @@ def test_int8_quantization_rounds_halves_to_even(backend, dev, rng):
     np.testing.assert_array_equal(got[0, :4], [127, 0, 2, -2])
     assert np.abs(got.astype(np.int32) - ref).max() <= 1 and (got == ref).mean() > 0.99  # GPU `/`: 2 ulp
     np.testing.assert_allclose(dev.get(scale), s, rtol=1e-6)
+
+
+def test_tail_mass_sums_each_row_from_its_end(backend, dev, rng):
+    rows, n = 5, 1000
+    p = rng.uniform(0, 1, (rows, n)).astype(np.float32)
+    out = dev.put(np.zeros((rows, n), np.float32))
+    tilelab.jit(K.tail_mass_kernel)[(rows,)](dev.put(p), out, n, n, BLOCK=1024, num_warps=4, target=backend)
+    ref = np.flip(np.cumsum(np.flip(p.astype(np.float64), 1), 1), 1)
+    np.testing.assert_allclose(dev.get(out), ref, rtol=1e-5, atol=1e-4)

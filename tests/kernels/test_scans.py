@@ -137,3 +137,32 @@ def test_reverse_scans_along_either_axis(backend, dev, rng):
         reverse_scans_kernel[(1,)](dev.put(x), dev.put(a), sums, h, M=m, N=n, AXIS=axis, target=backend)
         np.testing.assert_array_equal(dev.get(sums), np.flip(np.cumsum(np.flip(x, axis), axis), axis))
         np.testing.assert_allclose(dev.get(h), _backwards(a, x, axis), rtol=1e-4, atol=1e-4)
+
+
+def test_reverse_scans_in_each_thread_arrangement(backend, dev, rng):
+    """Reverse scans whose axis runs through one warp, across warps in chunks, or down many lines at once (the
+    totals turned into prefixes in shared memory first), with int64 sums (two 32-bit shuffles a step)."""
+    cases = (((1, 1024), 1, 1), ((8, 256), 1, 8), ((2, 512), 1, 2), ((256, 4), 0, 4), ((64, 64), 0, 8))
+    for (m, n), axis, warps in cases:
+        x = rng.integers(-20, 20, (m, n)).astype(np.float32)
+        a = rng.uniform(0.5, 1.0, (m, n)).astype(np.float32)
+        sums, h = dev.empty((m, n), np.int32), dev.empty((m, n), np.float32)
+        reverse_scans_kernel[(1,)](
+            dev.put(x), dev.put(a), sums, h, M=m, N=n, AXIS=axis, num_warps=warps, target=backend
+        )  # fmt: skip
+        np.testing.assert_array_equal(dev.get(sums), np.flip(np.cumsum(np.flip(x, axis), axis), axis))
+        np.testing.assert_allclose(dev.get(h), _backwards(a, x, axis), rtol=1e-4, atol=1e-4)
+
+
+@tilelab.jit
+def reverse_cumsum_i64_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n, other=0)
+    tl.store(out_ptr + cols, tl.cumsum(x, axis=0, reverse=True), mask=cols < n)
+
+
+def test_reverse_cumsum_of_int64_across_warps(backend, dev, rng):
+    x = rng.integers(-(2**40), 2**40, 1000).astype(np.int64)
+    out = dev.empty(1000, np.int64)
+    reverse_cumsum_i64_kernel[(1,)](dev.put(x), out, 1000, BLOCK=1024, num_warps=4, target=backend)
+    np.testing.assert_array_equal(dev.get(out), np.flip(np.cumsum(np.flip(x))))

@@ -107,6 +107,9 @@ class AmdgpuHooks:
     def shuffle_up32(self, lw, x: ir.Value, delta: int) -> ir.Value:
         return self._bpermute(lw, x, lw.b.sub(lw.lane, ir.Constant(I32, delta)))
 
+    def shuffle_down32(self, lw, x: ir.Value, delta: int) -> ir.Value:
+        return self._bpermute(lw, x, lw.b.add(lw.lane, ir.Constant(I32, delta)))
+
     def shuffle_idx32(self, lw, x: ir.Value, lane: ir.Value | int) -> ir.Value:
         lane = ir.Constant(I32, lane) if isinstance(lane, int) else lane
         return self._bpermute(lw, x, lane)

@@ -187,6 +187,11 @@ class NvvmHooks:
         shfl = lw.function("llvm.nvvm.shfl.sync.up.i32", I32, [I32, I32, I32, I32])
         return lw.b.call(shfl, [ir.Constant(I32, -1), x, ir.Constant(I32, delta), ir.Constant(I32, 0)])
 
+    def shuffle_down32(self, lw, x: ir.Value, delta: int) -> ir.Value:
+        """The i32 ``x`` of lane ``lane + delta`` (lanes from ``32 - delta`` get some lane's value: callers select)."""
+        shfl = lw.function("llvm.nvvm.shfl.sync.down.i32", I32, [I32, I32, I32, I32])
+        return lw.b.call(shfl, [ir.Constant(I32, -1), x, ir.Constant(I32, delta), ir.Constant(I32, 31)])
+
     def shuffle_idx32(self, lw, x: ir.Value, lane: ir.Value | int) -> ir.Value:
         """The i32 ``x`` of lane ``lane`` (every lane reads the same one: a broadcast when it is a constant)."""
         shfl = lw.function("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])

@@ -16,7 +16,6 @@ from .context import GTile, const_i32, reg_indices
 from .lower_memory import from_bits, memory_bits, to_bits
 from .lower_reduce import combine, packed_arrays
 from .lower_scan_fast import axis_bits, emit_fast_scan
-from .lower_shape import flipped
 
 
 def emit_scan(lw, op) -> None:
@@ -26,11 +25,8 @@ def emit_scan(lw, op) -> None:
     axis, reverse = op.attrs["axis"], op.attrs.get("reverse", False)
     bits = axis_bits(layout, axis)
     if bits is not None:
-        if reverse:  # the forward scan of the flipped line, flipped back: result[i] = combine(result[i + 1], x[i])
-            tiles = [flipped(lw, t, axis) for t in tiles]
-        scanned = emit_fast_scan(lw, op, tiles, axis, bits)
-        for r, t in zip(op.results, scanned):
-            lw.set(r, flipped(lw, t, axis) if reverse else t)
+        for r, t in zip(op.results, emit_fast_scan(lw, op, tiles, axis, bits, reverse)):
+            lw.set(r, t)
         return
     n = layout.shape[axis]
     stride = layout.flatten([1 if d == axis else 0 for d in range(layout.rank)])

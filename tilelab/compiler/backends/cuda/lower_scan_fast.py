@@ -18,8 +18,14 @@ conversion, so the loads and stores around it stay coalesced):
    combines, in axis order, the totals of all earlier chunks and of the earlier warps of
    its own chunk in front of its registers.
 
-Other layouts take the shared-memory scan of ``lower_scan.py``; reverse scans are this one of
-the tiles flipped along the axis (``lower_scan.emit_scan``).
+A reverse scan (``result[i] = combine(result[i + 1], x[i])``, the scan of the flipped line
+flipped back, as Triton defines it) is the same walk with the axis read backwards: each
+thread's registers from its last, lanes and warps by their index mirrored (``index ^ (n - 1)``,
+so that "earlier" means a higher position), ``shfl.sync.down`` for ``up``, a chunk's total from
+its first lane, chunks from the last. No data moves to flip the tile: the loads and stores
+around it stay as they are, and the barriers are the forward scan's.
+
+Other layouts take the shared-memory scan of ``lower_scan.py``.
 """
 
 from __future__ import annotations
@@ -94,8 +100,16 @@ def _shfl(lw, value, elem, move):
     return from_bits(b, b.trunc(got, bits.type) if width < 32 else got, elem)
 
 
-def _shfl_up(lw, value, elem, delta: int):
+def _shfl_back(lw, value, elem, delta: int, reverse: bool):
+    """``value`` of the lane ``delta`` positions earlier along the scan: below it, or above for a reverse scan."""
+    if reverse:
+        return _shfl(lw, value, elem, lambda x: lw.hooks.shuffle_down32(lw, x, delta))
     return _shfl(lw, value, elem, lambda x: lw.hooks.shuffle_up32(lw, x, delta))
+
+
+def _position(lw, index: ir.Value, bits: int, reverse: bool) -> ir.Value:
+    """A lane's or warp's ``bits``-bit ``index`` along the axis in scan order (mirrored for a reverse scan)."""
+    return lw.b.xor(index, const_i32((1 << bits) - 1)) if reverse and bits else index
 
 
 def _select(lw, cond, a: list, c: list) -> list:
@@ -114,12 +128,14 @@ def _groups(layout, axis, bits) -> dict[tuple, list[int]]:
     return groups
 
 
-def emit_fast_scan(lw, op, tiles, axis, bits) -> list[GTile]:
-    """The inclusive forward scan of ``tiles`` along ``axis``, one tile per operand."""
+def emit_fast_scan(lw, op, tiles, axis, bits, reverse: bool = False) -> list[GTile]:
+    """The inclusive scan of ``tiles`` along ``axis`` (backwards with ``reverse``), one tile per operand."""
     b = lw.b
     layout = tiles[0].layout
     elems = [t.elem for t in tiles]
     groups = _groups(layout, axis, bits)
+    if reverse:  # each thread's registers and each line's chunks from the last
+        groups = {key: members[::-1] for key, members in groups.items()}
     values = [[t.regs[r] for t in tiles] for r in range(len(tiles[0].regs))]
     for members in groups.values():  # 1. in thread
         for prev, r in zip(members, members[1:]):
@@ -129,40 +145,43 @@ def emit_fast_scan(lw, op, tiles, axis, bits) -> list[GTile]:
     if lane_bits:  # 2. across lanes
         low = lane_bits[0]
         index = b.and_(b.lshr(lw.lane, const_i32(low)), const_i32((1 << len(lane_bits)) - 1))
+        index = _position(lw, index, len(lane_bits), reverse)
         for key, members in groups.items():
             total = totals[key]
             for k in range(len(lane_bits)):
-                got = [_shfl_up(lw, v, e, (1 << k) << low) for v, e in zip(total, elems)]
+                got = [_shfl_back(lw, v, e, (1 << k) << low, reverse) for v, e in zip(total, elems)]
                 ok = b.icmp_unsigned(">=", index, const_i32(1 << k))
                 total = _select(lw, ok, combine(lw, op, got, total), total)
             totals[key] = total
             if len(members) == 1:  # one register per lane: its inclusive scan is the lanes' one
                 values[members[0]] = total
                 continue
-            before = [_shfl_up(lw, v, e, 1 << low) for v, e in zip(total, elems)]
+            before = [_shfl_back(lw, v, e, 1 << low, reverse) for v, e in zip(total, elems)]
             has = b.icmp_unsigned(">=", index, const_i32(1))
             for r in members:
                 values[r] = _select(lw, has, combine(lw, op, before, values[r]), values[r])
     if bits[WARP]:
-        _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis)
+        _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis, reverse)
     elif bits[CHUNK]:
-        _across_chunks(lw, op, elems, groups, values, totals, lane_bits)
+        _across_chunks(lw, op, elems, groups, values, totals, lane_bits, reverse)
     return [GTile(layout, t.elem, [values[k][i] for k in range(len(values))]) for i, t in enumerate(tiles)]
 
 
-def _by_line(groups) -> dict[tuple, list[tuple]]:
-    """Each line's group keys, chunks in axis order."""
+def _by_line(groups, reverse: bool = False) -> dict[tuple, list[tuple]]:
+    """Each line's group keys, chunks in scan order (axis order, or from the last chunk with ``reverse``)."""
     lines: dict[tuple, list[tuple]] = {}
-    for key in sorted(groups, key=lambda k: k[1]):
+    for key in sorted(groups, key=lambda k: k[1], reverse=reverse):
         lines.setdefault(key[0], []).append(key)
     return lines
 
 
-def _across_chunks(lw, op, elems, groups, values, totals, lane_bits) -> None:
-    """3. (one warp along the dim) each chunk's total is its last lane's; earlier chunks go in front."""
+def _across_chunks(lw, op, elems, groups, values, totals, lane_bits, reverse: bool = False) -> None:
+    """3. (one warp along the dim) each chunk's total is its last lane's (first, reverse); earlier chunks go
+    in front."""
     b = lw.b
-    last = b.or_(lw.lane, const_i32(((1 << len(lane_bits)) - 1) << lane_bits[0]))
-    for keys in _by_line(groups).values():
+    field = ((1 << len(lane_bits)) - 1) << lane_bits[0]
+    last = b.and_(lw.lane, const_i32(~field)) if reverse else b.or_(lw.lane, const_i32(field))
+    for keys in _by_line(groups, reverse).values():
         running = None
         for key in keys:
             if running is not None:
@@ -174,8 +193,11 @@ def _across_chunks(lw, op, elems, groups, values, totals, lane_bits) -> None:
             running = chunk if running is None else combine(lw, op, running, chunk)
 
 
-def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis) -> None:
-    """3. each warp's chunk totals go to shared memory; earlier chunks' and warps' totals go in front."""
+def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis, reverse: bool = False) -> None:
+    """3. each warp's chunk totals go to shared memory; earlier chunks' and warps' totals go in front.
+
+    Shared memory holds them in scan order (chunk, then warp; mirrored for a reverse scan), so that what follows
+    is the same either way."""
     b = lw.b
     warp_bits, lane_bits = bits[WARP], bits[LANE]
     n_warps, n = 1 << len(warp_bits), layout.shape[axis]
@@ -187,8 +209,10 @@ def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis) -> 
     widx = const_i32(0)
     for j, bit in enumerate(warp_bits):
         widx = b.or_(widx, b.shl(b.and_(b.lshr(lw.warp, const_i32(bit)), const_i32(1)), const_i32(j)))
+    widx = _position(lw, widx, len(warp_bits), reverse)
     if lane_bits:
         lane_index = b.and_(b.lshr(lw.lane, const_i32(lane_bits[0])), const_i32((1 << len(lane_bits)) - 1))
+        lane_index = _position(lw, lane_index, len(lane_bits), reverse)
         last_lane = b.icmp_unsigned("==", lane_index, const_i32((1 << len(lane_bits)) - 1))
     else:
         last_lane = ir.Constant(ir.IntType(1), 1)
@@ -204,7 +228,7 @@ def _across_warps(lw, op, layout, elems, groups, values, totals, bits, axis) -> 
         index = b.add(b.mul(b.add(const_i32(chunk * n_warps), w), const_i32(n_lines)), line)
         return lw.smem_elem(smem, index, ir.IntType(8 * widths[e]), sum(widths[:e]) * n_chunks * n_warps * n_lines)
 
-    by_line = _by_line(groups)
+    by_line = _by_line(groups, reverse)
     lines = {line: line_of(groups[keys[0]]) for line, keys in by_line.items()}
     lw.barrier()
     with b.if_then(last_lane):
