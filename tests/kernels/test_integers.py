@@ -134,6 +134,39 @@ def test_int_float_bitcast(backend, dev, rng):
 
 
 @tilelab.jit
+def saturating_casts_kernel(x_ptr, i8_ptr, u8_ptr, i16_ptr, i32_ptr, u32_ptr, i64_ptr, u64_ptr, n, BLOCK: tl.constexpr):
+    """One float row to every integer type: toward zero, out-of-range values saturating, NaN to 0."""
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(i8_ptr + offsets, x.to(tl.int8), mask=mask)
+    tl.store(u8_ptr + offsets, x.to(tl.uint8), mask=mask)
+    tl.store(i16_ptr + offsets, x.to(tl.int16), mask=mask)
+    tl.store(i32_ptr + offsets, x.to(tl.int32), mask=mask)
+    tl.store(u32_ptr + offsets, x.to(tl.uint32), mask=mask)
+    tl.store(i64_ptr + offsets, x.to(tl.int64), mask=mask)
+    tl.store(u64_ptr + offsets, x.to(tl.uint64), mask=mask)
+
+
+def test_float_to_int_saturates_at_every_width(backend, dev, rng):
+    """Past each type's range a conversion gives the nearest end, NaN gives 0 (``fptosi.sat``; the GPU's
+    ``cvt.rzi``), from f32 and from f64, whatever instruction each backend picks."""
+    edges = [np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, -3e9, 2.5e19, -2.5e19, 2147483520.0, -2147483648.0, 70000.0,
+             -70000.0, 300.0, -300.0, 255.9, 127.9, -128.9, -0.9, -0.0, 0.7, 2.5, -2.5]  # fmt: skip
+    types = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64]
+    for ftype in (np.float32, np.float64):
+        x = np.concatenate([np.array(edges, ftype), (rng.standard_normal(41) * 10.0 ** rng.integers(0, 12, 41))])
+        x = x.astype(ftype)
+        outs = [dev.empty(len(x), t) for t in types]
+        saturating_casts_kernel[(1,)](dev.put(x), *outs, len(x), BLOCK=64, target=backend)
+        for t, out in zip(types, outs):
+            info = np.iinfo(t)
+            want = np.clip(np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0)), float(info.min), float(info.max))
+            want = np.array([int(v) if abs(v) < 2**62 else (info.max if v > 0 else info.min) for v in want], object)
+            np.testing.assert_array_equal(dev.get(out).astype(object), want, err_msg=f"{x.dtype} -> {t.__name__}")
+
+
+@tilelab.jit
 def int64_index_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """int64 arithmetic: products that overflow int32 must not wrap."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

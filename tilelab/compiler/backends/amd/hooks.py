@@ -177,6 +177,10 @@ class AmdgpuHooks:
     def narrow_pairs(self, lw, xs: list, t, rounding: str):
         return None
 
+    def native_float_to_int(self, lw, x: ir.Value, dst: ir.IntType, signed: bool):
+        """``fptosi.sat`` / ``fptoui.sat`` as LLVM lowers them for gfx942 (``v_cvt_i32_f32`` saturates)."""
+        return None
+
     def native_narrow(self, lw, x: ir.Value, t, rounding: str):
         """gfx942 has no f32 -> bf16 instruction (gfx950 has): the integer rounding sequence."""
         return None

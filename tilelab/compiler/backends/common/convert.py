@@ -40,6 +40,10 @@ def _int_to_int(b, x, src, dst_t):
 
 def _float_to_int(lw, x, dst):
     dst_t = register_type(dst)
+    native = getattr(lw, "native_float_to_int", None)  # a GPU's one saturating conversion, where it has one
+    y = native(x, dst_t, dst.is_signed) if native is not None else None
+    if y is not None:
+        return y
     sat = "fptosi.sat" if dst.is_signed else "fptoui.sat"
     src_name = {"half": "f16", "float": "f32", "double": "f64"}[str(x.type)]
     name = f"llvm.{sat}.{dst_t}.{src_name}"

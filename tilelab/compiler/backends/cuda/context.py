@@ -160,6 +160,11 @@ class CudaLowering:
         """f32 -> bf16 bits in one instruction where the GPU has one (``hooks.native_narrow``); else None."""
         return self.hooks.native_narrow(self, x, t, rounding)
 
+    def native_float_to_int(self, x: ir.Value, dst: ir.IntType, signed: bool):
+        """``x`` to the integer type ``dst`` as ``fptosi.sat`` / ``fptoui.sat`` mean it, in the GPU's own
+        conversion where it has one (``hooks.native_float_to_int``); else None."""
+        return self.hooks.native_float_to_int(self, x, dst, signed)
+
     def native_bf16_mul(self, a: list, c: list, t: Type):
         """bf16 ``a[i] * c[i]`` for lists of bits, two at a time where the GPU can; else None."""
         return self.hooks.bf16_mul_pairs(self, a, c, t)

@@ -335,6 +335,29 @@ class NvvmHooks:
         asm = ir.InlineAsm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", False)
         return lw.b.call(asm, [x])
 
+    def native_float_to_int(self, lw, x: ir.Value, dst: ir.IntType, signed: bool):
+        """f32 / f64 ``x`` to ``dst`` with ``cvt.rzi`` (``llvm.nvvm.f2i.rz`` and kin): toward zero, saturating,
+        NaN to 0, as ``fptosi.sat`` / ``fptoui.sat`` define it, in one instruction where LLVM expands those to
+        seven (the conversion, then three compares and selects); an 8- or 16-bit ``dst`` clamps the 32-bit
+        result into its range (``min`` / ``max``). Other sources (f16): None."""
+        src = {"float": "f", "double": "d"}.get(str(x.type))
+        if src is None or dst.width not in (8, 16, 32, 64):
+            return None
+        b, wide = lw.b, ir.IntType(64 if dst.width == 64 else 32)
+        name = f"llvm.nvvm.{src}2{'' if signed else 'u'}{'ll' if wide.width == 64 else 'i'}.rz"
+        y = b.call(lw.function(name, wide, [x.type]), [x])
+        if dst.width < 32:
+
+            def clamp(kind, v, bound):
+                return b.call(lw.function(f"llvm.{kind}.i32", I32, [I32, I32]), [v, ir.Constant(I32, bound)])
+
+            if signed:
+                y = clamp("smax", clamp("smin", y, (1 << (dst.width - 1)) - 1), -(1 << (dst.width - 1)))
+            else:
+                y = clamp("umin", y, (1 << dst.width) - 1)
+            y = b.trunc(y, dst)
+        return y
+
     def bf16_mul_pairs(self, lw, a: list, c: list, t):
         """bf16 ``a[i] * c[i]`` for lists of bits, two at a time in ``mul.rn.bf16x2`` (sm_90 on), else None.
 
