@@ -50,8 +50,8 @@ def _float_to_int(lw, x, dst):
     y = lw.b.call(lw.function(name, dst_t, [x.type]), [x])
     if getattr(lw, "nan_to_int_is_zero", False):
         return y
-    # NaN -> 0, as ``fptosi.sat`` defines and the GPU's ``cvt.rzi`` does; said again with a select
-    # because an AVX-512 FP16 CPU's lowering of the f16 -> i16 case gave -32768 (fuzzer seed 604515)
+    # NaN -> 0, as ``fptosi.sat`` defines (GPU targets' lowerings keep it: ``nan_to_int_is_zero``); said again
+    # with a select because an AVX-512 FP16 CPU's lowering of the f16 -> i16 case gave -32768 (fuzzer seed 604515)
     return lw.b.select(lw.b.fcmp_unordered("uno", x, x), ir.Constant(dst_t, 0), y)
 
 

@@ -119,7 +119,8 @@ class CudaLowering:
     predicated loads, barriers, fast math); NVVM's by default, AMDGPU's for gfx942.
     """
 
-    #: float -> int conversions already give 0 for NaN (``cvt.rzi.sat``, ``v_cvt_i32_f32``): no select
+    #: LLVM's NVPTX and AMDGPU lowerings of ``fptosi.sat`` keep its NaN -> 0 (and ``native_float_to_int``
+    #: selects it where ``cvt.rzi`` does not give it): no select after the conversion
     nan_to_int_is_zero = True
 
     def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int, hooks=NVVM):

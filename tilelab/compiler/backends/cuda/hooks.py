@@ -337,15 +337,19 @@ class NvvmHooks:
 
     def native_float_to_int(self, lw, x: ir.Value, dst: ir.IntType, signed: bool):
         """f32 / f64 ``x`` to ``dst`` with ``cvt.rzi`` (``llvm.nvvm.f2i.rz`` and kin): toward zero, saturating,
-        NaN to 0, as ``fptosi.sat`` / ``fptoui.sat`` define it, in one instruction where LLVM expands those to
-        seven (the conversion, then three compares and selects); an 8- or 16-bit ``dst`` clamps the 32-bit
-        result into its range (``min`` / ``max``). Other sources (f16): None."""
+        NaN to 0, as ``fptosi.sat`` / ``fptoui.sat`` define it, where LLVM expands those to seven instructions
+        (the conversion, then three compares and selects). ``cvt.rzi`` saturates; it gives 0 for NaN only from
+        f32 to 32 bits (from f64, or to 64 bits, the most negative integer, on an H100), so those add the NaN
+        select. An 8- or 16-bit ``dst`` clamps the 32-bit result into its range (``min`` / ``max``). Other
+        sources (f16): None."""
         src = {"float": "f", "double": "d"}.get(str(x.type))
         if src is None or dst.width not in (8, 16, 32, 64):
             return None
         b, wide = lw.b, ir.IntType(64 if dst.width == 64 else 32)
         name = f"llvm.nvvm.{src}2{'' if signed else 'u'}{'ll' if wide.width == 64 else 'i'}.rz"
         y = b.call(lw.function(name, wide, [x.type]), [x])
+        if src == "d" or wide.width == 64:
+            y = b.select(b.fcmp_unordered("uno", x, x), ir.Constant(wide, 0), y)
         if dst.width < 32:
 
             def clamp(kind, v, bound):
