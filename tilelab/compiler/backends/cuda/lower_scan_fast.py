@@ -134,7 +134,7 @@ def emit_fast_scan(lw, op, tiles, axis, bits, reverse: bool = False) -> list[GTi
     layout = tiles[0].layout
     elems = [t.elem for t in tiles]
     groups = _groups(layout, axis, bits)
-    if reverse:  # each thread's registers and each line's chunks from the last
+    if reverse:  # each thread's registers from its last (the chunks: ``_by_line``)
         groups = {key: members[::-1] for key, members in groups.items()}
     values = [[t.regs[r] for t in tiles] for r in range(len(tiles[0].regs))]
     for members in groups.values():  # 1. in thread
