@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..common.scalars import intrinsic
 from ..common.types import F32, I32
 from .emit import DATALAYOUT, TRIPLE
 
@@ -351,14 +352,11 @@ class NvvmHooks:
         if src == "d" or wide.width == 64:
             y = b.select(b.fcmp_unordered("uno", x, x), ir.Constant(wide, 0), y)
         if dst.width < 32:
-
-            def clamp(kind, v, bound):
-                return b.call(lw.function(f"llvm.{kind}.i32", I32, [I32, I32]), [v, ir.Constant(I32, bound)])
-
             if signed:
-                y = clamp("smax", clamp("smin", y, (1 << (dst.width - 1)) - 1), -(1 << (dst.width - 1)))
+                top, bottom = ir.Constant(I32, (1 << (dst.width - 1)) - 1), ir.Constant(I32, -(1 << (dst.width - 1)))
+                y = intrinsic(lw, "smax", intrinsic(lw, "smin", y, top), bottom)
             else:
-                y = clamp("umin", y, (1 << dst.width) - 1)
+                y = intrinsic(lw, "umin", y, ir.Constant(I32, (1 << dst.width) - 1))
             y = b.trunc(y, dst)
         return y
 
