@@ -2,10 +2,12 @@
 
 import re
 
+import pytest
+
 import tilelab
 import tilelab.language as tl
 from tests.support.llvm_ir import optimized_ir
-from tilelab.compiler.layouts import vector_run
+from tilelab.compiler.layouts import vector_groups, vector_run
 
 
 def test_four_adjacent_halves_move_as_one_64_bit_access():
@@ -23,6 +25,30 @@ def test_negative_a_thread_offset_that_breaks_alignment_gives_scalars():
 
 def test_negative_non_adjacent_registers_give_scalars():
     assert vector_run([0, 8, 16, 24], [1, 2], 16) == 1
+
+
+def test_groups_of_neighbours_are_the_runs_vector_run_finds():
+    assert vector_groups([0, 1, 2, 3, 64, 65, 66, 67], [4, 8], 16) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert vector_groups([0, 8, 16, 24], [1, 2], 16) == [[0], [1], [2], [3]]
+
+
+def test_registers_apart_that_sit_side_by_side_move_together():
+    """An mma accumulator's registers ``(r, c), (r, c+1), (r+8, c), (r+8, c+1)`` are 0, 1, 2, 3 but a buffer made
+    for them may hold 0, 1 and then 4, 5 (register bit 2 at offset 2): one group of four, in buffer order."""
+    consts = [0, 1, 64, 65, 2, 3, 66, 67]
+    assert vector_groups(consts, [8, 16], 32) == [[0, 1, 4, 5], [2, 3, 6, 7]]
+    for group in vector_groups(consts, [8, 16], 32):
+        assert [consts[r] for r in group] == list(range(consts[group[0]], consts[group[0]] + 4))
+
+
+def test_negative_groups_shrink_where_a_thread_or_register_offset_breaks_alignment():
+    assert vector_groups([0, 1, 64, 65, 2, 3, 66, 67], [8, 2], 32) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert vector_groups([0, 1, 66, 67, 2, 3, 64, 65], [8], 32) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+def test_negative_registers_not_linear_in_their_number_fall_back_to_neighbours():
+    assert vector_groups([0, 1, 2, 3, 4, 5], [8], 32) == [[0, 1], [2, 3], [4, 5]]  # not a power of two
+    assert vector_groups([0, 1, 2, 3, 8, 9, 12, 13], [16], 32) == [[0, 1], [2, 3], [4, 5], [6, 7]]
 
 
 class _IntBuilder:
@@ -61,6 +87,23 @@ def test_shared_vector_loads_stay_vectors_through_o3():
     text = optimized_ir(ck)
     shared_loads = re.findall(r"= load ([^,]+), ptr addrspace\(3\)", text)
     assert shared_loads and all(t == "<4 x i32>" for t in shared_loads), shared_loads
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_an_accumulator_crosses_shared_memory_in_16_byte_runs_of_two_rows(arch):
+    """The f32 accumulator (mma.sync's or wgmma's: ``(r, c), (r, c+1), (r+8, c), (r+8, c+1)`` in registers) goes
+    to the 4-column store layout through a buffer that puts those four side by side: 16-byte shared stores
+    (8-byte ones in a swizzled buffer), 16-byte loads, and the global stores stay 16 bytes wide."""
+    ck = tilelab.compile(
+        f32_dot, {"a": "*f32", "b": "*f32", "c": "*f32"}, {"BM": 64, "BN": 128, "BK": 32}, target=f"cuda:{arch}",
+        divisibility={"a": 16, "b": 16, "c": 16}, num_warps=4, num_stages=1, cache=False, snapshots=False,
+    )  # fmt: skip
+    ptx = ck.asm["ptx"]
+    epilogue = ptx[ptx.rindex("mma") :]  # after the last mma: the accumulator's trip and the output stores
+    assert "st.shared.v2" not in epilogue and "st.shared.b32" not in epilogue
+    assert len(re.findall(r"st\.shared\.v4\.b32", epilogue)) == 64 * 128 // (4 * 128)  # 16 bytes per store
+    assert len(re.findall(r"ld\.shared\.v4\.b32", epilogue)) == 16
+    assert len(re.findall(r"st\.global\.v4\.b32", epilogue)) == 16
 
 
 @tilelab.jit

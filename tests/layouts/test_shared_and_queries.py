@@ -9,10 +9,13 @@ from tilelab.compiler.layouts import (
     blocked,
     contiguous_elements,
     conversion_kind,
+    conversion_shared,
     dot_operand,
     mma_m16n8k16_accumulator,
     nvmma_shared,
+    parse_layout,
     row_major_shared,
+    shared_vector_width,
     slice_layout,
     swizzled_shared,
 )
@@ -290,3 +293,50 @@ def test_fastest_dim_of_a_blocked_and_of_a_transposed_layout():
     assert fastest_dim(blocked([64, 128], [8, 1], [16, 2], [1, 4], [0, 1])) == 0
     # tl.trans of a row-major tile: no order, but its registers run along dim 0
     assert fastest_dim(permuted(row, [1, 0])) == 0
+
+
+def test_a_conversion_buffer_gives_an_accumulator_and_its_store_layout_one_16_byte_run():
+    """wgmma's f32 accumulator holds ``(r, c), (r, c+1), (r+8, c), (r+8, c+1)`` in registers 0-3; a store layout
+    of four columns a thread holds ``(r, c+1)`` and ``(r+8, c)`` too: a buffer made for the pair puts those
+    four side by side, so both sides move 16 bytes at once, and each side's accesses stay conflict-free."""
+    from tilelab.compiler.layouts.distributed import wgmma_accumulator
+
+    acc = wgmma_accumulator([128, 256], [8, 1], 256)
+    store = blocked([128, 256], [1, 4], [1, 32], [8, 1], [1, 0])
+    shared = conversion_shared(acc, store, 4)
+    assert shared.in_bases("offset")[:2] == ((0, 1), (8, 0))
+    for reg in (acc, store):
+        model = bank_conflicts(shared, reg, 4)
+        assert model.vector_elems == 4 and model.conflict_free
+    assert shared_vector_width(swizzled_shared([128, 256], 4, 1, 4, [1, 0]), acc, 4) == 2  # a swizzle gives 8 bytes
+
+
+def test_conversion_buffers_are_conflict_free_on_both_sides_for_random_layouts(rng):
+    checked = 0
+    for _ in range(60):
+        pair = []
+        for _ in range(2):
+            rows = int(rng.choice([1, 2, 4, 8, 16, 32]))
+            warps_rows = int(rng.choice([1, 2, 4]))
+            spt = [int(rng.choice([1, 2, 4])), int(rng.choice([1, 2, 4, 8]))]
+            order = [1, 0] if rng.random() < 0.7 else [0, 1]
+            pair.append(blocked([64, 64], spt, [rows, 32 // rows], [warps_rows, 4 // warps_rows], order))
+        elem_bytes = int(rng.choice([4, 8]))
+        shared = conversion_shared(*pair, elem_bytes)
+        assert parse_layout(str(shared), [64, 64]) == shared  # the IR text (and the cache) keep it
+        assert sorted(shared.apply(offset=np.arange(64 * 64)).reshape(-1, 2).tolist()) == [
+            [r, c] for r in range(64) for c in range(64)
+        ]  # every element once
+        models = [bank_conflicts(shared, reg, elem_bytes) for reg in pair]
+        assert models[0].vector_elems == models[1].vector_elems
+        if all(sum(any(v) for v in reg.in_bases("lane")) == 5 for reg in pair):  # no lane repeats another
+            checked += 1
+            assert all(m.conflict_free for m in models)
+    assert checked > 30
+
+
+def test_negative_no_conversion_buffer_for_steps_that_are_not_single_bits():
+    swizzled = swizzled_shared([16, 16], 1, 1, 8, [1, 0])  # its offsets as a register layout: (r, c ^ r)
+    reg = LinearLayout({"register": swizzled.in_bases("offset")[:4], "lane": swizzled.in_bases("offset")[4:]},
+                       [16, 16])  # fmt: skip
+    assert conversion_shared(reg, blocked([16, 16], [1, 4], [4, 8], [1, 1], [1, 0]), 4) is None

@@ -25,6 +25,8 @@ from .indexing import (
     needed_indices,
     permute_index,
     registers_holding,
+    vector_bits,
+    vector_groups,
     vector_run,
 )
 from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
@@ -36,7 +38,7 @@ from .queries import (
     fastest_dim,
     shared_vector_width,
 )
-from .shared import nvmma_shared, row_major_shared, swizzled_shared
+from .shared import conversion_shared, nvmma_shared, row_major_shared, swizzled_shared
 from .text import parse_layout
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "swizzled_shared",
     "row_major_shared",
     "nvmma_shared",
+    "conversion_shared",
     "contiguous_elements",
     "fastest_dim",
     "conversion_kind",
@@ -70,6 +73,8 @@ __all__ = [
     "registers_holding",
     "needed_indices",
     "vector_run",
+    "vector_groups",
+    "vector_bits",
     "broadcast_index",
     "permute_index",
 ]

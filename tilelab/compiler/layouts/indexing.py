@@ -10,7 +10,9 @@ at compile time:
 * ``registers_holding`` -- whether the same thread already holds each of those (then the
   op is free: a renaming of registers), and in which register;
 * ``vector_run`` -- how many registers in a row sit side by side in a row-major buffer
-  (one vector instruction moves them).
+  (one vector instruction moves them);
+* ``vector_groups`` -- the same question for registers that need not be neighbours: which
+  registers of a thread sit side by side in a buffer, one group per vector instruction.
 
 The CUDA lowering (``backends/cuda/lower_shape.py``) emits code from these answers, the
 memory-access model (``analysis/memory_access.py``) counts the same instructions.
@@ -142,3 +144,65 @@ def vector_run(consts: list[int], thread_flats: list[int], bits: int) -> int:
             return v
         v //= 2
     return 1
+
+
+def vector_bits(images: list[int], others: list[int], limit: int) -> list[int]:
+    """Register bits whose offsets are ``1, 2, 4, ...`` (in that order), as many as ``limit`` elements allow.
+
+    ``images[i]`` is the buffer offset register bit ``i`` moves a thread's element by; ``others``
+    the offsets of everything else an access starts from (lane and warp bits, the first
+    register's own offset). ``k`` bits qualify when every offset outside them is a multiple of
+    ``2^k``: then the ``2^k`` registers spanned by the bits hold ``base + 0 .. base + 2^k - 1``
+    with ``base`` aligned, whatever their register numbers (an mma accumulator's columns ``c, c+1``
+    and its rows ``r, r+8`` fill one 16-byte run of a buffer laid out for it).
+
+    >>> vector_bits([1, 64, 2, 4], [8, 16], 4)     # register bits 0 and 2; bit 1 moves by 64
+    [0, 2]
+    """
+    chosen: list[int] = []
+    while (2 << len(chosen)) <= limit:
+        want = 1 << len(chosen)
+        found = next((i for i, im in enumerate(images) if im == want and i not in chosen), None)
+        if found is None:
+            break
+        chosen.append(found)
+    while chosen:
+        low = (1 << len(chosen)) - 1
+        if not any(im & low for i, im in enumerate(images) if i not in chosen) and not any(o & low for o in others):
+            break
+        chosen.pop()
+    return chosen
+
+
+def vector_groups(consts: list[int], thread_flats: list[int], bits: int) -> list[list[int]]:
+    """The registers one vector instruction moves, group by group (each in buffer order), 16 bytes at most.
+
+    Register ``r``'s element is at ``T ^ consts[r]``, every per-thread part ``T`` a XOR of
+    ``thread_flats`` (as for ``vector_run``). Where ``consts`` is linear in the register number
+    (a linear layout's registers), a group is the span of the ``vector_bits`` over one register;
+    else groups are ``vector_run`` neighbours. Groups come in order of their first register.
+
+    >>> vector_groups([0, 1, 2, 3, 64, 65, 66, 67], [4, 8], 16)       # neighbours, as vector_run finds
+    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    >>> vector_groups([0, 1, 512, 513, 2, 3, 514, 515], [4, 8], 32)   # bit 2 (offset 2) pairs with bit 0
+    [[0, 1, 4, 5], [2, 3, 6, 7]]
+    """
+    n = len(consts)
+    log = n.bit_length() - 1
+    images = [consts[1 << i] ^ consts[0] for i in range(log)] if n and not n & (n - 1) else None
+    if images is None or any(consts[r] ^ consts[0] != _xor_of(images, r) for r in range(n)):
+        v = vector_run(consts, thread_flats, bits)
+        return [list(range(r, r + v)) for r in range(0, n, v)]
+    chosen = vector_bits(images, [*thread_flats, consts[0]], max(1, 128 // bits))
+    free = [i for i in range(log) if i not in chosen]
+    spans = [_xor_of([1 << c for c in chosen], j) for j in range(1 << len(chosen))]
+    return [[_xor_of([1 << f for f in free], m) ^ s for s in spans] for m in range(1 << len(free))]
+
+
+def _xor_of(vectors: list[int], select: int) -> int:
+    """The XOR of the ``vectors`` picked by the set bits of ``select``."""
+    out = 0
+    for i, v in enumerate(vectors):
+        if select >> i & 1:
+            out ^= v
+    return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .gf2 import XorBasis
+from .indexing import vector_bits
 from .linear import LANE, OFFSET, REGISTER, WARP, LinearLayout
 
 BANKS = 32
@@ -137,23 +138,25 @@ class BankConflicts:
 def shared_vector_width(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> int:
     """Elements a thread can move with one ``ld.shared``/``st.shared`` (16 bytes at most).
 
-    Registers ``0 .. v-1`` must land on offsets ``+0 .. +v-1`` of an aligned block:
-    a swizzle finer than the vector breaks it.
+    The ``v`` registers must land on offsets ``+0 .. +v-1`` of an aligned block (``vector_bits``:
+    registers ``0 .. v-1``, or any whose register bits the buffer puts first, as the CUDA
+    lowering's ``vector_groups`` finds them): a swizzle finer than the vector breaks it.
     """
-    return _vector_width(_offset_images(shared, reg), elem_bytes)
+    return 1 << len(_vector_bits(_offset_images(shared, reg), elem_bytes))
 
 
-def _vector_width(images: dict[str, list[int]], elem_bytes: int) -> int:
-    """``shared_vector_width`` from the buffer offsets of each register, lane and warp bit (``_offset_images``)."""
-    return _aligned_run(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
+def _vector_bits(images: dict[str, list[int]], elem_bytes: int) -> list[int]:
+    """The register bits one access spans (``vector_bits``), from the buffer offsets of each register, lane
+    and warp bit (``_offset_images``)."""
+    return vector_bits(images[REGISTER], images[LANE] + images[WARP], max(1, MAX_ACCESS_BYTES // elem_bytes))
 
 
 def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> BankConflicts:
     """Wavefronts per warp-wide access when ``reg`` threads read or write ``shared``.
 
     Model: each thread moves ``vector_elems`` elements per instruction (contiguous
-    in its registers and in the buffer, 16 bytes at most); instruction ``i`` of a
-    warp touches registers ``[i*v, (i+1)*v)`` of all 32 lanes. The hardware serves
+    in the buffer, 16 bytes at most: the registers ``vector_bits`` spans); instruction
+    ``i`` of a warp touches the ``i``-th such group of registers of all 32 lanes. The hardware serves
     128 bytes per wavefront: 4-byte-or-smaller accesses are one phase of 32 lanes,
     8-byte accesses two phases of 16, 16-byte accesses four of 8. In a phase each
     bank (``(address // 4) % 32``) serves one distinct 4-byte word per wavefront;
@@ -162,7 +165,12 @@ def bank_conflicts(shared: LinearLayout, reg: LinearLayout, elem_bytes: int) -> 
     if shared.in_dims != (OFFSET,):
         raise ValueError("bank_conflicts needs a shared layout (input dim 'offset') first")
     images = _offset_images(shared, reg)  # the buffer offset of each register, lane and warp bit
-    v = _vector_width(images, elem_bytes)
+    spanned = _vector_bits(images, elem_bytes)
+    v = 1 << len(spanned)
+    # an instruction's registers first: register order with the spanned bits lowest (the lowering's groups)
+    images[REGISTER] = [images[REGISTER][i] for i in spanned] + [
+        im for i, im in enumerate(images[REGISTER]) if i not in spanned
+    ]
     # Warp w's offsets are warp 0's XOR one constant (the map is linear); XOR with a constant permutes
     # 4-byte words and banks alike, so every warp takes warp 0's wavefronts: count warp 0 only.
     offsets = (_xor_span(images[LANE])[:, None] ^ _xor_span(images[REGISTER])[None, :])[None]  # [1, lane, register]

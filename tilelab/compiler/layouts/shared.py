@@ -13,7 +13,7 @@ bit's basis vector gets a column part.
 
 from __future__ import annotations
 
-from .linear import OFFSET, LinearLayout, log2_exact
+from .linear import LANE, OFFSET, REGISTER, LinearLayout, log2_exact
 
 
 def swizzled_shared(shape, vec: int, per_phase: int, max_phase: int, order) -> LinearLayout:
@@ -92,3 +92,50 @@ def nvmma_shared(shape, elem_bytes: int, swizzle_bytes: int = 128, order=None) -
         max_phase=max_phase,
         order=tuple(order),
     )
+
+
+def conversion_shared(writer: LinearLayout, reader: LinearLayout, elem_bytes: int) -> LinearLayout | None:
+    """A buffer laid out for one conversion: the steps both layouts hold in registers share 16-byte runs, and
+    the lanes of one access phase of either side fall on different banks. None where a layout's steps are
+    not single bits of the tile (then the ``swizzled_shared`` candidates serve).
+
+    Offsets, lowest first: the register steps ``writer`` and ``reader`` have in common (up to 16 bytes:
+    each side moves that run with one access, though its registers need not be neighbours, nor the
+    steps along one dim: an mma accumulator's columns ``c, c+1`` and rows ``r, r+8``); then the
+    writer's lanes of one phase (the lanes whose accesses the hardware serves together), so that its
+    stores take distinct banks; then the rest of the tile, fastest dim first, where each of the
+    reader's phase lanes the writer's do not cover is XORed with a bank place the reader's lanes
+    leave free (a swizzle: the reader's loads take distinct banks too). Triton's conversions through
+    shared memory choose their buffers by the same rule, on the same linear layouts.
+
+    >>> from tilelab.compiler.layouts import blocked
+    >>> W = blocked([16, 16], [2, 2], [8, 4], [1, 1], [1, 0])   # 2x2 blocks per thread
+    >>> R = blocked([16, 16], [2, 4], [8, 4], [1, 1], [1, 0])   # 2x4 blocks per thread
+    >>> conversion_shared(W, R, 4).in_bases("offset")[:2]       # both hold (r, c+1) and (r+1, c)
+    ((0, 1), (1, 0))
+    """
+    if writer.shape != reader.shape:
+        return None
+
+    def flats(layout, dim):
+        out = [layout.flatten(v) for v in layout.in_bases(dim)]
+        return None if any(f & (f - 1) for f in out) else [f for f in out if f]
+
+    parts = [flats(layout, dim) for layout in (writer, reader) for dim in (REGISTER, LANE)]
+    if any(p is None for p in parts):
+        return None
+    w_regs, w_lanes, r_regs, r_lanes = parts
+    limit = max(1, 16 // elem_bytes)
+    common = [f for f in w_regs if f in r_regs][: limit.bit_length() - 1]
+    access = (1 << len(common)) * elem_bytes
+    banks = min(5, (128 // access).bit_length() - 1)  # lane bits of one phase: the bank places past the run
+    offsets = list(common) + [f for f in w_lanes if f not in common][:banks]
+    phase = r_lanes[:banks]  # the reader's lanes of one phase: those on a bank place already are served
+    free = [p for p in range(len(common), len(offsets)) if offsets[p] not in phase]
+    movers = {f: offsets[free.pop(0)] for f in phase if f not in offsets and free}
+    n = writer.num_elements.bit_length() - 1
+    for bit in range(n):  # the rest of the tile, fastest dim first (row-major flat bits, lowest first)
+        f = 1 << bit
+        if f not in offsets:
+            offsets.append(f ^ movers.get(f, 0))
+    return LinearLayout({OFFSET: [writer.unflatten(f) for f in offsets]}, list(writer.shape))

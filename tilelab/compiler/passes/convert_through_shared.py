@@ -52,7 +52,9 @@ from tilelab.compiler.layouts import (
     LinearLayout,
     bank_conflicts,
     conversion_kind,
+    conversion_shared,
     row_major_shared,
+    shared_vector_width,
     swizzled_shared,
 )
 from tilelab.compiler.options import options_of
@@ -134,6 +136,13 @@ def choose_shared_layout(src, dst, elem_bytes: int, ldmatrix: bool = True):
 def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
     """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
 
+    Candidates: the ``swizzled_shared`` family (``candidate_layouts``) and, for 32-bit elements and wider
+    going to a layout other than an mma operand's, where the two layouts hold some steps of the tile in
+    registers alike, the buffer made for them
+    (``conversion_shared``): one access moves those steps on both sides (an mma accumulator's ``(r, c),
+    (r, c+1), (r+8, c), (r+8, c+1)`` to a store layout holding the same four: 16 bytes where the
+    swizzles give 8).
+
     With ``ldmatrix``, a load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
     if ldmatrix and dst.params.get("kind") == "dot_operand":
@@ -145,7 +154,15 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
         models = [bank_conflicts(shared, reg, elem_bytes).per_instruction for reg in (src, dst)]
         return sum(int(m.sum()) for m in models), sum(m.size for m in models)
 
-    return min(candidate_layouts(src.shape, elem_bytes), key=cost)
+    candidates = candidate_layouts(src.shape, elem_bytes)
+    # 32-bit elements and wider (16-bit ones move with ldmatrix / stmatrix, which this cost does not model);
+    # not for mma operands: their buffers are filled from global memory, by copies as wide as the loaded
+    # tile's own runs (``software-pipeline``'s cp.async), which a run across rows would split
+    mine = elem_bytes >= 4 and dst.params.get("kind") != "dot_operand"
+    made = conversion_shared(src, dst, elem_bytes) if mine else None
+    if made is not None and shared_vector_width(made, src, elem_bytes) > 1:  # a run both sides hold
+        candidates.append(made)
+    return min(candidates, key=cost)
 
 
 def crosses_threads(op: ConvertLayoutOp) -> bool:

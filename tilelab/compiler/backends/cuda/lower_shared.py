@@ -4,8 +4,9 @@ A buffer is ``offset`` bytes into the program's dynamic shared memory (the offse
 ``allocate-shared-memory`` pass chose). Its shared layout maps each element's row-major
 index ``i`` to its place in the buffer, ``P(i)``; as the layout is linear over GF(2), so is
 ``P``, and the place of register ``r`` of a thread is a constant XOR a per-thread part:
-``P(REG[r] ^ T) = P(REG[r]) ^ P(T)``. Runs of registers that sit side by side in the
-buffer move as one vector (up to 16 bytes); 16-bit mma fragments move with ``ldmatrix`` and
+``P(REG[r] ^ T) = P(REG[r]) ^ P(T)``. Registers that sit side by side in the
+buffer move as one vector (up to 16 bytes; ``vector_groups``: neighbouring registers, or any a
+buffer laid out for the conversion puts together); 16-bit mma fragments move with ``ldmatrix`` and
 ``stmatrix`` (``lower_ldmatrix.py``). Barriers are not placed here: the
 ``insert-barriers`` pass put ``gpu.barrier`` ops exactly where the accesses race.
 A stage of a ring (``ttg.memdesc_index``, lowered in ``lower_async.py``) is the same
@@ -21,7 +22,7 @@ import numpy as np
 from llvmlite import ir
 
 from tilelab.compiler.ir.ops import LocalAllocOp, LocalLoadOp, LocalStoreOp, MemDescTransOp
-from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_run
+from tilelab.compiler.layouts import OFFSET, LinearLayout, flat_of, vector_groups
 
 from .context import GTile, LoweringBug, const_i32, lower
 from .lower_ldmatrix import emit_ldmatrix, emit_stmatrix, ldmatrix_enabled, plan_ldmatrix
@@ -107,15 +108,16 @@ def lower_local_store(lw, op):
     buf, tile = lw.get(op.buf), lw.get(op.value)
     b, it = lw.b, ir.IntType(buf.bits)
     consts, per_thread, flats = _affine_split(lw, tile.layout, lambda i: buf.places[i])
-    v = vector_run(consts, flats, buf.bits)
+    runs = vector_groups(consts, flats, buf.bits)
+    v = len(runs[0])
     first = first_index(lw, buf)
-    groups = _stmatrix_plan(lw, buf, tile.layout, v)
-    if groups is not None:
-        emit_stmatrix(lw, first, groups, tile.regs, tile.elem)
+    matrices = _stmatrix_plan(lw, buf, tile.layout, v)
+    if matrices is not None:
+        emit_stmatrix(lw, first, matrices, tile.regs, tile.elem)
         return
-    for r in range(0, len(consts), v):
-        index = b.add(xor_const(b, per_thread, flats, consts[r]), first)
-        values = [to_bits(b, x, tile.elem) for x in tile.regs[r : r + v]]
+    for run in runs:
+        index = b.add(xor_const(b, per_thread, flats, consts[run[0]]), first)
+        values = [to_bits(b, tile.regs[r], tile.elem) for r in run]
         if v == 1:
             b.store(values[0], _pointer(lw, index, it, 1))
             continue
@@ -137,21 +139,24 @@ def lower_local_load(lw, op):
         return
     b, it = lw.b, ir.IntType(buf.bits)
     consts, per_thread, flats = _affine_split(lw, t.layout, lambda i: buf.places[i])
-    v = vector_run(consts, flats, buf.bits)
+    runs = vector_groups(consts, flats, buf.bits)
+    v = len(runs[0])
     first = first_index(lw, buf)
     # Every vector load first, then their elements: LLVM's O3 splits a vector load whose elements are
     # taken right after it into scalar loads (that the code generator joins again), and GVN then asks
     # alias analysis about each of them against every shared store before it (tf32's epilogue: 128
     # loads instead of 32, ~0.08 s of its LLVM steps).
-    regs, vectors = [], []
-    for r in range(0, len(consts), v):
-        index = b.add(xor_const(b, per_thread, flats, consts[r]), first)
+    regs: list = [None] * len(consts)
+    vectors = []
+    for run in runs:
+        index = b.add(xor_const(b, per_thread, flats, consts[run[0]]), first)
         if v == 1:
-            regs.append(from_bits(b, b.load(_pointer(lw, index, it, 1)), t.element))
+            regs[run[0]] = from_bits(b, b.load(_pointer(lw, index, it, 1)), t.element)
             continue
-        vectors.append(b.load(_pointer(lw, index, it, v), align=v * buf.bits // 8))
-    for vec in vectors:
-        regs += [from_bits(b, b.extract_element(vec, const_i32(j)), t.element) for j in range(v)]
+        vectors.append((run, b.load(_pointer(lw, index, it, v), align=v * buf.bits // 8)))
+    for run, vec in vectors:
+        for j, r in enumerate(run):
+            regs[r] = from_bits(b, b.extract_element(vec, const_i32(j)), t.element)
     lw.set(op.result, GTile(t.layout, t.element, regs))
 
 
