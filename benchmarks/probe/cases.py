@@ -707,6 +707,31 @@ def tail_mass(t, rows=16384, n=1000):
     )  # fmt: skip
 
 
+def dropout_add_layernorm(t, rows=16384, n=4000, p=0.1, eps=1e-5):
+    """``y = layer_norm(dropout(x) + residual)`` of bf16 rows with f32 weight and bias, the kept mask saved as
+    bytes; the reference applies the saved mask (and checks that about ``1 - p`` of it is kept)."""
+    torch = t.torch
+    x, r, w, b = t.randn(rows, n, dtype="bf16"), t.randn(rows, n, dtype="bf16"), t.randn(n), t.randn(n)
+    y = t.empty(rows, n, dtype="bf16")
+    keep = _tensor(t, (rows, n), "i8", lambda torch: torch.empty(rows, n, dtype=torch.int8, device="cuda"))
+    F = torch.nn.functional if torch else None
+
+    def ref():
+        kept = keep != 0
+        assert abs(kept.float().mean().item() - (1 - p)) < 0.01, "dropout keeps about 1 - p"
+        h = torch.where(kept, x.float() / (1 - p), 0.0) + r.float()
+        return [F.layer_norm(h, (n,), w, b, eps).to(y.dtype), keep]
+
+    def torch_fn():
+        return F.layer_norm((F.dropout(x, p) + r).float(), (n,), w, b, eps).to(y.dtype)
+
+    return Setup(
+        K.dropout_add_layernorm_kernel, lambda c: (x, r, w, b, y, keep, 1234, p, x.stride(0), n, eps),
+        lambda c: (rows,), [cfg(8, BLOCK=4096), cfg(4, BLOCK=4096), cfg(16, BLOCK=4096)],
+        [y, keep], ref, torch_fn, nbytes=rows * n * (2 + 2 + 2 + 1) + 2 * n * 4, tol=2e-2,
+    )  # fmt: skip
+
+
 CASES = {
     "gelu f16": gelu,
     "embedding gather": embedding,
@@ -740,4 +765,5 @@ CASES = {
     "fused moe (sorted token ids)": fused_moe,
     "int8 row quantization (libdevice rint)": int8_quant,
     "tail mass (reverse cumsum)": tail_mass,
+    "dropout + residual + layer norm": dropout_add_layernorm,
 }

@@ -698,3 +698,24 @@ def tail_mass_kernel(p_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
     mask = cols < n_cols
     p = tl.load(p_ptr + row * stride + cols, mask=mask, other=0.0)
     tl.store(out_ptr + row * stride + cols, tl.cumsum(p, axis=0, reverse=True), mask=mask)
+
+
+def dropout_add_layernorm_kernel(x_ptr, res_ptr, w_ptr, b_ptr, y_ptr, keep_ptr, seed, p, stride, n_cols, eps,
+                                 BLOCK: tl.constexpr):  # fmt: skip
+    # a training step's residual block, fused: y = layer_norm(dropout(x) + residual) over masked rows, the
+    # dropout mask saved (as bytes) for the backward pass; the weight and bias are loaded where they are used
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    offs = row * stride + cols
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    r = tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    keep = tl.rand(seed, offs) > p
+    h = tl.where(keep, x / (1 - p), 0.0) + r
+    mean = tl.sum(h, axis=0) / n_cols
+    d = tl.where(mask, h - mean, 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(d * d, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + offs, (d * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(keep_ptr + offs, keep.to(tl.int8), mask=mask)

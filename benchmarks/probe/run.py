@@ -142,6 +142,10 @@ CASES = [
      {"stride": 16}, 8),
     ("tail mass (reverse cumsum)", K.tail_mass_kernel,
      {"p_ptr": "*f32", "out_ptr": "*f32", "stride": "i32", "n_cols": "i32"}, {"BLOCK": 1024}, {}, 4),
+    ("dropout + residual + layer norm", K.dropout_add_layernorm_kernel,
+     {"x_ptr": "*bf16", "res_ptr": "*bf16", "w_ptr": "*f32", "b_ptr": "*f32", "y_ptr": "*bf16", "keep_ptr": "*i8",
+      "seed": "i32", "p": "f32", "stride": "i32", "n_cols": "i32", "eps": "f32"}, {"BLOCK": 4096},
+     {"stride": 16, "n_cols": 16}, 8),
 ]  # fmt: skip
 
 

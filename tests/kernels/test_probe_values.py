@@ -320,3 +320,22 @@ def test_tail_mass_sums_each_row_from_its_end(backend, dev, rng):
     tilelab.jit(K.tail_mass_kernel)[(rows,)](dev.put(p), out, n, n, BLOCK=1024, num_warps=4, target=backend)
     ref = np.flip(np.cumsum(np.flip(p.astype(np.float64), 1), 1), 1)
     np.testing.assert_allclose(dev.get(out), ref, rtol=1e-5, atol=1e-4)
+
+
+def test_dropout_residual_layer_norm_applies_the_mask_it_saves(backend, dev, rng):
+    import ml_dtypes
+
+    rows, n, p, eps = 4, 1000, 0.25, 1e-5
+    x = rng.standard_normal((rows, n)).astype(ml_dtypes.bfloat16)
+    r = rng.standard_normal((rows, n)).astype(ml_dtypes.bfloat16)
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    y, keep = dev.put(np.zeros((rows, n), ml_dtypes.bfloat16)), dev.put(np.full((rows, n), 7, np.int8))
+    args = (dev.put(x), dev.put(r), dev.put(w), dev.put(b), y, keep, 42, p, n, n, eps)
+    tilelab.jit(K.dropout_add_layernorm_kernel)[(rows,)](*args, BLOCK=1024, num_warps=4, target=backend)
+    kept = dev.get(keep)
+    assert set(np.unique(kept)) <= {0, 1}
+    assert abs(kept.mean() - (1 - p)) < 0.03
+    h = np.where(kept == 1, x.astype(np.float64) / (1 - p), 0.0) + r.astype(np.float64)
+    d = h - h.mean(1, keepdims=True)
+    ref = d / np.sqrt((d * d).mean(1, keepdims=True) + eps) * w + b
+    np.testing.assert_allclose(dev.get(y).astype(np.float64), ref, rtol=2e-2, atol=2e-2)
