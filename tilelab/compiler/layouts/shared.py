@@ -94,7 +94,9 @@ def nvmma_shared(shape, elem_bytes: int, swizzle_bytes: int = 128, order=None) -
     )
 
 
-def conversion_shared(writer: LinearLayout, reader: LinearLayout, elem_bytes: int) -> LinearLayout | None:
+def conversion_shared(
+    writer: LinearLayout, reader: LinearLayout, elem_bytes: int, writer_runs: bool = False
+) -> LinearLayout | None:
     """A buffer laid out for one conversion: the steps both layouts hold in registers share 16-byte runs, and
     the lanes of one access phase of either side fall on different banks. None where a layout's steps are
     not single bits of the tile (then the ``swizzled_shared`` candidates serve).
@@ -105,8 +107,12 @@ def conversion_shared(writer: LinearLayout, reader: LinearLayout, elem_bytes: in
     writer's lanes of one phase (the lanes whose accesses the hardware serves together), so that its
     stores take distinct banks; then the rest of the tile, fastest dim first, where each of the
     reader's phase lanes the writer's do not cover is XORed with a bank place the reader's lanes
-    leave free (a swizzle: the reader's loads take distinct banks too). Triton's conversions through
-    shared memory choose their buffers by the same rule, on the same linear layouts.
+    leave free (a swizzle: the reader's loads take distinct banks too).
+
+    ``writer_runs``: the writer's other register steps fill the run after the common ones, so that the
+    writer moves 16 bytes at once where the reader moves less (a row reduction's result, rows 8 apart in
+    a thread's registers, to a layout of one row a thread); the reader's accesses may then conflict
+    where those steps are not its phase lanes (the caller weighs the two).
 
     >>> from tilelab.compiler.layouts import blocked
     >>> W = blocked([16, 16], [2, 2], [8, 4], [1, 1], [1, 0])   # 2x2 blocks per thread
@@ -125,13 +131,16 @@ def conversion_shared(writer: LinearLayout, reader: LinearLayout, elem_bytes: in
     if any(p is None for p in parts):
         return None
     w_regs, w_lanes, r_regs, r_lanes = parts
-    limit = max(1, 16 // elem_bytes)
-    common = [f for f in w_regs if f in r_regs][: limit.bit_length() - 1]
-    access = (1 << len(common)) * elem_bytes
-    banks = min(5, (128 // access).bit_length() - 1)  # lane bits of one phase: the bank places past the run
-    offsets = list(common) + [f for f in w_lanes if f not in common][:banks]
-    phase = r_lanes[:banks]  # the reader's lanes of one phase: those on a bank place already are served
-    free = [p for p in range(len(common), len(offsets)) if offsets[p] not in phase]
+    most = max(1, 16 // elem_bytes).bit_length() - 1  # steps of a 16-byte run
+    common = [f for f in w_regs if f in r_regs][:most]
+    run = (common + [f for f in w_regs if f not in common])[:most] if writer_runs else common
+
+    def phase_lanes(steps):  # lane bits of one access phase: the bank places past a run of ``steps``
+        return min(5, (128 // ((1 << steps) * elem_bytes)).bit_length() - 1)
+
+    offsets = run + [f for f in w_lanes if f not in run][: phase_lanes(len(run))]
+    phase = r_lanes[: phase_lanes(len(common))]  # the reader's: those on a bank place already are served
+    free = [p for p in range(len(run), len(offsets)) if offsets[p] not in phase]
     movers = {f: offsets[free.pop(0)] for f in phase if f not in offsets and free}
     n = writer.num_elements.bit_length() - 1
     for bit in range(n):  # the rest of the tile, fastest dim first (row-major flat bits, lowest first)

@@ -137,11 +137,11 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
     """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
 
     Candidates: the ``swizzled_shared`` family (``candidate_layouts``) and, for 32-bit elements and wider
-    going to a layout other than an mma operand's, where the two layouts hold some steps of the tile in
-    registers alike, the buffer made for them
-    (``conversion_shared``): one access moves those steps on both sides (an mma accumulator's ``(r, c),
-    (r, c+1), (r+8, c), (r+8, c+1)`` to a store layout holding the same four: 16 bytes where the
-    swizzles give 8).
+    going to a layout other than an mma operand's, buffers made for the pair (``conversion_shared``):
+    one where a run of steps both layouts hold in registers moves in one access on both sides (an mma
+    accumulator's ``(r, c), (r, c+1), (r+8, c), (r+8, c+1)`` to a store layout holding the same four:
+    16 bytes where the swizzles give 8), one where the writer's other registers fill its run too (a
+    row reduction's result, rows 8 apart in a thread's registers, going to one row a thread).
 
     With ``ldmatrix``, a load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
@@ -158,10 +158,11 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
     # 32-bit elements and wider (16-bit ones move with ldmatrix / stmatrix, which this cost does not model);
     # not for mma operands: their buffers are filled from global memory, by copies as wide as the loaded
     # tile's own runs (``software-pipeline``'s cp.async), which a run across rows would split
-    mine = elem_bytes >= 4 and dst.params.get("kind") != "dot_operand"
-    made = conversion_shared(src, dst, elem_bytes) if mine else None
-    if made is not None and shared_vector_width(made, src, elem_bytes) > 1:  # a run both sides hold
-        candidates.append(made)
+    if elem_bytes >= 4 and dst.params.get("kind") != "dot_operand":
+        for writer_runs in (False, True):  # the run both sides hold; then the writer's own registers too
+            made = conversion_shared(src, dst, elem_bytes, writer_runs)
+            if made is not None and made not in candidates and shared_vector_width(made, src, elem_bytes) > 1:
+                candidates.append(made)
     return min(candidates, key=cost)
 
 
