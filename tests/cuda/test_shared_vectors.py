@@ -112,3 +112,25 @@ def f32_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     x = tl.load(a + rm[:, None] * BK + rk[None, :])
     y = tl.load(b + rk[:, None] * BN + rn[None, :])
     tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y))
+
+
+def test_a_row_reductions_result_leaves_in_16_byte_stores():
+    """A thread holds the sums of rows 4 apart (registers of the reduced layout: a warp per row, 16 rows a
+    warp); the store layout holds one row a thread. The buffer puts each thread's sums side by side, four
+    to a 16-byte store: four stores, not sixteen 4-byte ones."""
+    ck = tilelab.compile(
+        row_dots, {"o": "*f32", "do": "*f32", "out": "*f32", "n": "i32"}, {"BM": 64, "D": 128},
+        target="cuda:sm_90a", divisibility={"o": 16, "do": 16, "out": 16}, num_warps=4, num_stages=1, cache=False,
+        snapshots=False,
+    )  # fmt: skip
+    stores = re.findall(r"st\.shared(?:\.v\d)?\.b32", ck.asm["ptx"])
+    assert stores == ["st.shared.v4.b32"] * 4, stores
+
+
+@tilelab.jit
+def row_dots(o, do, out, n, BM: tl.constexpr, D: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    ptrs = rows[:, None] * D + tl.arange(0, D)[None, :]
+    x = tl.load(o + ptrs, mask=rows[:, None] < n, other=0.0)
+    y = tl.load(do + ptrs, mask=rows[:, None] < n, other=0.0)
+    tl.store(out + rows, tl.sum(x * y, axis=1), mask=rows < n)
