@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+import tilelab.language as tl
 from tests.viz import kernels
 from tilelab.compiler.ir import ops
 from tilelab.compiler.layouts import bank_conflicts, row_major_shared
@@ -148,3 +149,30 @@ def test_a_matmul_result_stored_with_stmatrix_is_drawn_as_stmatrix(monkeypatch):
     got, want = plain.conflicts(reader=False), bank_conflicts(plain.shared, plain.writer, 2)
     assert (got.wavefronts, got.ideal, got.vector_bytes) == (want.wavefronts, want.ideal, want.vector_bytes)
     assert want.vector_bytes == 4  # pairs
+
+
+def test_a_buffer_made_for_its_conversion_is_named_so_with_its_own_traffic():
+    """A dot's f32 result goes to its store layout through a buffer made for the pair (``conversion_shared``):
+    no swizzle parameters to show, 16-byte accesses on both sides, each conflict-free."""
+    import tilelab
+
+    ck = tilelab.compile(
+        f32_dot, {"a": "*f32", "b": "*f32", "c": "*f32"}, {"BM": 64, "BN": 128, "BK": 32}, target="cuda:sm_90a",
+        divisibility={"a": 16, "b": 16, "c": 16}, num_warps=4, num_stages=1, cache=False, snapshots=False,
+    )  # fmt: skip
+    buffers = allocated_buffers(ck)
+    rows = buffer_rows(buffers)
+    made = [i for i, row in enumerate(rows) if row[5] == "made for the conversion"]
+    assert len(made) == 1
+    row, buf = rows[made[0]], buffers[made[0]]
+    assert row[6] == "-"
+    for cells, reg in ((row[7:9], buf.writer), (row[9:11], buf.reader)):
+        traffic = bank_conflicts(buf.shared, reg, 4)
+        assert cells == _expected(traffic) and traffic.vector_elems == 4 and cells[1] == "1-way"
+
+
+def f32_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    x = tl.load(a + rm[:, None] * BK + rk[None, :])
+    y = tl.load(b + rk[:, None] * BN + rn[None, :])
+    tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y))

@@ -27,6 +27,7 @@ import numpy as np
 
 from tilelab.compiler.ir import ops
 from tilelab.compiler.layouts import (
+    OFFSET,
     BankConflicts,
     bank_conflicts,
     default_blocked,
@@ -243,9 +244,10 @@ def buffer_rows(buffers: list[SharedBuffer], swizzled: bool = True) -> list[list
     rows = []
     for b in buffers:
         vec, per_phase, max_phase = b.swizzle if swizzled else (1, 1, 1)
+        name = _layout_name(b.layout(swizzled))
         rows.append(
-            [b.name, b.offset, b.bytes, b.elem_type, "x".join(map(str, b.shape)), _layout_name(b.layout(swizzled))]
-            + [f"{vec}/{per_phase}/{max_phase}"]
+            [b.name, b.offset, b.bytes, b.elem_type, "x".join(map(str, b.shape)), name]
+            + ["-" if name == MADE_FOR_THE_PAIR else f"{vec}/{per_phase}/{max_phase}"]
             + _traffic(b, swizzled, reader=False)
             + _traffic(b, swizzled, reader=True)
         )
@@ -258,7 +260,13 @@ def _layout_name(layout) -> str:
         return f"nvmma {p.get('swizzle_bytes')}B swizzle"
     if p.get("kind") == "swizzled_shared":
         return "swizzled" if p.get("max_phase", 1) > 1 else "row-major"
+    if p.get("kind") is None and layout.in_dims == (OFFSET,) and layout != row_major_shared(list(layout.shape)):
+        return MADE_FOR_THE_PAIR  # ``conversion_shared``'s buffer (no swizzle parameters: its own offsets)
     return "row-major" if p.get("kind") is None or "row" in str(layout) else str(layout)
+
+
+#: the layout column's name for a buffer ``layouts.conversion_shared`` made for a conversion's two layouts
+MADE_FOR_THE_PAIR = "made for the conversion"
 
 
 HEADER = ["buffer", "offset", "bytes", "type", "shape", "layout", "vec/perPhase/maxPhase"]
