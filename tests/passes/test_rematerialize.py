@@ -268,3 +268,48 @@ def test_matmul_loop_moves_no_index_tile(rng):
     c = np.full((64, 64), np.nan, np.float32)
     run_kernel(after, grid=(1, 1, 1), args=[a, b, c, 64])
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+#: ``out[j, i] = x[i, j]`` where ``i < n``: the store's mask is the load's mask transposed (``mask.T``), from ranges
+MASKED_TRANSPOSE = func(
+    f"""
+    %0 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, {ROWS}>
+    %1 = tt.expand_dims %0 {{axis = 1}} : tensor<32x1xi32, {ROW}>
+    %2 = tt.broadcast %1 : tensor<32x32xi32, {ROW}>
+    %3 = tt.splat %n : tensor<32x32xi32, {ROW}>
+    %4 = arith.cmp lt %2, %3 : tensor<32x32xi1, {ROW}>
+    %5 = arith.constant {{value = 32}} : tensor<32x32xi32, {ROW}>
+    %6 = arith.mul %2, %5 : tensor<32x32xi32, {ROW}>
+    %7 = tt.make_range {{start = 0, end = 32}} : tensor<32xi32, {COLS}>
+    %8 = tt.expand_dims %7 {{axis = 0}} : tensor<1x32xi32, {LINE}>
+    %9 = tt.broadcast %8 : tensor<32x32xi32, {ROW}>
+    %10 = arith.add %6, %9 : tensor<32x32xi32, {ROW}>
+    %11 = tt.splat %x : tensor<32x32x!ptr<i32>, {ROW}>
+    %12 = tt.addptr %11, %10 : tensor<32x32x!ptr<i32>, {ROW}>
+    %13 = tt.load %12, %4 : tensor<32x32xi32, {ROW}>
+    %14 = tt.trans %13 {{order = [1, 0]}} : tensor<32x32xi32, {ROW}>
+    %15 = tt.trans %4 {{order = [1, 0]}} : tensor<32x32xi1, {ROW}>
+    %16 = tt.splat %out : tensor<32x32x!ptr<i32>, {ROW}>
+    %17 = tt.addptr %16, %10 : tensor<32x32x!ptr<i32>, {ROW}>
+    tt.store %17, %14, %15 : tensor<32x32x!ptr<i32>, {ROW}>
+    """,
+    "%x: !ptr<i32>, %out: !ptr<i32>, %n: i32",
+)
+
+
+def test_a_transposed_mask_is_built_again_untransposed():
+    """``mask.T`` moves every element between threads; the mask's chain built again in the layout whose
+    transpose is the store's makes the ``trans`` free. The data's ``trans`` (a loaded tile) still moves."""
+    out, changed = run_pass(rematerialize, MASKED_TRANSPOSE)
+    assert changed
+    module = parse_module(out)
+    crossing = [op for op in module.walk() if rematerialize.crossing_target(op) is not None]
+    assert [op.name for op in crossing] == ["tt.trans"] and isinstance(crossing[0].operands[0].defining_op, LoadOp)
+    assert out.count("tt.make_range") == 3  # the rows' range again, in the untransposed layout's slice
+
+
+def test_a_masked_transpose_keeps_its_values(rng):
+    def args():
+        return [rng.integers(-1000, 1000, 32 * 32, dtype=np.int32), np.full(32 * 32, -7, np.int32), 20]
+
+    assert_same_values(rematerialize, MASKED_TRANSPOSE, args, grid=(1,))

@@ -11,7 +11,8 @@ chain in the layout it wants (Triton calls this rematerialization).
 
 Layouts travel backwards through the chain: elementwise ops (``arith``, ``tt.addptr``,
 casts, selects) ask the same layout of their operands, ``expand_dims`` asks the slice of
-it, ``broadcast`` asks it with the broadcast dims collapsed, a ``convert_layout`` is
+it, ``broadcast`` asks it with the broadcast dims collapsed, ``trans`` asks it with the
+dims put back (a transposed copy's store mask, ``mask.T``), a ``convert_layout`` is
 skipped; ``make_range``, ``splat`` and constants take any layout. A *cheap* ``tt.load``
 is loaded again in the wanted layout, its pointer, mask and ``other`` built in that
 layout like any operand: cheap as in Triton, a load that only reads (not volatile) of a
@@ -60,12 +61,14 @@ from tilelab.compiler.ir.ops import (
     ConvertLayoutOp,
     ExpandDimsOp,
     LoadOp,
+    TransOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
 from tilelab.compiler.ir.traits import Elementwise, LayoutFree, MemoryRead, MemoryWrite
 from tilelab.compiler.layouts import LANE, WARP, LinearLayout, conversion_kind, slice_layout
 
 from .assign_layouts import collapse
+from .convert_through_shared import permuted
 from .dce import removable
 
 NAME = "rematerialize"
@@ -78,7 +81,8 @@ def wanted_source_layout(op: Op) -> LinearLayout | None:
     """The layout ``op``'s source must have for ``op`` to move no data (None: ``op`` never moves any).
 
     ``convert_layout`` wants its result's layout, ``expand_dims`` the slice of its result's
-    layout along the new axis, ``broadcast`` its result's layout with the stretched dims collapsed.
+    layout along the new axis, ``broadcast`` its result's layout with the stretched dims collapsed,
+    ``trans`` its result's layout with the dims put back (then every thread keeps its elements).
     """
     result = op.results[0].type if len(op.results) == 1 else None
     if result is None or not result.is_tensor or result.layout is None:
@@ -90,7 +94,14 @@ def wanted_source_layout(op: Op) -> LinearLayout | None:
     if isinstance(op, BroadcastOp):
         dims = [d for d, (a, b) in enumerate(zip(op.operands[0].type.shape, result.shape)) if a != b]
         return collapse(result.layout, dims)
+    if isinstance(op, TransOp):
+        return untransposed(result.layout, op.attrs["order"])
     return None
+
+
+def untransposed(layout: LinearLayout, order) -> LinearLayout:
+    """The layout whose ``tt.trans`` by ``order`` is ``layout`` (result dim ``i`` is source dim ``order[i]``)."""
+    return permuted(layout, sorted(range(len(order)), key=lambda d: order[d]))
 
 
 def cheap_load(op: Op, layout: LinearLayout) -> bool:
@@ -164,6 +175,8 @@ class Chain:
             wants = [slice_layout(layout, op.attrs["axis"])]
         elif isinstance(op, BroadcastOp):
             wants = [collapse(layout, [d for d, (a, b) in enumerate(zip(op.src.type.shape, shape)) if a != b])]
+        elif isinstance(op, TransOp):
+            wants = [untransposed(layout, op.attrs["order"])]
         elif cheap_load(op, layout):  # pointer, mask and other: one shape and layout with the result
             wants = [layout if v.type.is_tensor else None for v in op.operands]
         else:
