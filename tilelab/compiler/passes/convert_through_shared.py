@@ -134,14 +134,17 @@ def choose_shared_layout(src, dst, elem_bytes: int, ldmatrix: bool = True):
 
 @functools.lru_cache(maxsize=512)
 def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
-    """The candidate layout with the fewest store + load wavefronts (then instructions; the first one on ties).
+    """The buffer with the fewest store + load wavefronts (then instructions; the first one on ties).
 
-    Candidates: the ``swizzled_shared`` family (``candidate_layouts``) and, for 32-bit elements and wider
-    going to a layout other than an mma operand's, buffers made for the pair (``conversion_shared``):
-    one where a run of steps both layouts hold in registers moves in one access on both sides (an mma
+    Candidates: the ``swizzled_shared`` family (``candidate_layouts``); then, for 32-bit elements and
+    wider going to a layout other than an mma operand's, the buffers made for the pair
+    (``conversion_shared``), taken only where they need fewer instructions for no more wavefronts:
+    a run of steps both layouts hold in registers moved in one access on both sides (an mma
     accumulator's ``(r, c), (r, c+1), (r+8, c), (r+8, c+1)`` to a store layout holding the same four:
-    16 bytes where the swizzles give 8), one where the writer's other registers fill its run too (a
-    row reduction's result, rows 8 apart in a thread's registers, going to one row a thread).
+    16 bytes where the swizzles give 8), or the writer's other registers filling its run too (a row
+    reduction's result, rows apart in a thread's registers, going to one row a thread). A made buffer
+    that only saves wavefronts is left: its XORed offsets cost address arithmetic in every thread
+    (kernels that converted once grew by 15-25 PTX instructions for conflicts they rarely wait on).
 
     With ``ldmatrix``, a load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
@@ -154,16 +157,19 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
         models = [bank_conflicts(shared, reg, elem_bytes).per_instruction for reg in (src, dst)]
         return sum(int(m.sum()) for m in models), sum(m.size for m in models)
 
-    candidates = candidate_layouts(src.shape, elem_bytes)
+    best = min(candidate_layouts(src.shape, elem_bytes), key=cost)
     # 32-bit elements and wider (16-bit ones move with ldmatrix / stmatrix, which this cost does not model);
     # not for mma operands: their buffers are filled from global memory, by copies as wide as the loaded
     # tile's own runs (``software-pipeline``'s cp.async), which a run across rows would split
     if elem_bytes >= 4 and dst.params.get("kind") != "dot_operand":
         for writer_runs in (False, True):  # the run both sides hold; then the writer's own registers too
             made = conversion_shared(src, dst, elem_bytes, writer_runs)
-            if made is not None and made not in candidates and shared_vector_width(made, src, elem_bytes) > 1:
-                candidates.append(made)
-    return min(candidates, key=cost)
+            if made is None or shared_vector_width(made, src, elem_bytes) == 1:
+                continue
+            (waves, count), (best_waves, best_count) = cost(made), cost(best)
+            if count < best_count and waves <= best_waves:
+                best = made
+    return best
 
 
 def crosses_threads(op: ConvertLayoutOp) -> bool:
