@@ -2,12 +2,13 @@
 
 import re
 
+import numpy as np
 import pytest
 
 import tilelab
 import tilelab.language as tl
 from tests.support.llvm_ir import optimized_ir
-from tilelab.compiler.layouts import vector_groups, vector_run
+from tilelab.compiler.layouts import conversion_shared, vector_groups, vector_run
 
 
 def test_four_adjacent_halves_move_as_one_64_bit_access():
@@ -134,3 +135,52 @@ def row_dots(o, do, out, n, BM: tl.constexpr, D: tl.constexpr):
     x = tl.load(o + ptrs, mask=rows[:, None] < n, other=0.0)
     y = tl.load(do + ptrs, mask=rows[:, None] < n, other=0.0)
     tl.store(out + rows, tl.sum(x * y, axis=1), mask=rows < n)
+
+
+def _round_trip(src, dst, shared) -> bool:
+    """Simulate ``lower_local_store`` / ``lower_local_load`` on ``shared``: every thread writes its ``src`` registers
+    and reads its ``dst`` registers in the groups ``vector_groups`` gives, each group at its first register's
+    place plus ``0 .. v-1``; whether every ``dst`` register reads the element it holds."""
+    from tilelab.compiler.backends.cuda.lower_shared import buffer_places
+    from tilelab.compiler.layouts import LANE, REGISTER, WARP, flat_of
+
+    places = buffer_places(shared)
+    memory = np.full(len(places), -1)
+
+    def accesses(layout):
+        elements = flat_of(layout, layout.apply(register=np.arange(layout.in_size(REGISTER))))
+        consts = [int(places[e]) for e in elements]
+        flats = [int(places[layout.flatten(v)]) for d in (LANE, WARP) for v in layout.in_bases(d)]
+        for lane in range(layout.in_size(LANE)):
+            for warp in range(layout.in_size(WARP)):
+                own = flat_of(layout, layout.apply(register=np.arange(len(consts)), lane=lane, warp=warp))
+                thread = 0
+                for bit, f in enumerate(flats):
+                    if (lane | warp << len(layout.in_bases(LANE))) >> bit & 1:
+                        thread ^= f
+                for group in vector_groups(consts, flats, 32):
+                    yield [(thread ^ consts[group[0]]) + j for j in range(len(group))], [int(own[r]) for r in group]
+
+    for at, elements in accesses(src):
+        memory[at] = elements
+    return all((memory[at] == elements).all() for at, elements in accesses(dst))
+
+
+def test_groups_move_every_element_to_the_register_that_wants_it(rng):
+    """Whatever buffer the pass picks (a swizzle, or one made for the pair with runs across rows), the
+    lowering's groups put each element where the reader's register expects it."""
+    from tilelab.compiler.layouts import blocked
+    from tilelab.compiler.layouts.distributed import wgmma_accumulator
+    from tilelab.compiler.passes.convert_through_shared import choose_shared_layout
+
+    pairs = [(wgmma_accumulator([64, 128], [4, 1], 128), blocked([64, 128], [1, 4], [1, 32], [4, 1], [1, 0]))]
+    for _ in range(12):
+        layouts = []
+        for _ in range(2):
+            rows, warp_rows = int(rng.choice([1, 2, 4, 8, 16, 32])), int(rng.choice([1, 2, 4]))
+            spt = [int(rng.choice([1, 2, 4])), int(rng.choice([1, 2, 4, 8]))]
+            layouts.append(blocked([32, 64], spt, [rows, 32 // rows], [warp_rows, 4 // warp_rows], [1, 0]))
+        pairs.append(tuple(layouts))
+    for src, dst in pairs:
+        for shared in {choose_shared_layout(src, dst, 4), conversion_shared(src, dst, 4, writer_runs=True)}:
+            assert _round_trip(src, dst, shared), (src, dst, shared)
