@@ -7,6 +7,8 @@ memory. Spelling that trip out as ``local_alloc`` / ``local_store`` / ``local_lo
 barriers, and lets the inspector show the real buffers. The buffer's shared layout is
 the swizzle (among a few candidates) that takes the fewest bank-conflict wavefronts for
 this store and this load (``layouts.bank_conflicts``); a plain row-major buffer wins ties.
+Where a buffer made for the two layouts (``layouts.conversion_shared``) moves the same data
+in fewer accesses, it is taken instead (an mma accumulator leaves in 16-byte stores).
 Conversions that stay inside each thread (a register permutation) are left alone.
 
 Two placements matter for dot operands. A conversion of a loop-invariant tile (attention's
@@ -144,7 +146,7 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
     16 bytes where the swizzles give 8), or the writer's other registers filling its run too (a row
     reduction's result, rows apart in a thread's registers, going to one row a thread). A made buffer
     that only saves wavefronts is left: its XORed offsets cost address arithmetic in every thread
-    (kernels that converted once grew by 15-25 PTX instructions for conflicts they rarely wait on).
+    (kernels that converted once grew by 14-25 PTX instructions for conflicts they rarely wait on).
 
     With ``ldmatrix``, a load into an mma operand layout takes the ``ldmatrix`` buffer (``mma_operand_shared``).
     """
