@@ -159,18 +159,18 @@ def _choose(src, dst, elem_bytes: int, _dst_kind, ldmatrix: bool):
         models = [bank_conflicts(shared, reg, elem_bytes).per_instruction for reg in (src, dst)]
         return sum(int(m.sum()) for m in models), sum(m.size for m in models)
 
-    best = min(candidate_layouts(src.shape, elem_bytes), key=cost)
+    best_cost, best = min(((cost(s), s) for s in candidate_layouts(src.shape, elem_bytes)), key=lambda p: p[0])
     # 32-bit elements and wider (16-bit ones move with ldmatrix / stmatrix, which this cost does not model);
     # not for mma operands: their buffers are filled from global memory, by copies as wide as the loaded
     # tile's own runs (``software-pipeline``'s cp.async), which a run across rows would split
     if elem_bytes >= 4 and dst.params.get("kind") != "dot_operand":
         for writer_runs in (False, True):  # the run both sides hold; then the writer's own registers too
             made = conversion_shared(src, dst, elem_bytes, writer_runs)
-            if made is None or shared_vector_width(made, src, elem_bytes) == 1:
+            if made is None or made == best or shared_vector_width(made, src, elem_bytes) == 1:
                 continue
-            (waves, count), (best_waves, best_count) = cost(made), cost(best)
-            if count < best_count and waves <= best_waves:
-                best = made
+            made_cost = cost(made)
+            if made_cost[1] < best_cost[1] and made_cost[0] <= best_cost[0]:  # fewer accesses, no more wavefronts
+                best_cost, best = made_cost, made
     return best
 
 
