@@ -89,13 +89,44 @@ def lab(tmp_path_factory):
         log.close()
 
 
+# A notebook opened before the lab has its kernel specs asks which kernel to start (a "Select Kernel" dialog
+# that "Run all" then waits on): open it from an empty workspace once the specs are there, and wait for its
+# own kernel. A dialog that shows up anyway ends the wait with its text instead of a timeout.
+NOTEBOOK_READY = """name => {
+    const dialog = document.querySelector('.jp-Dialog');
+    if (dialog) return 'dialog: ' + dialog.innerText.replace(/\\s+/g, ' ');
+    const w = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === name);
+    const kernel = w && w.sessionContext.session && w.sessionContext.session.kernel;
+    return !!(kernel && kernel.status === 'idle' && w.sessionContext.isReady && w.content.widgets.length > 0) && w.id;
+}"""
+
+
+def _open_and_run(page, url: str, name: str):
+    """Opens ``name`` in a lab with no other document open, starts "Run all" and returns the notebook's panel.
+
+    Does not wait for the cells: callers wait for the outputs they check.
+    """
+    page.goto(f"{url}/lab?reset")
+    page.wait_for_function(
+        """() => { const app = window.jupyterapp;
+                   return app && app.serviceManager.kernelspecs.specs !== null
+                       && app.commands.hasCommand('docmanager:open')
+                       && app.commands.hasCommand('notebook:run-all-cells'); }""",
+        timeout=90_000,
+    )
+    page.evaluate("name => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
+    state = page.wait_for_function(NOTEBOOK_READY, arg=name, timeout=120_000).json_value()
+    assert not state.startswith("dialog: "), f"{name}: {state}"
+    page.evaluate("id => window.jupyterapp.shell.activateById(id)", state)
+    panel = page.locator("#" + state)
+    panel.locator(".jp-Cell").first.click()
+    # not awaited: the command's promise settles only when the last cell has run
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    return panel
+
+
 def _run_all(page, url: str) -> None:
-    page.goto(f"{url}/lab/tree/00_tour.ipynb")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.wait_for_function("window.jupyterapp && window.jupyterapp.commands.hasCommand('notebook:run-all-cells')")
-    page.get_by_text("(ipykernel) | Idle").wait_for(timeout=90_000)  # the kernel has started
-    page.locator(".jp-Notebook .jp-Cell").first.click()
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    _open_and_run(page, url, "00_tour.ipynb")
     # "Run all" stops at the cell that shows a compile error; the cells before it must have run.
     page.wait_for_function(
         """() => {
@@ -192,21 +223,6 @@ def _check_gpu_ptx(inspector) -> None:
     inspector.screenshot(path=str(OUTPUT / "ptx.png"))
 
 
-def _run_notebook(page, url: str, name: str):
-    """Opens ``name``, starts running all its cells and returns its panel (callers wait for their outputs)."""
-    page.goto(f"{url}/lab/tree/{name}")
-    page.wait_for_function(
-        """name => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-                     return w && w.context && w.context.path.endsWith(name) && w.content.widgets.length > 0; }""",
-        arg=name,
-        timeout=90_000,
-    )
-    panel = page.locator("#" + page.evaluate("window.jupyterapp.shell.currentWidget.id"))
-    page.get_by_text("(ipykernel) | Idle").wait_for(timeout=90_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    return panel
-
-
 def test_chapters_03_and_06_draw_the_gpu_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
@@ -216,7 +232,7 @@ def test_chapters_03_and_06_draw_the_gpu_in_jupyterlab(lab):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
-            panel = _run_notebook(page, url, CHAPTERS[0])
+            panel = _open_and_run(page, url, CHAPTERS[0])
             grid = panel.locator("table.tl-grid").first
             grid.wait_for(timeout=300_000)
             panel.locator("table.tl-banks").nth(1).wait_for(timeout=120_000)
@@ -226,7 +242,7 @@ def test_chapters_03_and_06_draw_the_gpu_in_jupyterlab(lab):
             grid.scroll_into_view_if_needed()
             grid.screenshot(path=str(OUTPUT / "ch03_layout_grid.png"))
 
-            panel = _run_notebook(page, url, CHAPTERS[1])
+            panel = _open_and_run(page, url, CHAPTERS[1])
             inspector = panel.locator(".tl-inspector").first
             inspector.wait_for(timeout=300_000)
             diff = inspector.locator(".tl-code:visible").first
