@@ -61,6 +61,11 @@ def reinterpret(tensor, dtype):
         tensor = tensor.base
     if dtype is None:
         return tensor
+    from tilelab.compiler.ir.types import UNSUPPORTED
+
+    name = getattr(getattr(dtype, "ir", None), "name", None)
+    if name in UNSUPPORTED:
+        raise TypeError(UNSUPPORTED[name])
     return TensorWrapper(tensor, dtype)
 
 

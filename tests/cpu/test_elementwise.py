@@ -164,7 +164,10 @@ def test_bf16_rounds_to_nearest_even(rng):
     assert_same(got, want, rtol=0)
 
 
-@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+FP8_LARGEST = {"fp8e4nv": 448.0, "fp8e5": 57344.0, "fp8e4b8": 240.0, "fp8e5b16": 57344.0}
+
+
+@pytest.mark.parametrize("fmt", sorted(FP8_LARGEST))
 def test_fp8_decodes_every_code_and_encodes_like_ml_dtypes(rng, fmt):
     """All 256 codes widen exactly; random f32s (and the edges) round exactly like ml_dtypes."""
     from tilelab.compiler.ir.ops import CastOp
@@ -175,9 +178,9 @@ def test_fp8_decodes_every_code_and_encodes_like_ml_dtypes(rng, fmt):
     ((got, want),) = run_both(widen, (1,), [codes, out, 256], [1])
     np.testing.assert_array_equal(got, codes.astype(np.float32))
     assert_same(got, want, rtol=0)
-    big = 448.0 if fmt == "fp8e4nv" else 57344.0
+    big = FP8_LARGEST[fmt]
     x = (rng.standard_normal(N) * rng.choice([1e-4, 1e-2, 1.0, big / 4], N)).astype(np.float32)
-    x[:10] = [np.nan, np.inf, -np.inf, big, big * 1.04, big * 1.2, -0.0, 2**-10, 2**-17, 3 * 2**-18]
+    x[:12] = [np.nan, np.inf, -np.inf, big, big * 1.04, big * 1.2, -0.0, 2**-10, 2**-17, 3 * 2**-18, -1e-9, -big]
     narrow = io_kernel(["f32"], fmt, lambda k, v: k.op(CastOp(v, tensor(v.type.shape, SCALARS[fmt]))))
     out = poisoned(N, dtype(fmt))
     ((got, want),) = run_both(narrow, (4,), [x, out, N], [1])
@@ -185,7 +188,7 @@ def test_fp8_decodes_every_code_and_encodes_like_ml_dtypes(rng, fmt):
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
-@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("fmt", sorted(FP8_LARGEST))
 def test_fp8_arithmetic_rounds_through_f32(rng, fmt):
     a = (rng.standard_normal(N) * 4).astype(dtype(fmt))
     b = (rng.standard_normal(N) * 4).astype(dtype(fmt))

@@ -8,7 +8,13 @@ import pytest
 
 from tilelab.compiler.ir.types import SCALARS
 
-NARROW = {"bf16": ml_dtypes.bfloat16, "fp8e4nv": ml_dtypes.float8_e4m3fn, "fp8e5": ml_dtypes.float8_e5m2}
+NARROW = {
+    "bf16": ml_dtypes.bfloat16,
+    "fp8e4nv": ml_dtypes.float8_e4m3fn,
+    "fp8e5": ml_dtypes.float8_e5m2,
+    "fp8e4b8": ml_dtypes.float8_e4m3fnuz,
+    "fp8e5b16": ml_dtypes.float8_e5m2fnuz,
+}
 
 EDGES = [
     0.0,
@@ -42,6 +48,10 @@ EDGES = [
     1 + 2.0**-8,
     1 + 2.0**-8 + 2.0**-30,
     1 + 3 * 2.0**-8,
+    240.0,
+    247.9,
+    248.0,
+    -1e-9,
 ]
 
 

@@ -209,3 +209,32 @@ def test_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
     with np.errstate(invalid="ignore", over="ignore"):
         for got, fmt in ((e4m3, ml_dtypes.float8_e4m3fn), (e5m2, ml_dtypes.float8_e5m2)):
             np.testing.assert_array_equal(dev.get(got).view(np.uint8), x.astype(fmt).view(np.uint8))
+
+
+@tilelab.jit
+def fp8_fnuz_kernel(x_ptr, e4_ptr, e5_ptr, back_ptr, n, BLOCK: tl.constexpr):
+    """f32 -> AMD's fp8 formats (no infinity, no negative zero, 0x80 the NaN) and e4b8 back to f32."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    e4 = x.to(tl.float8e4b8)
+    tl.store(e4_ptr + offsets, e4, mask=mask)
+    tl.store(e5_ptr + offsets, x.to(tl.float8e5b16), mask=mask)
+    tl.store(back_ptr + offsets, e4.to(tl.float32) * 2.0, mask=mask)
+
+
+def test_fnuz_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
+    """float8e4b8 / float8e5b16 bit for bit as ml_dtypes' fnuz types: overflow and infinity to the NaN 0x80,
+    values that round to zero to +0, subnormals; widening back exact."""
+    n = 2000
+    x = (rng.standard_normal(n) * rng.choice([2.0**-12, 2.0**-7, 1.0, 60.0, 240.0, 4e4, 6e4], n)).astype(np.float32)
+    edges = [240.0, 247.9, 248.0, 57344.0, 61439.0, 61440.0, np.inf, np.nan, 2.0**-10, 2.0**-11, 2.0**-17, 1e-9, 0.0]
+    x[: 2 * len(edges)] = np.array(edges + [-e for e in edges], np.float32)
+    e4, e5 = dev.empty(n, ml_dtypes.float8_e4m3fnuz), dev.empty(n, ml_dtypes.float8_e5m2fnuz)
+    back = dev.empty(n, np.float32)
+    fp8_fnuz_kernel[(cdiv(n, 512),)](dev.put(x), e4, e5, back, n, BLOCK=512, target=backend)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want4 = x.astype(ml_dtypes.float8_e4m3fnuz)
+        np.testing.assert_array_equal(dev.get(e4).view(np.uint8), want4.view(np.uint8))
+        np.testing.assert_array_equal(dev.get(e5).view(np.uint8), x.astype(ml_dtypes.float8_e5m2fnuz).view(np.uint8))
+        np.testing.assert_array_equal(dev.get(back), want4.astype(np.float32) * 2.0)

@@ -18,6 +18,9 @@ float32 = dtype(_t.f32)
 float64 = dtype(_t.f64)
 float8e4nv = dtype(_t.fp8e4nv)
 float8e5 = dtype(_t.fp8e5)
+float8e4b8 = dtype(_t.fp8e4b8)  # float8_e4m3fnuz (AMD's fp8)
+float8e5b16 = dtype(_t.fp8e5b16)  # float8_e5m2fnuz
+float8e4b15 = dtype(_t.fp8e4b15)  # known by name only: a kernel or launch using it is refused
 bool_ = int1
 float8_e4m3fn = float8e4nv
 float8_e5m2 = float8e5
@@ -38,6 +41,9 @@ __all__ = [
     "float64",
     "float8e4nv",
     "float8e5",
+    "float8e4b8",
+    "float8e5b16",
+    "float8e4b15",
     "bool_",
     "float8_e4m3fn",
     "float8_e5m2",

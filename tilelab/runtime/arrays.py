@@ -26,7 +26,13 @@ from . import dlpack
 
 #: torch's names of the element types numpy lacks, and the IR's: a CUDA tensor of these is named
 #: without importing ml_dtypes (most of a second), which only a host view of its memory needs.
-_TORCH_NARROW = {"bfloat16": "bf16", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+_TORCH_NARROW = {
+    "bfloat16": "bf16",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+    "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2fnuz": "fp8e5b16",
+}
 
 
 @dataclass

@@ -38,6 +38,8 @@ DATA_TYPES = {
     "f64": ("FLOAT64", 8),
     "fp8e4nv": ("UINT8", 1),
     "fp8e5": ("UINT8", 1),
+    "fp8e4b8": ("UINT8", 1),
+    "fp8e5b16": ("UINT8", 1),
     "i8": ("UINT8", 1),
     "u8": ("UINT8", 1),
     "i16": ("UINT16", 2),

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from enum import Enum
 
-_BIAS = {"f16": 15, "bf16": 127, "f32": 127, "f64": 1023, "fp8e4nv": 7, "fp8e5": 15}
-
 
 class DtypeFacts:
     """Triton's dtype predicates and class attributes (names as Triton spells them)."""
 
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
     UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
-    FP_TYPES = ["fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
     STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
     OTHER_TYPES = ["void"]
 
@@ -40,7 +38,7 @@ class DtypeFacts:
 
     @property
     def exponent_bias(self) -> int:
-        return _BIAS[self.ir.name]
+        return self.ir.exponent_bias
 
     @property
     def int_signedness(self):
@@ -70,10 +68,10 @@ class DtypeFacts:
         return False
 
     def is_fp8e4b8(self) -> bool:
-        return False
+        return self.ir.name == "fp8e4b8"
 
     def is_fp8e5b16(self) -> bool:
-        return False
+        return self.ir.name == "fp8e5b16"
 
     def to_ir(self, builder=None):
         return self.ir

@@ -187,7 +187,9 @@ class ReduceMixin:
         fp8 = {"fp8e4nv", "fp8e5"}
         allowed = {"f16", "bf16", "f32", "i8", "f64"} | fp8
         if ea.name not in allowed or eb.name not in allowed:
-            raise SemanticError(f"dot does not support {ea} and {eb} inputs (use f16, bf16, f32, fp8 or int8)")
+            raise SemanticError(
+                f"dot does not support {ea} and {eb} inputs (use f16, bf16, f32, float8e4nv, float8e5 or int8)"
+            )
         if ea != eb and not (ea.name in fp8 and eb.name in fp8):
             raise SemanticError(f"dot needs operands of one dtype, got {ea} and {eb}")
         if ea.is_int:

@@ -38,6 +38,9 @@ _TRITON_NAMES = {
     "f64": "fp64",
     "fp8e4nv": "fp8e4nv",
     "fp8e5": "fp8e5",
+    "fp8e4b8": "fp8e4b8",
+    "fp8e5b16": "fp8e5b16",
+    "fp8e4b15": "fp8e4b15",
 }
 
 
@@ -94,7 +97,7 @@ class dtype(DtypeFacts):
         return False
 
     def is_fp8(self) -> bool:
-        return self.ir.name in ("fp8e4nv", "fp8e5")
+        return self.ir.is_fp8
 
     def is_fp16(self) -> bool:
         return self.ir.name == "f16"
@@ -209,15 +212,25 @@ def to_ir_type(t):
     if isinstance(t, constexpr):
         t = t.value
     if isinstance(t, dtype):
-        return t.ir
+        return supported(t.ir)
     if isinstance(t, irt.Type):
-        return t
+        return supported(t)
     if isinstance(t, str):
         try:
-            return irt.parse_type(t)
+            return supported(irt.parse_type(t))
         except KeyError:
             pass
     raise SemanticError(f"expected a dtype, got {t!r}")
+
+
+def supported(t: irt.Type) -> irt.Type:
+    """``t``, unless its element is a type tilelab knows by name only (``irt.UNSUPPORTED``): ``SemanticError``."""
+    elem = t.element
+    while isinstance(elem, irt.PointerType):
+        elem = elem.pointee
+    if isinstance(elem, irt.ScalarType) and elem.name in irt.UNSUPPORTED:
+        raise SemanticError(irt.UNSUPPORTED[elem.name])
+    return t
 
 
 class constexpr:

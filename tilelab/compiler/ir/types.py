@@ -3,7 +3,7 @@
 Three kinds of type exist:
 
 * ``ScalarType`` -- one element: ``i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64
-  fp8e4nv fp8e5``;
+  fp8e4nv fp8e5 fp8e4b8 fp8e5b16``;
 * ``PointerType`` -- an address of elements of a scalar type (``!ptr<f32>``);
 * ``TensorType`` -- a tile: a shape (every dimension a power of two) of scalars or
   pointers, and an optional layout that the GPU passes attach
@@ -98,6 +98,19 @@ class ScalarType(Type):
         return self.kind == "bool"
 
     @property
+    def is_fp8(self) -> bool:
+        return self.kind == "float" and self.bits == 8
+
+    @property
+    def is_narrow_float(self) -> bool:
+        """bf16 and the fp8 formats: floats numpy lacks, held as raw bits by the backends."""
+        return self.name in NARROW_FLOATS
+
+    @property
+    def exponent_bias(self) -> int:
+        return NARROW_FLOATS[self.name][2] if self.name in NARROW_FLOATS else _BIAS[self.name]
+
+    @property
     def itemsize(self) -> int:
         return max(1, self.bits // 8)
 
@@ -108,6 +121,8 @@ class ScalarType(Type):
     @cached_property
     def np_dtype(self) -> np.dtype:
         """The numpy dtype that holds this type on the host."""
+        if self.name in UNSUPPORTED:
+            raise TypeError(UNSUPPORTED[self.name])
         return np.dtype(_NUMPY[self.name]())
 
     def float_bits(self, value: float) -> int:
@@ -124,8 +139,8 @@ class ScalarType(Type):
         return self._round(value)[1]
 
     def _round(self, value: float) -> tuple[int, float]:
-        if self.name in _NARROW:
-            return _round_narrow(float(value), *_NARROW[self.name])
+        if self.name in NARROW_FLOATS:
+            return _round_narrow(float(value), *NARROW_FLOATS[self.name])
         with np.errstate(over="ignore", invalid="ignore"):
             x = np.asarray(value, dtype=np.float64).astype(self.np_dtype)
         return int(x.view(f"u{self.itemsize}")), float(x)
@@ -212,32 +227,50 @@ _NUMPY = {
     "f64": lambda: np.float64,
     "fp8e4nv": _ml("float8_e4m3fn"),
     "fp8e5": _ml("float8_e5m2"),
+    "fp8e4b8": _ml("float8_e4m3fnuz"),
+    "fp8e5b16": _ml("float8_e5m2fnuz"),
 }
 
-_MANTISSA = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "fp8e4nv": 3, "fp8e5": 2}
+#: The float types numpy lacks: exponent bits, mantissa bits, exponent bias, and what the codes at the top mean.
+#: ``ieee``: the all-ones exponent is infinity (mantissa 0) or NaN; ``fn`` (finite): only the all-ones codes
+#: ``x1111111`` are NaN, no infinity; ``fnuz`` (finite, unsigned zero): every code but ``0x80`` is a number,
+#: ``0x80`` (negative zero elsewhere) is the one NaN, no infinity, and -0.0 encodes as +0.
+NARROW_FLOATS = {
+    "bf16": (8, 7, 127, "ieee"),
+    "fp8e4nv": (4, 3, 7, "fn"),  # float8_e4m3fn: largest 448
+    "fp8e5": (5, 2, 15, "ieee"),  # float8_e5m2: largest 57344
+    "fp8e4b8": (4, 3, 8, "fnuz"),  # float8_e4m3fnuz (AMD): largest 240
+    "fp8e5b16": (5, 2, 16, "fnuz"),  # float8_e5m2fnuz (AMD): largest 57344
+}
 
-#: The float types numpy lacks: exponent bits, mantissa bits, and whether the all-ones exponent means
-#: infinity and NaN (IEEE style). float8e4nv (e4m3fn) has no infinity: only all-ones bits are NaN.
-_NARROW = {"bf16": (8, 7, True), "fp8e5": (5, 2, True), "fp8e4nv": (4, 3, False)}
+_MANTISSA = {"f16": 10, "f32": 23, "f64": 52, "fp8e4b15": 3, **{name: f[1] for name, f in NARROW_FLOATS.items()}}
+_BIAS = {"f16": 15, "f32": 127, "f64": 1023, "fp8e4b15": 15}
 
 
-def _round_narrow(x: float, exp_bits: int, man_bits: int, ieee: bool) -> tuple[int, float]:
-    """``(bits, value)`` of ``x`` rounded once, to nearest-even, into a float of these widths.
+def _round_narrow(x: float, exp_bits: int, man_bits: int, bias: int, style: str) -> tuple[int, float]:
+    """``(bits, value)`` of ``x`` rounded once, to nearest-even, into a float of these widths (``NARROW_FLOATS``).
 
     ``x / 2**(e - man_bits)`` is exact (a power-of-two scale), so Python's ``round`` (ties to even)
-    does the rounding; subnormals keep the smallest exponent, as the formats do.
+    does the rounding; subnormals keep the smallest exponent, as the formats do. Past the largest
+    finite value: infinity (``ieee``) or NaN.
     """
-    sign = 1 << (exp_bits + man_bits) if math.copysign(1.0, x) < 0 else 0
+    top = 1 << (exp_bits + man_bits)
+    sign = top if math.copysign(1.0, x) < 0 else 0
     ones = (1 << exp_bits) - 1
-    nan = sign | (ones << man_bits | 1 << (man_bits - 1) if ieee else (1 << (exp_bits + man_bits)) - 1)
-    overflow = (sign | ones << man_bits, math.copysign(math.inf, x)) if ieee else (nan, math.nan)
+    if style == "fnuz":
+        nan, largest_code = top, top - 1
+    elif style == "fn":
+        nan, largest_code = sign | (top - 1), top - 2
+    else:
+        nan, largest_code = sign | ones << man_bits | 1 << (man_bits - 1), (ones << man_bits) - 1
+    overflow = (sign | ones << man_bits, math.copysign(math.inf, x)) if style == "ieee" else (nan, math.nan)
     if math.isnan(x):
         return nan, math.nan
     if math.isinf(x):
         return overflow
-    bias = (1 << (exp_bits - 1)) - 1
-    emin, emax = 1 - bias, (ones - 1 if ieee else ones) - bias
-    largest = math.ldexp((1 << (man_bits + 1)) - (1 if ieee else 2), emax - man_bits)  # e4m3fn: 448
+    emin = 1 - bias
+    e_top, m_top = largest_code >> man_bits, largest_code & ((1 << man_bits) - 1)
+    largest = math.ldexp((1 << man_bits) + m_top, e_top - bias - man_bits)  # e4m3fn: 448
     e = max(math.frexp(abs(x))[1] - 1, emin)
     n = round(math.ldexp(abs(x), man_bits - e))
     value = math.ldexp(n, e - man_bits)
@@ -245,8 +278,10 @@ def _round_narrow(x: float, exp_bits: int, man_bits: int, ieee: bool) -> tuple[i
         return overflow
     if n >> (man_bits + 1):  # rounded up to the next power of two
         n, e = n >> 1, e + 1
+    if style == "fnuz" and n == 0:
+        sign = 0  # no negative zero: its code is the NaN
     if n < 1 << man_bits:  # subnormal (or zero): exponent field 0
-        return sign | n, math.copysign(value, x)
+        return sign | n, math.copysign(value, x) if sign or n else value
     return sign | (e + bias) << man_bits | (n - (1 << man_bits)), math.copysign(value, x)
 
 
@@ -266,6 +301,9 @@ _TL_NAME = {
     "f64": "float64",
     "fp8e4nv": "float8e4nv",
     "fp8e5": "float8e5",
+    "fp8e4b8": "float8e4b8",
+    "fp8e5b16": "float8e5b16",
+    "fp8e4b15": "float8e4b15",
 }
 
 i1 = ScalarType("i1", "bool", 1)
@@ -283,6 +321,16 @@ f32 = ScalarType("f32", "float", 32)
 f64 = ScalarType("f64", "float", 64)
 fp8e4nv = ScalarType("fp8e4nv", "float", 8)
 fp8e5 = ScalarType("fp8e5", "float", 8)
+fp8e4b8 = ScalarType("fp8e4b8", "float", 8)
+fp8e5b16 = ScalarType("fp8e5b16", "float", 8)
+fp8e4b15 = ScalarType("fp8e4b15", "float", 8)
+
+#: Triton's types that tilelab knows by name (``tl.float8e4b15.exponent_bias`` answers) but has no code for: a
+#: kernel or a launch that uses one gets this reason.
+UNSUPPORTED = {
+    "fp8e4b15": "tl.float8e4b15 (Triton's fp8 for GPUs before sm_89, which Triton itself refuses from sm_90 on) "
+    "is not supported by tilelab: use tl.float8e4nv or tl.float8e5",
+}
 
 SCALARS: dict[str, ScalarType] = {
     t.name: t
@@ -302,6 +350,9 @@ SCALARS: dict[str, ScalarType] = {
         f64,
         fp8e4nv,
         fp8e5,
+        fp8e4b8,
+        fp8e5b16,
+        fp8e4b15,
     )
 }
 
@@ -329,6 +380,12 @@ SIGNATURE_ALIASES: dict[str, str] = {
     "fp8e5": "fp8e5",
     "float8e4nv": "fp8e4nv",
     "float8e5": "fp8e5",
+    "fp8e4b8": "fp8e4b8",
+    "fp8e5b16": "fp8e5b16",
+    "float8e4b8": "fp8e4b8",
+    "float8e5b16": "fp8e5b16",
+    "fp8e4b15": "fp8e4b15",
+    "float8e4b15": "fp8e4b15",
 }
 
 

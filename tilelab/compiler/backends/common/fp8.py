@@ -4,25 +4,39 @@
 |---|---|---|---|---|---|
 | fp8e4nv (``float8_e4m3fn``) | 4, 7 | 3 | none (overflow is NaN) | ``x1111111`` | 448 |
 | fp8e5 (``float8_e5m2``) | 5, 15 | 2 | ``x1111100`` | ``x11111xx`` | 57344 |
+| fp8e4b8 (``float8_e4m3fnuz``) | 4, 8 | 3 | none (overflow is NaN) | ``10000000`` | 240 |
+| fp8e5b16 (``float8_e5m2fnuz``) | 5, 16 | 2 | none (overflow is NaN) | ``10000000`` | 57344 |
 
-Encoding follows ml_dtypes (and so the interpreter): a normal value rounds its f32
-mantissa to the format's width (``bits + half - 1 + lsb``, carries flow into the
-exponent), a value below the smallest normal is scaled to a count of subnormal steps
-and rounded with ``rint``; results past the largest finite become NaN (e4m3) or
-infinity (e5m2), and the sign is kept throughout.
+The formats' widths, biases and kinds of top codes are ``types.NARROW_FLOATS`` (the IR's table);
+the codes below follow from them. Encoding follows ml_dtypes (and so the interpreter): a normal
+value rounds its f32 mantissa to the format's width (``bits + half - 1 + lsb``, carries flow
+into the exponent), a value below the smallest normal is scaled to a count of subnormal steps
+and rounded with ``rint``; results past the largest finite become NaN or infinity, and the sign
+is kept throughout -- but for the ``fnuz`` formats, whose negative zero is their NaN: a value that
+rounds to zero is +0 there.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir.types import NARROW_FLOATS
 from .types import F32, I8, I32
 
-FORMATS = {
-    # name: (exponent bits, mantissa bits, bias, largest finite code, overflow code, NaN code)
-    "fp8e4nv": (4, 3, 7, 0x7E, 0x7F, 0x7F),
-    "fp8e5": (5, 2, 15, 0x7B, 0x7C, 0x7E),
-}
+
+def _codes(name: str) -> tuple[int, int, int, int, int, str]:
+    """``(exponent bits, mantissa bits, bias, largest finite code, overflow code, NaN code)`` and the style."""
+    ebits, mbits, bias, style = NARROW_FLOATS[name]
+    if style == "fnuz":
+        return ebits, mbits, bias, 0x7F, 0x80, 0x80, style
+    if style == "fn":
+        return ebits, mbits, bias, 0x7E, 0x7F, 0x7F, style
+    inf = ((1 << ebits) - 1) << mbits
+    return ebits, mbits, bias, inf - 1, inf, inf | 1 << (mbits - 1), style
+
+
+#: name: (exponent bits, mantissa bits, bias, largest finite code, overflow code, NaN code, style)
+FORMATS = {name: _codes(name) for name in NARROW_FLOATS if name.startswith("fp8")}
 
 
 def _c(v: int) -> ir.Constant:
@@ -32,7 +46,7 @@ def _c(v: int) -> ir.Constant:
 def fp8_to_f32(lw, x: ir.Value, name: str) -> ir.Value:
     """Decode fp8 bits (an ``i8``) to the f32 of the same value."""
     b = lw.b
-    ebits, mbits, bias, _, _, _ = FORMATS[name]
+    ebits, mbits, bias, _, _, _, style = FORMATS[name]
     v = b.zext(x, I32)
     sign = b.shl(b.lshr(v, _c(7)), _c(31))
     e = b.and_(b.lshr(v, _c(mbits)), _c((1 << ebits) - 1))
@@ -41,8 +55,10 @@ def fp8_to_f32(lw, x: ir.Value, name: str) -> ir.Value:
     subnormal = b.bitcast(b.fmul(b.uitofp(m, F32), ir.Constant(F32, 2.0 ** (1 - bias - mbits))), I32)
     bits = b.select(b.icmp_unsigned("==", e, _c(0)), subnormal, normal)
     top = b.icmp_unsigned("==", e, _c((1 << ebits) - 1))
-    if name == "fp8e4nv":  # only all-ones is special: NaN
-        special = b.and_(top, b.icmp_unsigned("==", m, _c(7)))
+    if style == "fnuz":  # every code is a number but 0x80 ("-0"), the NaN
+        bits = b.select(b.icmp_unsigned("==", v, _c(0x80)), _c(0x7FC00000), bits)
+    elif style == "fn":  # only all-ones is special: NaN
+        special = b.and_(top, b.icmp_unsigned("==", m, _c((1 << mbits) - 1)))
         bits = b.select(special, _c(0x7FC00000), bits)
     else:  # IEEE-like: infinity or NaN
         bits = b.select(top, b.select(b.icmp_unsigned("==", m, _c(0)), _c(0x7F800000), _c(0x7FC00000)), bits)
@@ -52,7 +68,7 @@ def fp8_to_f32(lw, x: ir.Value, name: str) -> ir.Value:
 def f32_to_fp8(lw, x: ir.Value, name: str, rounding: str = "rtne") -> ir.Value:
     """Encode an f32 as fp8 bits, to nearest even (toward zero when ``rounding == "rtz"``)."""
     b = lw.b
-    ebits, mbits, bias, max_code, over_code, nan_code = FORMATS[name]
+    ebits, mbits, bias, max_code, over_code, nan_code, style = FORMATS[name]
     bits = b.bitcast(x, I32)
     sign = b.and_(b.lshr(bits, _c(24)), _c(0x80))
     mag = b.and_(bits, _c(0x7FFFFFFF))
@@ -71,4 +87,6 @@ def f32_to_fp8(lw, x: ir.Value, name: str, rounding: str = "rtne") -> ir.Value:
     code = b.select(small, subnormal, normal)
     code = b.select(b.icmp_signed(">", code, _c(max_code)), _c(over_code), code)
     code = b.select(b.fcmp_unordered("uno", x, x), _c(nan_code), code)
+    if style == "fnuz":  # no negative zero (its code is the NaN); the NaN and overflow codes carry the sign bit
+        sign = b.select(b.icmp_unsigned("==", code, _c(0)), _c(0), sign)
     return b.trunc(b.or_(code, sign), I8)

@@ -132,7 +132,7 @@ def _rounded(value, dtype) -> float:
 
 def arith_constant(t, value) -> ir.Constant:
     """An LLVM constant of IR scalar type ``t`` (bf16 and fp8 as their rounded bits): ``arith_constant(f32, 1.5)``."""
-    if t.name in ("bf16", "fp8e4nv", "fp8e5"):  # through f32 first, as a conversion from f32 rounds
+    if t.is_narrow_float:  # through f32 first, as a conversion from f32 rounds
         with np.errstate(over="ignore"):
             return ir.Constant(ir.IntType(t.bits), t.float_bits(float(np.float32(value))))
     lt = register_type(t)

@@ -9,7 +9,7 @@ type (what one element occupies in a buffer or an array):
 | i8 … u64 | iN (signedness lives in the ops) | iN |
 | f16, f32, f64 | half, float, double | same |
 | bf16 | i16 (the raw bits: LLVM's bfloat is not portable) | i16 |
-| fp8e4nv, fp8e5 | i8 (the raw bits, fp8.py) | i8 |
+| fp8e4nv, fp8e5, fp8e4b8, fp8e5b16 | i8 (the raw bits, fp8.py) | i8 |
 | pointers | ptr | ptr |
 
 bf16 and fp8 arithmetic widens to f32, computes, and rounds back to nearest even,
@@ -47,6 +47,8 @@ _REGISTER = {
     "f64": F64,
     "fp8e4nv": I8,
     "fp8e5": I8,
+    "fp8e4b8": I8,
+    "fp8e5b16": I8,
 }
 
 
@@ -75,7 +77,7 @@ def is_bf16(t: Type) -> bool:
 
 def is_soft_float(t: Type) -> bool:
     """Floats held as raw bits and computed in f32: bf16 and the fp8 formats."""
-    return isinstance(t, ScalarType) and t.name in ("bf16", "fp8e4nv", "fp8e5")
+    return isinstance(t, ScalarType) and t.is_narrow_float
 
 
 def soft_to_f32(lw, x: ir.Value, t: Type) -> ir.Value:
