@@ -39,8 +39,12 @@ class TensorWrapper:
         return self.dtype.itemsize
 
     def __tilelab_array__(self):
-        """The array the runtime describes instead of this wrapper: ``base`` viewed as ``dtype``."""
-        np_dtype = np.dtype(self.dtype.ir.np_dtype)
+        """The array the runtime describes instead of this wrapper: ``base`` viewed as ``dtype``.
+
+        A type numpy has no type for (``tl.float8e4b15``) is viewed as its raw bits; the runtime takes the
+        element type from ``dtype`` then (``arrays.array_info``).
+        """
+        np_dtype = np.dtype(self.dtype.ir.host_dtype)
         if isinstance(self.base, np.ndarray):
             return self.base.view(np_dtype)
         import torch
@@ -61,11 +65,6 @@ def reinterpret(tensor, dtype):
         tensor = tensor.base
     if dtype is None:
         return tensor
-    from tilelab.compiler.ir.types import UNSUPPORTED
-
-    name = getattr(getattr(dtype, "ir", None), "name", None)
-    if name in UNSUPPORTED:
-        raise TypeError(UNSUPPORTED[name])
     return TensorWrapper(tensor, dtype)
 
 

@@ -49,6 +49,7 @@ class ArrayInfo:
     device: str  # "cpu" or "cuda" (a DLPack export may name another: "rocm", "metal"...)
     host: np.ndarray | None  # a numpy view sharing memory (CPU arrays only)
     device_id: int = 0
+    ir_name: str | None = None  # the element type where ``elem`` holds only its bits (``tl.float8e4b15``)
 
     @property
     def dtype(self) -> np.dtype:
@@ -60,6 +61,8 @@ class ArrayInfo:
     @property
     def type_name(self) -> str:
         """The IR scalar name of the elements (``f32``, ``bf16``); ``KeyError`` when tilelab has none."""
+        if self.ir_name is not None:
+            return self.ir_name
         if isinstance(self.elem, str) and self.elem in _TORCH_NARROW:
             return _TORCH_NARROW[self.elem]
         try:
@@ -86,7 +89,11 @@ def array_info(value) -> ArrayInfo | None:
     if isinstance(value, np.generic):  # numpy scalars have an array interface, yet are scalars
         return None
     if hasattr(value, "__tilelab_array__"):  # tilelab.reinterpret: the memory viewed as another dtype
-        value = value.__tilelab_array__()
+        elem = getattr(getattr(value, "dtype", None), "ir", None)
+        info = array_info(value.__tilelab_array__())
+        if info is not None and getattr(elem, "has_numpy", True) is False:
+            info.ir_name = elem.name  # viewed as its raw bits: the type is the wrapper's
+        return info
     if isinstance(value, np.ndarray):
         return ArrayInfo(value, value.__array_interface__["data"][0], value.dtype, "cpu", value)
     if is_torch_tensor(value):

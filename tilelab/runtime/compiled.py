@@ -152,7 +152,8 @@ class CompiledKernel:
     def _marshal_fast(self, name: str, expected, value):
         """``marshal`` with the parsed type at hand; arrays of the right dtype and Python scalars take a shortcut."""
         if expected.is_pointer:
-            if type(value) is np.ndarray and value.dtype == expected.pointee.np_dtype:
+            pointee = expected.pointee
+            if type(value) is np.ndarray and getattr(pointee, "has_numpy", True) and value.dtype == pointee.np_dtype:
                 check_array(self.name, name, value, name in self._written)
                 return value
         elif type(value) is float and expected.is_float:

@@ -91,9 +91,12 @@ def print_operand(info, pid, operand, data, count) -> None:
         print(f"pid {pid} {prefix}", flush=True)
         return
     type_name, shape = values[operand]
-    dtype = SCALARS[type_name].np_dtype
+    t = SCALARS[type_name]
+    dtype = t.host_dtype
     arr = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctypes.c_uint8)), (count * dtype.itemsize,))
     arr = arr.view(dtype).reshape(shape).copy()
+    if not t.has_numpy:  # raw bits of a float numpy lacks: print the values
+        arr = t.decode(arr)
     label = f"{prefix} (operand {operand})" if len(values) > 1 else prefix
     lines = []
     for index in np.ndindex(arr.shape):

@@ -358,6 +358,8 @@ def _wrapped_int(value, mask: int, is_bool: bool) -> int:
 
 def _scalar_bytes(value, t) -> bytes:
     """A scalar launch argument as the bytes of its parameter type (ints wrap to the width)."""
+    if not t.has_numpy:  # a float numpy lacks: its rounded bits
+        return int(t.float_bits(float(value))).to_bytes(t.itemsize, "little")
     dtype = t.np_dtype
     if t.is_int and not t.is_bool:
         bits = np.array(int(value) & ((1 << t.bits) - 1), dtype=np.uint64)

@@ -26,7 +26,7 @@ from .errors import CompilationError, SemanticError
 from .semantic import Semantic
 from .structure import flatten, rebuild
 from .tuple_args import TupleArg
-from .values import constexpr, supported, tensor, tensor_descriptor, unwrap
+from .values import constexpr, tensor, tensor_descriptor, unwrap
 
 
 def get_jit_fn(obj):
@@ -266,10 +266,6 @@ def _kernel_params(info: FunctionInfo, signature: dict, constants: dict):
         t = signature[name]
         names.append(name)
         types.append(irt.parse_type(t) if isinstance(t, str) else t)
-        try:
-            supported(types[-1])
-        except SemanticError as e:
-            raise error(f"argument '{name}': {e}") from None
 
     def add_parts(name, spec, kind):
         """The parts of a descriptor or tuple parameter: arguments where typed, else constants."""

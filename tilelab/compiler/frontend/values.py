@@ -212,25 +212,15 @@ def to_ir_type(t):
     if isinstance(t, constexpr):
         t = t.value
     if isinstance(t, dtype):
-        return supported(t.ir)
+        return t.ir
     if isinstance(t, irt.Type):
-        return supported(t)
+        return t
     if isinstance(t, str):
         try:
-            return supported(irt.parse_type(t))
+            return irt.parse_type(t)
         except KeyError:
             pass
     raise SemanticError(f"expected a dtype, got {t!r}")
-
-
-def supported(t: irt.Type) -> irt.Type:
-    """``t``, unless its element is a type tilelab knows by name only (``irt.UNSUPPORTED``): ``SemanticError``."""
-    elem = t.element
-    while isinstance(elem, irt.PointerType):
-        elem = elem.pointee
-    if isinstance(elem, irt.ScalarType) and elem.name in irt.UNSUPPORTED:
-        raise SemanticError(irt.UNSUPPORTED[elem.name])
-    return t
 
 
 class constexpr:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import InterpreterError
 from ..ir.core import Module
-from ..ir.types import PointerType
+from ..ir.types import PointerType, ScalarType
 from .errors import KernelRuntimeError
 from .executor import Interpreter, InterpreterResult
 from .memory import Memory
@@ -29,6 +30,7 @@ def run_kernel(module: Module, grid, args, sanitize: bool = False, trace_program
     division by zero.
     """
     kernel = module.kernel
+    _refuse_types_numpy_lacks(module)
     grid = _grid(grid)
     names = _arg_names(kernel)
     values, arrays = _bind(kernel, names, list(args))
@@ -45,6 +47,17 @@ def run_kernel(module: Module, grid, args, sanitize: bool = False, trace_program
                     it.trace = result.trace if it.pid == traced else None
                     it.run_block(kernel.body, values)
     return result
+
+
+def _refuse_types_numpy_lacks(module: Module) -> None:
+    """The interpreter holds values in numpy: a kernel using a type numpy has no type for is refused, by name."""
+    types = [a.type for a in module.kernel.args] + [r.type for op in module.walk() for r in op.results]
+    for t in types:
+        elem = t.element
+        while isinstance(elem, PointerType):
+            elem = elem.pointee
+        if isinstance(elem, ScalarType) and not elem.has_numpy:
+            raise InterpreterError(elem.numpy_lacks)
 
 
 def _grid(grid) -> tuple[int, int, int]:

@@ -3,7 +3,7 @@
 Three kinds of type exist:
 
 * ``ScalarType`` -- one element: ``i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64
-  fp8e4nv fp8e5 fp8e4b8 fp8e5b16``;
+  fp8e4nv fp8e5 fp8e4b8 fp8e5b16 fp8e4b15``;
 * ``PointerType`` -- an address of elements of a scalar type (``!ptr<f32>``);
 * ``TensorType`` -- a tile: a shape (every dimension a power of two) of scalars or
   pointers, and an optional layout that the GPU passes attach
@@ -121,9 +121,33 @@ class ScalarType(Type):
     @cached_property
     def np_dtype(self) -> np.dtype:
         """The numpy dtype that holds this type on the host."""
-        if self.name in UNSUPPORTED:
-            raise TypeError(UNSUPPORTED[self.name])
+        if self.name in NO_NUMPY:
+            raise TypeError(self.numpy_lacks)
         return np.dtype(_NUMPY[self.name]())
+
+    @property
+    def numpy_lacks(self) -> str:
+        """Why a type of ``NO_NUMPY`` has no ``np_dtype``, and where it runs instead."""
+        return (
+            f"tl.{_TL_NAME[self.name]} has no numpy type: the interpreter cannot run it (the cpu and cuda targets "
+            "can), and the host sees its raw bits"
+        )
+
+    @property
+    def has_numpy(self) -> bool:
+        return self.name not in NO_NUMPY
+
+    @cached_property
+    def host_dtype(self) -> np.dtype:
+        """The numpy dtype of this type's memory on the host: ``np_dtype``, or its raw bits where there is none."""
+        return self.np_dtype if self.has_numpy else np.dtype(f"uint{self.bits}")
+
+    def decode(self, bits: np.ndarray) -> np.ndarray:
+        """f32 values of the raw bits of an 8-bit float (every one of its 256 codes, through a table)."""
+        if self.name not in _DECODED:
+            codes = [_decode_narrow(c, *NARROW_FLOATS[self.name]) for c in range(256)]
+            _DECODED[self.name] = np.array(codes, np.float32)
+        return _DECODED[self.name][np.asarray(bits, np.uint8)]
 
     def float_bits(self, value: float) -> int:
         """The bits of ``value`` rounded to nearest-even in this float type: ``bf16.float_bits(1.0) == 0x3F80``.
@@ -241,10 +265,33 @@ NARROW_FLOATS = {
     "fp8e5": (5, 2, 15, "ieee"),  # float8_e5m2: largest 57344
     "fp8e4b8": (4, 3, 8, "fnuz"),  # float8_e4m3fnuz (AMD): largest 240
     "fp8e5b16": (5, 2, 16, "fnuz"),  # float8_e5m2fnuz (AMD): largest 57344
+    "fp8e4b15": (4, 3, 15, "fn"),  # Triton's fp8 for GPUs before sm_89: largest 1.75; no numpy type
 }
 
-_MANTISSA = {"f16": 10, "f32": 23, "f64": 52, "fp8e4b15": 3, **{name: f[1] for name, f in NARROW_FLOATS.items()}}
-_BIAS = {"f16": 15, "f32": 127, "f64": 1023, "fp8e4b15": 15}
+#: Types numpy (with ml_dtypes) has no type for: the host holds their raw bits (``host_dtype``), the compiled
+#: backends compute with them, the numpy interpreter cannot.
+NO_NUMPY = {"fp8e4b15"}
+
+_MANTISSA = {"f16": 10, "f32": 23, "f64": 52, **{name: f[1] for name, f in NARROW_FLOATS.items()}}
+_BIAS = {"f16": 15, "f32": 127, "f64": 1023}
+
+
+_DECODED: dict[str, np.ndarray] = {}
+
+
+def _decode_narrow(code: int, exp_bits: int, man_bits: int, bias: int, style: str) -> float:
+    """The value of an 8-bit float's ``code`` (``NARROW_FLOATS``' formats)."""
+    top = 1 << (exp_bits + man_bits)
+    sign = -1.0 if code & top else 1.0
+    e, m = (code >> man_bits) & ((1 << exp_bits) - 1), code & ((1 << man_bits) - 1)
+    ones = (1 << exp_bits) - 1
+    if style == "fnuz" and code == top or style == "fn" and code & (top - 1) == top - 1:
+        return math.nan
+    if style == "ieee" and e == ones:
+        return sign * math.inf if m == 0 else math.nan
+    if e == 0:
+        return sign * math.ldexp(m, 1 - bias - man_bits)
+    return sign * math.ldexp((1 << man_bits) + m, e - bias - man_bits)
 
 
 def _round_narrow(x: float, exp_bits: int, man_bits: int, bias: int, style: str) -> tuple[int, float]:
@@ -325,12 +372,6 @@ fp8e4b8 = ScalarType("fp8e4b8", "float", 8)
 fp8e5b16 = ScalarType("fp8e5b16", "float", 8)
 fp8e4b15 = ScalarType("fp8e4b15", "float", 8)
 
-#: Triton's types that tilelab knows by name (``tl.float8e4b15.exponent_bias`` answers) but has no code for: a
-#: kernel or a launch that uses one gets this reason.
-UNSUPPORTED = {
-    "fp8e4b15": "tl.float8e4b15 (Triton's fp8 for GPUs before sm_89, which Triton itself refuses from sm_90 on) "
-    "is not supported by tilelab: use tl.float8e4nv or tl.float8e5",
-}
 
 SCALARS: dict[str, ScalarType] = {
     t.name: t

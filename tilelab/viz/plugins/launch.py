@@ -81,7 +81,7 @@ def synthetic_launch(compiled) -> Launch:
     for name in compiled.arg_names:
         ty = parse_type(compiled.signature[name])
         if ty.is_pointer:
-            args.append(np.zeros(SYNTHETIC_ELEMS, dtype=ty.pointee.np_dtype))
+            args.append(np.zeros(SYNTHETIC_ELEMS, dtype=ty.pointee.host_dtype))
         elif ty.np_dtype.kind in "iu":
             args.append(SYNTHETIC_INT)
         else:

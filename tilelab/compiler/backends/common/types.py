@@ -9,7 +9,7 @@ type (what one element occupies in a buffer or an array):
 | i8 … u64 | iN (signedness lives in the ops) | iN |
 | f16, f32, f64 | half, float, double | same |
 | bf16 | i16 (the raw bits: LLVM's bfloat is not portable) | i16 |
-| fp8e4nv, fp8e5, fp8e4b8, fp8e5b16 | i8 (the raw bits, fp8.py) | i8 |
+| fp8e4nv, fp8e5, fp8e4b8, fp8e5b16, fp8e4b15 | i8 (the raw bits, fp8.py) | i8 |
 | pointers | ptr | ptr |
 
 bf16 and fp8 arithmetic widens to f32, computes, and rounds back to nearest even,
@@ -49,6 +49,7 @@ _REGISTER = {
     "fp8e5": I8,
     "fp8e4b8": I8,
     "fp8e5b16": I8,
+    "fp8e4b15": I8,
 }
 
 
