@@ -5,6 +5,7 @@
 targets (its host memory is raw bytes, ``reinterpret``-ed as Triton code does) and the interpreter refuses it.
 """
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -139,3 +140,27 @@ def test_fnuz_dot_is_refused_with_the_formats_it_takes():
     sig = {"a_ptr": "*fp8e4b8", "b_ptr": "*fp8e4b8", "c_ptr": "*fp32"}
     with pytest.raises(CompilationError, match="dot does not support fp8e4b8 and fp8e4b8 inputs .*float8e4nv"):
         tilelab.compile(fnuz_dot_kernel, sig, {"B": 16}, target="cpu")
+
+
+def test_decode_tables_match_the_references():
+    from tilelab.compiler.ir.types import SCALARS
+
+    codes = np.arange(256, dtype=np.uint8)
+    e4b15 = SCALARS["fp8e4b15"].decode(codes)
+    np.testing.assert_array_equal(e4b15, np.array([e4b15_value(int(c)) for c in codes], np.float32))
+    for name, ml in (("fp8e4nv", "float8_e4m3fn"), ("fp8e5", "float8_e5m2"), ("fp8e4b8", "float8_e4m3fnuz")):
+        want = codes.view(getattr(ml_dtypes, ml)).astype(np.float32)
+        np.testing.assert_array_equal(SCALARS[name].decode(codes), want)
+
+
+@tilelab.jit
+def print_e4b15_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("v", tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+def test_device_print_shows_e4b15_values(capfd):
+    codes = torch.tensor([0x78, 0x38, -0x08], dtype=torch.int8)  # 1.0, 2^-8, -1.0
+    padded = torch.cat([codes, torch.zeros(1, dtype=torch.int8)])
+    print_e4b15_kernel[(1,)](tilelab.reinterpret(padded, tl.float8e4b15), BLOCK=4)
+    out = capfd.readouterr().out
+    assert "idx (0) v: 1" in out and "idx (1) v: 0.0039062" in out and "idx (2) v: -1" in out, out
