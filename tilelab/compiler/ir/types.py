@@ -294,6 +294,17 @@ def _decode_narrow(code: int, exp_bits: int, man_bits: int, bias: int, style: st
     return sign * math.ldexp((1 << man_bits) + m, e - bias - man_bits)
 
 
+def top_codes(exp_bits: int, man_bits: int, style: str) -> tuple[int, int, int]:
+    """``(largest finite, past the largest, NaN)`` codes, unsigned, of a ``NARROW_FLOATS`` format."""
+    top = 1 << (exp_bits + man_bits)
+    if style == "fnuz":
+        return top - 1, top, top
+    if style == "fn":
+        return top - 2, top - 1, top - 1
+    inf = ((1 << exp_bits) - 1) << man_bits
+    return inf - 1, inf, inf | 1 << (man_bits - 1)
+
+
 def _round_narrow(x: float, exp_bits: int, man_bits: int, bias: int, style: str) -> tuple[int, float]:
     """``(bits, value)`` of ``x`` rounded once, to nearest-even, into a float of these widths (``NARROW_FLOATS``).
 
@@ -303,14 +314,9 @@ def _round_narrow(x: float, exp_bits: int, man_bits: int, bias: int, style: str)
     """
     top = 1 << (exp_bits + man_bits)
     sign = top if math.copysign(1.0, x) < 0 else 0
-    ones = (1 << exp_bits) - 1
-    if style == "fnuz":
-        nan, largest_code = top, top - 1
-    elif style == "fn":
-        nan, largest_code = sign | (top - 1), top - 2
-    else:
-        nan, largest_code = sign | ones << man_bits | 1 << (man_bits - 1), (ones << man_bits) - 1
-    overflow = (sign | ones << man_bits, math.copysign(math.inf, x)) if style == "ieee" else (nan, math.nan)
+    largest_code, over_code, nan_code = top_codes(exp_bits, man_bits, style)
+    nan = sign | nan_code  # (fnuz: the sign bit is the NaN's own)
+    overflow = (sign | over_code, math.copysign(math.inf, x)) if style == "ieee" else (nan, math.nan)
     if math.isnan(x):
         return nan, math.nan
     if math.isinf(x):

@@ -20,23 +20,15 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ir.types import NARROW_FLOATS
+from ...ir.types import NARROW_FLOATS, top_codes
 from .types import F32, I8, I32
 
-
-def _codes(name: str) -> tuple[int, int, int, int, int, str]:
-    """``(exponent bits, mantissa bits, bias, largest finite code, overflow code, NaN code)`` and the style."""
-    ebits, mbits, bias, style = NARROW_FLOATS[name]
-    if style == "fnuz":
-        return ebits, mbits, bias, 0x7F, 0x80, 0x80, style
-    if style == "fn":
-        return ebits, mbits, bias, 0x7E, 0x7F, 0x7F, style
-    inf = ((1 << ebits) - 1) << mbits
-    return ebits, mbits, bias, inf - 1, inf, inf | 1 << (mbits - 1), style
-
-
 #: name: (exponent bits, mantissa bits, bias, largest finite code, overflow code, NaN code, style)
-FORMATS = {name: _codes(name) for name in NARROW_FLOATS if name.startswith("fp8")}
+FORMATS = {
+    name: (ebits, mbits, bias, *top_codes(ebits, mbits, style), style)
+    for name, (ebits, mbits, bias, style) in NARROW_FLOATS.items()
+    if name.startswith("fp8")
+}
 
 
 def _c(v: int) -> ir.Constant:
