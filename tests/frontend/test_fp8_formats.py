@@ -117,12 +117,14 @@ def test_torch_fnuz_tensors_launch_as_their_format():
 def test_fnuz_casts_compile_for_the_gpu(arch):
     """No GPU converts these formats in hardware: the bit arithmetic of ``common/fp8.py``, accepted by ptxas
     (values on a GPU: ``tests/kernels/test_integers.py``)."""
-    from tests.kernels.test_integers import fp8_fnuz_kernel
+    from tests.kernels.test_integers import float_casts_kernel
 
-    sig = {"x_ptr": "*fp32", "e4_ptr": "*fp8e4b8", "e5_ptr": "*fp8e5b16", "back_ptr": "*fp32", "n": "i32"}
+    sig = {"x_ptr": "*fp32", "a_ptr": "*fp8e4b8", "b_ptr": "*fp8e5b16", "back_ptr": "*fp32", "n": "i32"}
+    fnuz = {"BLOCK": 512, "A": tl.float8e4b8, "B": tl.float8e5b16}
     e4b15 = {"x_ptr": "*fp32", "bits_ptr": "*fp8e4b15", "back_ptr": "*fp32", "n": "i32"}
-    for kernel, signature in ((fp8_fnuz_kernel, sig), (e4b15_round_trip_kernel, e4b15)):
-        ck = tilelab.compile(kernel, signature, {"BLOCK": 512}, target=arch)
+    cases = ((float_casts_kernel, sig, fnuz), (e4b15_round_trip_kernel, e4b15, {"BLOCK": 512}))
+    for kernel, signature, consts in cases:
+        ck = tilelab.compile(kernel, signature, consts, target=arch)
         assert "cvt.rn.satfinite" not in ck.asm["ptx"]  # the hardware's e4m3 / e5m2 conversions saturate
         assert ck.metadata["registers"] and not ck.metadata.get("spills")
 

@@ -88,22 +88,23 @@ def test_unsigned_and_umulhi(backend, dev, rng):
 
 
 @tilelab.jit
-def float_casts_kernel(x_ptr, f16_ptr, bf16_ptr, back_ptr, n, BLOCK: tl.constexpr):
-    """f32 -> f16 and f32 -> bf16 (round to nearest even), and f16 -> f32 -> back."""
+def float_casts_kernel(x_ptr, a_ptr, b_ptr, back_ptr, n, BLOCK: tl.constexpr, A: tl.constexpr, B: tl.constexpr):
+    """f32 -> A and f32 -> B (round to nearest even), both widened back to f32 and summed."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask)
-    h = x.to(tl.float16)
-    tl.store(f16_ptr + offsets, h, mask=mask)
-    tl.store(bf16_ptr + offsets, x.to(tl.bfloat16), mask=mask)
-    tl.store(back_ptr + offsets, h.to(tl.float32) + x.to(tl.bfloat16).to(tl.float32), mask=mask)
+    a, b = x.to(A), x.to(B)
+    tl.store(a_ptr + offsets, a, mask=mask)
+    tl.store(b_ptr + offsets, b, mask=mask)
+    tl.store(back_ptr + offsets, a.to(tl.float32) + b.to(tl.float32), mask=mask)
 
 
 def test_float_casts(backend, dev, rng):
     n = 900
     x = (rng.standard_normal(n) * 100).astype(np.float32)
     f16, bf16, back = dev.empty(n, np.float16), dev.empty(n, ml_dtypes.bfloat16), dev.empty(n, np.float32)
-    float_casts_kernel[(cdiv(n, 256),)](dev.put(x), f16, bf16, back, n, BLOCK=256, target=backend)
+    float_casts_kernel[(cdiv(n, 256),)](dev.put(x), f16, bf16, back, n, BLOCK=256, A=tl.float16, B=tl.bfloat16,
+                                        target=backend)  # fmt: skip
     np.testing.assert_array_equal(dev.get(f16), x.astype(np.float16))
     np.testing.assert_array_equal(dev.get(bf16).view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
     want = x.astype(np.float16).astype(np.float32) + x.astype(ml_dtypes.bfloat16).astype(np.float32)
@@ -211,30 +212,20 @@ def test_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
             np.testing.assert_array_equal(dev.get(got).view(np.uint8), x.astype(fmt).view(np.uint8))
 
 
-@tilelab.jit
-def fp8_fnuz_kernel(x_ptr, e4_ptr, e5_ptr, back_ptr, n, BLOCK: tl.constexpr):
-    """f32 -> AMD's fp8 formats (no infinity, no negative zero, 0x80 the NaN) and e4b8 back to f32."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(x_ptr + offsets, mask=mask)
-    e4 = x.to(tl.float8e4b8)
-    tl.store(e4_ptr + offsets, e4, mask=mask)
-    tl.store(e5_ptr + offsets, x.to(tl.float8e5b16), mask=mask)
-    tl.store(back_ptr + offsets, e4.to(tl.float32) * 2.0, mask=mask)
-
-
 def test_fnuz_fp8_casts_round_like_ml_dtypes(backend, dev, rng):
-    """float8e4b8 / float8e5b16 bit for bit as ml_dtypes' fnuz types: overflow and infinity to the NaN 0x80,
-    values that round to zero to +0, subnormals; widening back exact."""
+    """float8e4b8 / float8e5b16 (AMD's fp8: no infinity, no negative zero, 0x80 the NaN) bit for bit as ml_dtypes'
+    fnuz types: overflow and infinity to the NaN, values that round to zero to +0, subnormals; widening back
+    exact."""
     n = 2000
     x = (rng.standard_normal(n) * rng.choice([2.0**-12, 2.0**-7, 1.0, 60.0, 240.0, 4e4, 6e4], n)).astype(np.float32)
     edges = [240.0, 247.9, 248.0, 57344.0, 61439.0, 61440.0, np.inf, np.nan, 2.0**-10, 2.0**-11, 2.0**-17, 1e-9, 0.0]
     x[: 2 * len(edges)] = np.array(edges + [-e for e in edges], np.float32)
     e4, e5 = dev.empty(n, ml_dtypes.float8_e4m3fnuz), dev.empty(n, ml_dtypes.float8_e5m2fnuz)
     back = dev.empty(n, np.float32)
-    fp8_fnuz_kernel[(cdiv(n, 512),)](dev.put(x), e4, e5, back, n, BLOCK=512, target=backend)
+    float_casts_kernel[(cdiv(n, 512),)](dev.put(x), e4, e5, back, n, BLOCK=512, A=tl.float8e4b8, B=tl.float8e5b16,
+                                        target=backend)  # fmt: skip
     with np.errstate(invalid="ignore", over="ignore"):
-        want4 = x.astype(ml_dtypes.float8_e4m3fnuz)
+        want4, want5 = x.astype(ml_dtypes.float8_e4m3fnuz), x.astype(ml_dtypes.float8_e5m2fnuz)
         np.testing.assert_array_equal(dev.get(e4).view(np.uint8), want4.view(np.uint8))
-        np.testing.assert_array_equal(dev.get(e5).view(np.uint8), x.astype(ml_dtypes.float8_e5m2fnuz).view(np.uint8))
-        np.testing.assert_array_equal(dev.get(back), want4.astype(np.float32) * 2.0)
+        np.testing.assert_array_equal(dev.get(e5).view(np.uint8), want5.view(np.uint8))
+        np.testing.assert_array_equal(dev.get(back), want4.astype(np.float32) + want5.astype(np.float32))

@@ -11,6 +11,8 @@ Python or numpy number for each scalar (ints wrap to the parameter's width).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...errors import InterpreterError
@@ -49,8 +51,15 @@ def run_kernel(module: Module, grid, args, sanitize: bool = False, trace_program
     return result
 
 
+#: modules already found free of types numpy lacks (each launch of a kernel runs the same module)
+_NUMPY_TYPES_ONLY: weakref.WeakSet = weakref.WeakSet()
+
+
 def _refuse_types_numpy_lacks(module: Module) -> None:
-    """The interpreter holds values in numpy: a kernel using a type numpy has no type for is refused, by name."""
+    """The interpreter holds values in numpy: a kernel using a type numpy has no type for is refused, by name
+    (looked for once per module, not at every launch)."""
+    if module in _NUMPY_TYPES_ONLY:
+        return
     types = [a.type for a in module.kernel.args] + [r.type for op in module.walk() for r in op.results]
     for t in types:
         elem = t.element
@@ -58,6 +67,7 @@ def _refuse_types_numpy_lacks(module: Module) -> None:
             elem = elem.pointee
         if isinstance(elem, ScalarType) and not elem.has_numpy:
             raise InterpreterError(elem.numpy_lacks)
+    _NUMPY_TYPES_ONLY.add(module)
 
 
 def _grid(grid) -> tuple[int, int, int]:

@@ -108,7 +108,7 @@ class ScalarType(Type):
 
     @property
     def exponent_bias(self) -> int:
-        return NARROW_FLOATS[self.name][2] if self.name in NARROW_FLOATS else _BIAS[self.name]
+        return _BIAS[self.name]
 
     @property
     def itemsize(self) -> int:
@@ -273,7 +273,7 @@ NARROW_FLOATS = {
 NO_NUMPY = {"fp8e4b15"}
 
 _MANTISSA = {"f16": 10, "f32": 23, "f64": 52, **{name: f[1] for name, f in NARROW_FLOATS.items()}}
-_BIAS = {"f16": 15, "f32": 127, "f64": 1023}
+_BIAS = {"f16": 15, "f32": 127, "f64": 1023, **{name: f[2] for name, f in NARROW_FLOATS.items()}}
 
 
 _DECODED: dict[str, np.ndarray] = {}
@@ -334,7 +334,7 @@ def _round_narrow(x: float, exp_bits: int, man_bits: int, bias: int, style: str)
     if style == "fnuz" and n == 0:
         sign = 0  # no negative zero: its code is the NaN
     if n < 1 << man_bits:  # subnormal (or zero): exponent field 0
-        return sign | n, math.copysign(value, x) if sign or n else value
+        return sign | n, math.copysign(value, -1.0 if sign else 1.0)
     return sign | (e + bias) << man_bits | (n - (1 << man_bits)), math.copysign(value, x)
 
 
