@@ -20,6 +20,7 @@ from tilelab.compiler.options import CompileOptions, options_of
 from .context import LoweringBug
 from .emit import CubinResult, disassembler, find_tool, llvm_to_ptx, ptx_to_cubin, sass_of_cubin, target_machine
 from .kernel import InternalCompilerError, compile_to_ptx
+from .ptx_order import assemble_in_better_order
 from .tensormaps import tensormap_recipes
 
 
@@ -45,7 +46,8 @@ class CudaCompiled:
 
 
 def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
-    """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found.
+    """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found (the PTX in the
+    order of ``ptx_order`` too, where that differs: the one that needs fewer registers is kept).
 
     ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
     """
@@ -61,7 +63,8 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
     binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()
-        result = ptx_to_cubin(ptx, arch, sass=False, tools=tools)
+        ptx, result = assemble_in_better_order(ptx, lambda text: ptx_to_cubin(text, arch, sass=False, tools=tools))
+        asm["ptx"] = ptx
         seconds["ptxas"] = time.perf_counter() - t
         binary = result.cubin
         if result.cubin is not None:

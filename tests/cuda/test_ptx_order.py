@@ -1,0 +1,193 @@
+"""Basic blocks reordered for registers: the docstring's example, every dependence kept, ptxas's count (no GPU)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tilelab
+import tilelab.language as tl
+from benchmarks.corpus import kernels as corpus
+from tilelab.compiler.backends.cuda import find_tool, ptx_order
+from tilelab.compiler.backends.cuda.emit import ptx_to_cubin
+from tilelab.compiler.backends.cuda.ptx_order import order_for_registers
+
+HAS_PTXAS = find_tool("ptxas") is not None
+
+
+def _docstring_example() -> tuple[str, str]:
+    doc = ptx_order.__doc__
+    before, after = doc.split("before:")[1].split("after:")
+    after = after.split("(with")[0]
+    lines = lambda text: [re.sub(r"\s+", " ", ln.strip()) for ln in text.strip().splitlines()]  # noqa: E731
+    return lines(before), lines(after)
+
+
+def _entry(lines: list[str]) -> str:
+    return ".visible .entry k()\n{\n" + "".join(f"\t{ln}\n" for ln in lines) + "\tret;\n}\n"
+
+
+def test_the_docstring_example():
+    before, after = _docstring_example()
+    out = order_for_registers(_entry(before), group=1, min_block=1)
+    assert out == _entry(after)
+
+
+def test_an_order_that_needs_no_fewer_registers_is_kept():
+    before, _ = _docstring_example()
+    two_chains = _entry([ln for ln in before if not re.search(r"%r(12|22|32)\b", ln)])  # one chain less: no gain
+    assert order_for_registers(two_chains, group=1, min_block=1) == two_chains
+
+
+def _rand_kernel(y_ptr, seed, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    offs = row * stride + cols
+    tl.store(y_ptr + offs, tl.rand(seed, offs), mask=cols < n_cols)
+
+
+def _dropout_rows(x_ptr, r_ptr, y_ptr, seed, stride, n_cols, p, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    offs = row * stride + cols
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    keep = tl.rand(seed, offs) > p
+    h = tl.where(keep, x / (1 - p), 0.0) + tl.load(r_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(h, axis=0) / n_cols
+    d = tl.where(mask, h - mean, 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(d * d, axis=0) / n_cols + 1e-5)
+    tl.store(y_ptr + offs, (d * rstd).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+RAND_SIG = {"y_ptr": "*f32", "seed": "i32", "stride": "i32", "n_cols": "i32"}
+DROPOUT_SIG = {"x_ptr": "*bf16", "r_ptr": "*bf16", "y_ptr": "*bf16", "seed": "i32", "stride": "i32", "n_cols": "i32",
+               "p": "fp32"}  # fmt: skip
+MM = {n: "i32" for n in ["M", "N", "K", "stride_am", "stride_bk", "stride_cm"]}
+MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **MM}
+MM_META = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "HINTS": False,
+           "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}  # fmt: skip
+
+
+def _ptx(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
+    if not order:
+        monkeypatch.setattr("tilelab.compiler.backends.cuda.ptx_order.order_for_registers", lambda ptx: ptx)
+    div = {n: 16 for n in sig if n not in ("seed", "p")}
+    ck = tilelab.compile(tilelab.jit(kernel), sig, consts, target=f"cuda:{arch}", num_warps=warps, num_stages=3,
+                         divisibility=div, snapshots=False, cache=False)  # fmt: skip
+    return ck.asm["ptx"]
+
+
+KERNELS = {
+    "rand": (_rand_kernel, RAND_SIG, {"BLOCK": 4096}, "sm_90a"),
+    "dropout rows": (_dropout_rows, DROPOUT_SIG, {"BLOCK": 4096}, "sm_90a"),
+    "matmul sm_80": (corpus.matmul_kernel, MM_SIG, MM_META, "sm_80"),
+    "matmul sm_90a": (corpus.matmul_kernel, MM_SIG, MM_META, "sm_90a"),
+}
+
+
+def _reaching(ptx: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The side effects in order, and for each read of a register the instruction whose write it reads
+    (by text), block by block: what a reordering must leave as it was."""
+    effects, reads = [], []
+    last: dict[str, str] = {}
+    for raw in ptx.splitlines():
+        line = raw.strip()
+        if re.match(r"^[$\w]+:", line) or re.match(r"^(@!?%\w+\s+)?(bra|ret)\b", line):
+            last = {}
+            effects.append(line)
+            continue
+        m = re.match(r"^(@!?(%\w+)\s+)?([a-z][\w.]*)\s+(.*);$", line)
+        if not m or line.startswith("//"):
+            continue
+        op, rest = m.group(3), m.group(4)
+        if rest.startswith(("[", "{")) and op.startswith(("st", "red", "cp", "bar")) or op.startswith(("bar", "st")):
+            defs, uses = [], re.findall(r"%\w+", rest)
+        elif rest.startswith("{"):
+            defs, uses = re.findall(r"%\w+", rest[: rest.index("}")]), re.findall(r"%\w+", rest[rest.index("}") :])
+        else:
+            first, _, others = rest.partition(",")
+            defs, uses = re.findall(r"%\w+", first), re.findall(r"%\w+", others)
+        if m.group(2):
+            uses.append(m.group(2))
+        reads.extend((line, r, last.get(r, "<entry>")) for r in uses)
+        if re.match(r"(ld|st|atom|red|bar|shfl|vote|membar|fence|cp|wgmma|mbarrier|call)\.", op):
+            if not op.startswith("ld.param"):
+                effects.append(line)
+        for r in defs:
+            last[r] = line
+    return effects, sorted(reads)
+
+
+def _source_lines(ptx: str) -> list[tuple[str, str | None]]:
+    """Each line but the ``.loc`` ones, with the ``.loc`` in force for it."""
+    out, loc = [], None
+    for line in ptx.splitlines():
+        if line.strip().startswith(".loc"):
+            loc = line.strip()
+        else:
+            out.append((line, loc))
+    return sorted(out, key=str)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_every_dependence_and_side_effect_is_kept(name, monkeypatch):
+    kernel, sig, consts, arch = KERNELS[name]
+    before = _ptx(kernel, sig, consts, arch, order=False, monkeypatch=monkeypatch)
+    for group in (1, 2, 4):
+        after = order_for_registers(before, group=group)
+        assert _source_lines(after) == _source_lines(before)
+        assert _reaching(after) == _reaching(before)
+
+
+@pytest.mark.parametrize("name, marks", [("matmul sm_90a", "wgmma.fence"), ("matmul sm_80", "mma.sync")])
+def test_blocks_feeding_the_tensor_cores_are_left_alone(name, marks, monkeypatch):
+    kernel, sig, consts, arch = KERNELS[name]
+    before = _ptx(kernel, sig, consts, arch, order=False, monkeypatch=monkeypatch)
+    after = order_for_registers(before, group=1)
+    loop = lambda ptx: ptx[ptx.rindex(":", 0, ptx.index(marks)) : ptx.index("bra", ptx.index(marks))]  # noqa: E731
+    assert loop(after) == loop(before)
+
+
+def test_unreadable_ptx_is_returned_unchanged():
+    ptx = _entry(["mystery op %r1, %r2;"] + ["add.s32 %r3, %r2, 1;"] * 30 + ["st.global.b32 [%rd1], %r3;"])
+    assert order_for_registers(ptx, min_block=1) == ptx
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+@pytest.mark.parametrize("name, most", [("rand", 40), ("dropout rows", 40)])
+def test_ptxas_allocates_fewer_registers(name, most, monkeypatch):
+    kernel, sig, consts, arch = KERNELS[name]
+    before = ptx_to_cubin(_ptx(kernel, sig, consts, arch, order=False, monkeypatch=monkeypatch), arch, sass=False)
+    monkeypatch.undo()
+    after = ptx_to_cubin(_ptx(kernel, sig, consts, arch), arch, sass=False)
+    assert after.registers <= most < before.registers
+    assert after.spill_stores == 0
+
+
+class _Assembled:
+    def __init__(self, registers, spills=0, cubin=b"elf"):
+        self.registers, self.spill_stores, self.spill_loads, self.cubin = registers, spills, 0, cubin
+
+
+@pytest.mark.parametrize(
+    "original, reordered, keeps",
+    [
+        (_Assembled(79), _Assembled(32), "reordered"),
+        (_Assembled(54), _Assembled(72), "original"),
+        (_Assembled(40), _Assembled(40), "original"),  # a tie: the order LLVM gave
+        (_Assembled(40), _Assembled(32, spills=8), "original"),  # fewer registers but spills
+        (_Assembled(None, cubin=None), _Assembled(None, cubin=None), "original"),  # no ptxas: the driver assembles
+    ],
+)
+def test_ptxas_decides_which_order_is_kept(original, reordered, keeps):
+    n = 8  # the docstring's example with eight elements, long enough to be reordered
+    ptx = _entry([f"add.s32 %r{10 + i}, %r1, {i};" for i in range(n)]
+                 + [f"mul.hi.u32 %r{20 + i}, %r{10 + i}, -766435501;" for i in range(n)]
+                 + [f"xor.b32 %r{30 + i}, %r{20 + i}, %r2;" for i in range(n)]
+                 + [f"st.global.b32 [%rd1+{4 * i}], %r{30 + i};" for i in range(n)])  # fmt: skip
+    assert order_for_registers(ptx) != ptx
+    results = {ptx: original, order_for_registers(ptx): reordered}
+    text, result = ptx_order.assemble_in_better_order(ptx, results.__getitem__)
+    assert (text, result) == ((ptx, original) if keeps == "original" else (order_for_registers(ptx), reordered))

@@ -1,0 +1,422 @@
+"""Straight-line PTX put in the order that keeps fewer values live: each store's chain before the next store's.
+
+The lowering writes a tile op as one instruction per element, all of them before the next op's
+(LLVM's NVPTX code generator keeps that order, and so, mostly, does ptxas). A long elementwise
+chain over a thread's elements therefore keeps every element's intermediate values live at once:
+``tl.rand`` over 16 elements a thread is ten Philox rounds of four words each, and round-major
+order holds the 64 words of all 16 elements between rounds (ptxas: 79 registers for a 4096-wide
+row at 8 warps, where the same values computed one store's elements at a time need 32). This pass
+reorders the instructions of each basic block, keeping every dependence, so that the operand
+chain of each side effect (a store, a shuffle, a barrier...) comes right before it, the chains of
+``group`` consecutive stores of the same kind interleaved (enough independent work for the
+scheduler, not all of it at once)::
+
+    before:  add.s32     %r11, %r1, 1;
+             add.s32     %r12, %r1, 2;
+             mul.hi.u32  %r20, %r1, -766435501;
+             mul.hi.u32  %r21, %r11, -766435501;
+             mul.hi.u32  %r22, %r12, -766435501;
+             xor.b32     %r30, %r20, %r2;
+             xor.b32     %r31, %r21, %r2;
+             xor.b32     %r32, %r22, %r2;
+             st.global.b32  [%rd1], %r30;
+             st.global.b32  [%rd1+4], %r31;
+             st.global.b32  [%rd1+8], %r32;
+    after:   mul.hi.u32  %r20, %r1, -766435501;
+             xor.b32     %r30, %r20, %r2;
+             st.global.b32  [%rd1], %r30;
+             add.s32     %r11, %r1, 1;
+             mul.hi.u32  %r21, %r11, -766435501;
+             xor.b32     %r31, %r21, %r2;
+             st.global.b32  [%rd1+4], %r31;
+             add.s32     %r12, %r1, 2;
+             mul.hi.u32  %r22, %r12, -766435501;
+             xor.b32     %r32, %r22, %r2;
+             st.global.b32  [%rd1+8], %r32;
+
+(with ``group=1``). Every instruction that touches memory or other threads, or whose meaning is not
+known here, keeps its place relative to the others of its kind; a pure instruction moves only after
+the instructions that define its operands, and before any that redefine its result or read what
+it overwrites. Loads stay where they were, ahead of the arithmetic that uses them (their latency
+is what the early issue hides). The new order is kept only where it needs fewer live registers
+than the old one (counted as 32-bit words over the block): a matmul's loop, whose copies and
+tensor-core instructions leave little to reorder, and short blocks keep theirs. Blocks that feed the
+tensor cores (``mma``, ``wgmma``, ``ldmatrix``, asynchronous copies) are left alone: their order is the
+software pipeline's, and ``wgmma``'s accumulator registers are read and written asynchronously, between
+the ``wgmma.fence`` before it and the ``wgmma.wait_group`` after it, which no register dependence shows.
+Each moved instruction keeps its source line (a ``.loc`` is written again where the line changes).
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+#: chains of this many consecutive stores (or other side effects of one opcode) are interleaved
+GROUP = 2
+#: blocks shorter than this are left as they are
+MIN_BLOCK = 24
+
+#: instructions whose result depends only on their operands (by the opcode's first word)
+_PURE = frozenset(
+    "add sub mul mad mad24 mul24 fma xor and or not cnot lop3 shl shr shf cvt cvta setp selp slct set mov neg abs "
+    "min max ex2 lg2 rcp rsqrt sqrt div rem sin cos tanh prmt bfe bfi bfind popc clz brev testp copysign fns "
+    "sad dp4a dp2a".split()
+)
+#: special registers that change while a kernel runs (reading them is not pure)
+_VOLATILE_SREG = re.compile(r"%(clock|globaltimer|pm\d|smid|warpid|nsmid|lanemask)")
+#: virtual registers (``%r12``, ``%rd3``, ``%p1``...), not special ones (``%tid.x``, ``%clock64``, ``%pm0``)
+_REG = re.compile(r"%(?!pm\d|clock|envreg|globaltimer)[a-z]+\d+\b")
+_INSTRUCTION = re.compile(r"^(@!?(%\w+)\s+)?([a-z][\w.:]*)\s*(.*?);\s*$")
+#: blocks that feed the tensor cores keep the order their pipelining gave them; ``wgmma``'s accumulators are
+#: read and written asynchronously, which no register dependence shows
+_KEEP_ORDER = re.compile(r"\b(wgmma|mma|ldmatrix|stmatrix|cp\.async|mbarrier|tensormap)\b")
+_LABEL = re.compile(r"^[$\w]+:")
+_BRANCH = re.compile(r"^(@!?%\w+\s+)?(bra|ret|exit|trap|brx)\b")
+
+
+class _Unit:
+    """An instruction (or an inline-asm region, kept whole) with the lines before it that belong to it."""
+
+    __slots__ = ("lines", "op", "defs", "uses", "pure", "loc")
+
+    def __init__(self, lines, op, defs, uses, pure):
+        self.lines, self.op, self.defs, self.uses, self.pure = lines, op, defs, uses, pure
+        self.loc = None  # the ``.loc`` line in force for it
+
+
+def _registers(text: str) -> list[str]:
+    return _REG.findall(text)
+
+
+def _instruction(text: str) -> tuple[str, list[str], list[str], bool] | None:
+    """``(opcode, defs, uses, pure)`` of one PTX instruction, or None if it cannot be read."""
+    m = _INSTRUCTION.match(text)
+    if not m:
+        return None
+    guard, op, rest = m.group(2), m.group(3), m.group(4)
+    head = op.split(".")[0]
+    if rest.startswith("{"):
+        close = rest.index("}")
+        defs, uses = _registers(rest[: close + 1]), _registers(rest[close + 1 :])
+        if head in ("st", "red", "stmatrix"):
+            defs, uses = [], defs + uses
+    elif not rest or rest.startswith("[") or head in ("st", "red", "bar", "barrier", "membar", "fence", "bra", "ret",
+                                                       "exit", "trap", "prefetch", "cp", "stmatrix"):  # fmt: skip
+        defs, uses = [], _registers(rest)
+    else:
+        first, _, others = rest.partition(",")
+        defs, uses = _registers(first), _registers(others)  # ``setp``'s and ``shfl``'s ``%a|%p``: two defs
+    pure = head in _PURE and not _VOLATILE_SREG.search(rest)
+    if head == "ld" and ".param" in op and "_param_" in rest:
+        pure = True  # a kernel parameter (a call's return value, read after the call, is not)
+    if guard:
+        uses = uses + [guard] + defs  # a guarded write keeps the old value where the guard is false
+    if not pure:
+        uses = uses + defs  # side effects read what they write (wgmma's accumulators, a predicated load's others)
+    return op, defs, uses, pure
+
+
+def _units(body: list[str]) -> list | None:
+    """The body's lines as units, labels and ``{ }`` scopes as ``None`` fences between blocks; None if some
+    line cannot be read."""
+    out, pending, i, loc = [], [], 0, None
+
+    def add(unit: _Unit) -> None:
+        nonlocal loc
+        for ln in unit.lines:
+            if ln.strip().startswith(".loc"):
+                loc = ln.strip()
+        unit.loc = loc
+        out.append(unit)
+
+    while i < len(body):
+        line = body[i]
+        s = line.strip()
+        if not s or s.startswith((".loc", ".file", "//")) and "inline asm" not in s:
+            pending.append(line)
+            i += 1
+            continue
+        if s.startswith("// begin inline asm"):
+            j = next((k for k in range(i + 1, len(body)) if body[k].strip().startswith("// end inline asm")), None)
+            if j is None:
+                return None
+            add(_asm_unit(pending + body[i : j + 1]))
+            pending, i = [], j + 1
+            continue
+        if _LABEL.match(s) or s.startswith(("{", "}", ".")):
+            out.append(None)
+            add(_Unit(pending + [line], "", [], [], False))
+            out.append(None)
+            pending, i = [], i + 1
+            continue
+        parsed = _instruction(s)
+        if parsed is None:
+            return None
+        add(_Unit(pending + [line], *parsed))
+        pending, i = [], i + 1
+        if _BRANCH.match(s):
+            out.append(None)
+    if pending:
+        add(_Unit(pending, "", [], [], False))
+    return out
+
+
+def _asm_unit(lines: list[str]) -> _Unit:
+    """An inline-asm region: pure if it is pure instructions without scopes, else a side effect."""
+    code = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith(("//", ".loc", ".file"))]
+    parts = [p.strip() + ";" for ln in code for p in ln.split(";") if p.strip()]
+    parsed = [_instruction(p) for p in parts]
+    if parsed and all(p is not None and p[3] for p in parsed) and not any(c.startswith(("{", "}")) for c in code):
+        defs = [d for p in parsed for d in p[1]]
+        uses = [u for p in parsed for u in p[2] if u not in defs]
+        return _Unit(lines, parsed[0][0], defs, uses, True)
+    regs = _registers(" ".join(code))
+    return _Unit(lines, "asm", regs, regs, False)
+
+
+def _blocks(units: list) -> list[list]:
+    blocks, cur = [], []
+    for u in units:
+        if u is None:
+            if cur:
+                blocks.append(cur)
+            cur = []
+        else:
+            cur.append(u)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+def _predecessors(block: list[_Unit]) -> list[list[int]]:
+    """Each unit's must-come-before units: defs of what it reads, readers and writers of what it writes, and
+    the side effect before it."""
+    last_def: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    last_effect = None
+    preds = []
+    for k, u in enumerate(block):
+        p = set()
+        for r in u.uses:
+            if r in last_def:
+                p.add(last_def[r])
+        for r in u.defs:
+            if r in last_def:
+                p.add(last_def[r])
+            p.update(readers.get(r, ()))
+        if not u.pure:
+            if last_effect is not None:
+                p.add(last_effect)
+            last_effect = k
+        p.discard(k)
+        preds.append(sorted(p))
+        for r in u.uses:
+            readers.setdefault(r, []).append(k)
+        for r in u.defs:
+            last_def[r] = k
+            readers[r] = []
+    return preds
+
+
+def _pressure(block: list[_Unit], order: list[int], live_out: set[str]) -> int:
+    """The most 32-bit words live at once in ``order``, after each instruction: a value from its def (or the
+    block's start, if the block reads it from outside) to its last use in the block (the end, if live out)."""
+    last_use: dict[str, int] = {}
+    for pos, k in enumerate(order):
+        for r in block[k].uses:
+            last_use[r] = pos
+    defined = {r for u in block for r in u.defs}
+    ends: dict[int, int] = {}
+    live = 0
+    for r, end in last_use.items():
+        if r not in defined:
+            live += _words(r)
+            ends[end] = ends.get(end, 0) + _words(r)
+    seen: set[str] = set()
+    peak = live
+    for pos, k in enumerate(order):
+        live -= ends.pop(pos, 0)  # what an instruction last reads, its result may take the place of
+        for r in block[k].defs:
+            if r in seen:
+                continue
+            seen.add(r)
+            end = len(order) if r in live_out else last_use.get(r, -1)
+            if end > pos:
+                live += _words(r)
+                ends[end] = ends.get(end, 0) + _words(r)
+        peak = max(peak, live)
+    return peak
+
+
+def _words(reg: str) -> int:
+    """32-bit registers a PTX virtual register takes (``%rd``, ``%fd``: two; predicates: none)."""
+    return 2 if reg.startswith(("%rd", "%fd")) else 0 if reg.startswith("%p") else 1
+
+
+def _schedule(block: list[_Unit], live_out: set[str], group: int) -> list[int]:
+    preds = _predecessors(block)
+    done: set[int] = set()
+
+    def pull(k: int, acc: list[int]) -> None:  # k's unplaced predecessors, depth first, then k
+        stack = [(k, iter(preds[k]))]
+        if k in done:
+            return
+        done.add(k)
+        while stack:
+            node, it = stack[-1]
+            nxt = next((p for p in it if p not in done), None)
+            if nxt is None:
+                stack.pop()
+                acc.append(node)
+            else:
+                done.add(nxt)
+                stack.append((nxt, iter(preds[nxt])))
+
+    n = len(block)
+    terminator = n - 1 if block[-1].op and _BRANCH.match(block[-1].op) else None
+    effects = [k for k in range(n) if not block[k].pure and k != terminator]
+    order: list[int] = []
+    i = 0
+    while i < len(effects):
+        head = effects[i]
+        batch = [head]
+        stores = block[head].op.startswith(("st.", "red."))
+        while (stores and len(batch) < group and i + len(batch) < len(effects)
+               and block[effects[i + len(batch)]].op == block[head].op):  # fmt: skip
+            batch.append(effects[i + len(batch)])
+        chains = []
+        for k in batch:
+            acc: list[int] = []
+            done.add(k)
+            for p in preds[k]:
+                pull(p, acc)
+            chains.append(acc)
+        order.extend(_interleave(chains, preds))
+        order.extend(batch)
+        i += len(batch)
+    for k in range(n):
+        if k != terminator and any(r in live_out for r in block[k].defs):
+            pull(k, order)
+    for k in range(n):
+        if k != terminator:
+            pull(k, order)
+    if terminator is not None:
+        order.append(terminator)
+    return order
+
+
+def _interleave(chains: list[list[int]], preds: list[list[int]]) -> list[int]:
+    """The chains merged a unit of each in turn, a unit waiting while a predecessor in a later position of
+    another chain is not yet placed (each chain is in dependence order; the first never waits)."""
+    members = {k for c in chains for k in c}
+    placed: set[int] = set()
+    heads = [0] * len(chains)
+    out: list[int] = []
+    while len(out) < len(members):
+        for c, chain in enumerate(chains):
+            if heads[c] < len(chain):
+                k = chain[heads[c]]
+                if all(p in placed or p not in members for p in preds[k]):
+                    out.append(k)
+                    placed.add(k)
+                    heads[c] += 1
+    return out
+
+
+def _function_body(lines: list[str], start: int) -> int:
+    """The index of the ``}`` closing the function whose ``{`` is at ``start``."""
+    depth = 0
+    for k in range(start, len(lines)):
+        s = lines[k].strip()
+        if s.startswith("//"):
+            continue
+        depth += s.count("{") - s.count("}")
+        if depth == 0:
+            return k
+    return -1
+
+
+def order_for_registers(ptx: str, group: int = GROUP, min_block: int = MIN_BLOCK) -> str:
+    """``ptx`` with each long basic block reordered as the module docstring says, where that needs fewer
+    live registers; PTX this pass cannot read whole is returned unchanged."""
+    lines = ptx.split("\n")
+    out, k = [], 0
+    while k < len(lines):
+        line = lines[k]
+        out.append(line)
+        if line.strip() == "{" and k > 0:
+            end = _function_body(lines, k)
+            if end < 0:
+                return ptx
+            out.extend(_reorder_body(lines[k + 1 : end], group, min_block))
+            k = end
+            continue
+        k += 1
+    return "\n".join(out)
+
+
+def _reorder_body(body: list[str], group: int, min_block: int) -> list[str]:
+    top = 0
+    while top < len(body) and (not body[top].strip() or body[top].strip().startswith((".reg", ".shared", ".local"))):
+        top += 1
+    decls, rest = body[:top], body[top:]
+    units = _units(rest)
+    if units is None:
+        return body
+    blocks = _blocks(units)
+    used_in: dict[str, set[int]] = {}
+    for b, block in enumerate(blocks):
+        for u in block:
+            for r in u.uses:
+                used_in.setdefault(r, set()).add(b)
+    out, loc = list(decls), None
+    for b, block in enumerate(blocks):
+        if len(block) >= min_block and not any(_KEEP_ORDER.search(ln) for u in block for ln in u.lines):
+            carried = _read_before_written(block)
+            live_out = {r for u in block for r in u.defs if r in carried or used_in.get(r, set()) - {b}}
+            order = _schedule(block, live_out, group)
+            if _pressure(block, order, live_out) < _pressure(block, list(range(len(block))), live_out):
+                for k in order:  # each instruction with the source line it had
+                    if block[k].loc != loc and block[k].loc is not None:
+                        out.append("\t" + block[k].loc)
+                    out.extend(ln for ln in block[k].lines if not ln.strip().startswith(".loc"))
+                    loc = block[k].loc
+                continue
+        for u in block:
+            out.extend(u.lines)
+            loc = u.loc
+    return out
+
+
+def _read_before_written(block: list[_Unit]) -> set[str]:
+    """Registers ``block`` reads before it writes them (values carried around a loop, or from before it)."""
+    written: set[str] = set()
+    read_first: set[str] = set()
+    for u in block:
+        read_first.update(r for r in u.uses if r not in written and r not in u.defs)
+        written.update(u.defs)
+    return read_first
+
+
+def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
+    """``(PTX, assemble(PTX))`` of ``ptx`` or of ``order_for_registers(ptx)``, whichever ptxas spills less and
+    gives fewer registers (the original on a tie); ``assemble`` (ptxas: a ``CubinResult``) runs on both at
+    once. The estimate that picks the new order counts values, not what ptxas makes of them: ptxas moves
+    instructions too, and for some kernels (SwiGLU's 64 elements a thread) the original order, so moved, needs
+    fewer registers. When ptxas is missing (the driver assembles at load), the original order is kept."""
+    reordered = order_for_registers(ptx)
+    if reordered == ptx:
+        return ptx, assemble(ptx)
+    with ThreadPoolExecutor(2) as pool:  # two ptxas processes: the wall time of one
+        first, second = pool.map(assemble, (ptx, reordered))
+    if first.cubin is None or second.cubin is None:
+        return ptx, first
+
+    def cost(r):
+        return (r.spill_stores + r.spill_loads, r.registers)
+
+    return (reordered, second) if cost(second) < cost(first) else (ptx, first)
+
+
+__all__ = ["assemble_in_better_order", "order_for_registers"]
