@@ -38,9 +38,9 @@ scheduler, not all of it at once)::
 known here, keeps its place relative to the others of its kind; a pure instruction moves only after
 the instructions that define its operands, and before any that redefine its result or read what
 it overwrites. Loads stay where they were, ahead of the arithmetic that uses them (their latency
-is what the early issue hides). The new order is kept only where it needs fewer live registers
-than the old one (counted as 32-bit words over the block): a matmul's loop, whose copies and
-tensor-core instructions leave little to reorder, and short blocks keep theirs. Blocks that feed the
+is what the early issue hides). A block is reordered only where the count of live values (32-bit
+words) drops, and the reordered PTX is kept only where ptxas, which moves instructions too, gives it
+fewer registers (``assemble_in_better_order``). Short blocks keep their order, and so do blocks that feed the
 tensor cores (``mma``, ``wgmma``, ``ldmatrix``, asynchronous copies) are left alone: their order is the
 software pipeline's, and ``wgmma``'s accumulator registers are read and written asynchronously, between
 the ``wgmma.fence`` before it and the ``wgmma.wait_group`` after it, which no register dependence shows.
