@@ -168,8 +168,11 @@ def _asm_unit(lines: list[str]) -> _Unit:
     parts = [p.strip() + ";" for ln in code for p in ln.split(";") if p.strip()]
     parsed = [_instruction(p) for p in parts]
     if parsed and all(p is not None and p[3] for p in parsed) and not any(c.startswith(("{", "}")) for c in code):
-        defs = [d for p in parsed for d in p[1]]
-        uses = [u for p in parsed for u in p[2] if u not in defs]
+        defs: list[str] = []
+        uses: list[str] = []
+        for _, written, read, _ in parsed:  # what the region reads before it writes it comes from outside
+            uses += [r for r in read if r not in defs]
+            defs += written
         return _Unit(lines, parsed[0][0], defs, uses, True)
     regs = _registers(" ".join(code))
     return _Unit(lines, "asm", regs, regs, False)
