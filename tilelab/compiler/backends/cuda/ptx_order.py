@@ -76,13 +76,31 @@ _BRANCH = re.compile(r"^(@!?%\w+\s+)?(bra|ret|exit|trap|brx)\b")
 
 
 class _Unit:
-    """An instruction (or an inline-asm region, kept whole) with the lines before it that belong to it."""
+    """An instruction (or an inline-asm region, kept whole) with the lines before it that belong to it. Its
+    opcode, registers and purity are read (``read``) only in blocks that may be reordered."""
 
-    __slots__ = ("lines", "op", "defs", "uses", "pure", "loc")
+    __slots__ = ("lines", "text", "op", "defs", "uses", "pure", "loc")
 
-    def __init__(self, lines, op, defs, uses, pure):
-        self.lines, self.op, self.defs, self.uses, self.pure = lines, op, defs, uses, pure
+    def __init__(self, lines, text=None):
+        self.lines, self.text = lines, text  # ``text``: the instruction; None for an asm region or a fence
+        self.op, self.defs, self.uses, self.pure = "", [], [], False
         self.loc = None  # the ``.loc`` line in force for it
+
+    def read(self) -> bool:
+        """Fill in opcode, defs, uses and purity; False if the instruction cannot be read."""
+        if self.text is None:
+            if any("begin inline asm" in ln for ln in self.lines):
+                self.op, self.defs, self.uses, self.pure = _asm_region(self.lines)
+            return True
+        parsed = _instruction(self.text)
+        if parsed is None:
+            return False
+        self.op, self.defs, self.uses, self.pure = parsed
+        return True
+
+    def mentions(self) -> list[str]:
+        """Every register its lines name (what it reads, and more), without reading it as an instruction."""
+        return [r for ln in self.lines for r in _REG.findall(ln)]
 
 
 def _registers(text: str) -> list[str]:
@@ -118,8 +136,8 @@ def _instruction(text: str) -> tuple[str, list[str], list[str], bool] | None:
 
 
 def _units(body: list[str]) -> list | None:
-    """The body's lines as units, labels and ``{ }`` scopes as ``None`` fences between blocks; None if some
-    line cannot be read."""
+    """The body's lines as units, labels and ``{ }`` scopes as ``None`` fences between blocks; None if an
+    inline-asm region has no end."""
     out, pending, i, loc = [], [], 0, None
 
     def add(unit: _Unit) -> None:
@@ -141,29 +159,27 @@ def _units(body: list[str]) -> list | None:
             j = next((k for k in range(i + 1, len(body)) if body[k].strip().startswith("// end inline asm")), None)
             if j is None:
                 return None
-            add(_asm_unit(pending + body[i : j + 1]))
+            add(_Unit(pending + body[i : j + 1]))
             pending, i = [], j + 1
             continue
         if _LABEL.match(s) or s.startswith(("{", "}", ".")):
             out.append(None)
-            add(_Unit(pending + [line], "", [], [], False))
+            add(_Unit(pending + [line]))
             out.append(None)
             pending, i = [], i + 1
             continue
-        parsed = _instruction(s)
-        if parsed is None:
-            return None
-        add(_Unit(pending + [line], *parsed))
+        add(_Unit(pending + [line], s))
         pending, i = [], i + 1
         if _BRANCH.match(s):
             out.append(None)
     if pending:
-        add(_Unit(pending, "", [], [], False))
+        add(_Unit(pending))
     return out
 
 
-def _asm_unit(lines: list[str]) -> _Unit:
-    """An inline-asm region: pure if it is pure instructions without scopes, else a side effect."""
+def _asm_region(lines: list[str]) -> tuple[str, list[str], list[str], bool]:
+    """``(opcode, defs, uses, pure)`` of an inline-asm region: pure if it is pure instructions without scopes,
+    else a side effect."""
     code = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith(("//", ".loc", ".file"))]
     parts = [p.strip() + ";" for ln in code for p in ln.split(";") if p.strip()]
     parsed = [_instruction(p) for p in parts]
@@ -173,9 +189,9 @@ def _asm_unit(lines: list[str]) -> _Unit:
         for _, written, read, _ in parsed:  # what the region reads before it writes it comes from outside
             uses += [r for r in read if r not in defs]
             defs += written
-        return _Unit(lines, parsed[0][0], defs, uses, True)
+        return parsed[0][0], defs, uses, True
     regs = _registers(" ".join(code))
-    return _Unit(lines, "asm", regs, regs, False)
+    return "asm", regs, regs, False
 
 
 def _blocks(units: list) -> list[list]:
@@ -368,14 +384,22 @@ def _reorder_body(body: list[str], group: int, min_block: int) -> list[str]:
     if units is None:
         return body
     blocks = _blocks(units)
+    # only long blocks away from the tensor cores are read as instructions; in the others, a register
+    # named anywhere counts as read there (which can only keep a value live longer in the estimate)
+    chosen = [
+        len(block) >= min_block
+        and not any(_KEEP_ORDER.search(ln) for u in block for ln in u.lines)
+        and all(u.read() for u in block)
+        for block in blocks
+    ]
     used_in: dict[str, set[int]] = {}
     for b, block in enumerate(blocks):
         for u in block:
-            for r in u.uses:
+            for r in u.uses if chosen[b] else u.mentions():
                 used_in.setdefault(r, set()).add(b)
     out, loc = list(decls), None
     for b, block in enumerate(blocks):
-        if len(block) >= min_block and not any(_KEEP_ORDER.search(ln) for u in block for ln in u.lines):
+        if chosen[b]:
             carried = _read_before_written(block)
             live_out = {r for u in block for r in u.defs if r in carried or used_in.get(r, set()) - {b}}
             order = _schedule(block, live_out, group)
