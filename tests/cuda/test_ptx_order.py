@@ -72,7 +72,7 @@ MM_META = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_
 
 def _ptx(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
     if not order:
-        monkeypatch.setattr("tilelab.compiler.backends.cuda.ptx_order.order_for_registers", lambda ptx: ptx)
+        monkeypatch.setattr("tilelab.compiler.backends.cuda.assemble_in_better_order", lambda ptx, asm: (ptx, asm(ptx)))
     div = {n: 16 for n in sig if n not in ("seed", "p")}
     ck = tilelab.compile(tilelab.jit(kernel), sig, consts, target=f"cuda:{arch}", num_warps=warps, num_stages=3,
                          divisibility=div, snapshots=False, cache=False)  # fmt: skip
@@ -87,10 +87,11 @@ KERNELS = {
 }
 
 
-def _reaching(ptx: str) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """The side effects in order, and for each read of a register the instruction whose write it reads
-    (by text), block by block: what a reordering must leave as it was."""
-    effects, reads = [], []
+def _reaching(ptx: str) -> tuple[list[str], list[tuple[str, int]], list[tuple[str, str, str]]]:
+    """The side effects but loads in order, each load with the count of those before it, and for each read of
+    a register the instruction whose write it reads (by text), block by block: what a reordering must leave
+    as it was."""
+    effects, loads, reads = [], [], []
     last: dict[str, str] = {}
     for raw in ptx.splitlines():
         line = raw.strip()
@@ -112,12 +113,23 @@ def _reaching(ptx: str) -> tuple[list[str], list[tuple[str, str, str]]]:
         if m.group(2):
             uses.append(m.group(2))
         reads.extend((line, r, last.get(r, "<entry>")) for r in uses)
-        if re.match(r"(ld|st|atom|red|bar|shfl|vote|membar|fence|cp|wgmma|mbarrier|call)\.", op):
+        if load := re.search(r"(^|;\s*)(@!?%\w+\s+)?ld\.(global|shared|const|local)\.(?!volatile)", line):
+            loads.append((line, sum(_orders_load(e, load.group(3)) for e in effects)))
+        elif re.match(r"(ld|st|atom|red|bar|shfl|vote|membar|fence|cp|wgmma|mbarrier|call)\.", op):
             if not op.startswith("ld.param"):
                 effects.append(line)
         for r in defs:
             last[r] = line
-    return effects, sorted(reads)
+    return effects, sorted(loads), sorted(reads)
+
+
+def _orders_load(effect: str, space: str) -> bool:
+    """Whether a load of ``space`` must stay on its side of ``effect`` (a line): all but shuffles and votes,
+    and stores or atomics to another state space, must."""
+    if re.match(r"(@!?%\w+\s+)?(shfl|vote|match|redux|activemask)\.", effect):
+        return False
+    store = re.match(r"(@!?%\w+\s+)?(st|atom|red)\.(\w+\.)*?(global|shared|local)\.", effect)
+    return not (store and store.group(4) != space)
 
 
 def _source_lines(ptx: str) -> list[tuple[str, str | None]]:
@@ -135,8 +147,8 @@ def _source_lines(ptx: str) -> list[tuple[str, str | None]]:
 def test_every_dependence_and_side_effect_is_kept(name, monkeypatch):
     kernel, sig, consts, arch = KERNELS[name]
     before = _ptx(kernel, sig, consts, arch, order=False, monkeypatch=monkeypatch)
-    for group in (1, 2, 4):
-        after = order_for_registers(before, group=group)
+    for group, loads in [(1, "in place"), (2, "in place"), (4, "in place")] + [(2, mode) for mode in ptx_order.LOADS]:
+        after = order_for_registers(before, group=group, loads=loads)
         assert _source_lines(after) == _source_lines(before)
         assert _reaching(after) == _reaching(before)
 
@@ -191,3 +203,45 @@ def test_ptxas_decides_which_order_is_kept(original, reordered, keeps):
     results = {ptx: original, order_for_registers(ptx): reordered}
     text, result = ptx_order.assemble_in_better_order(ptx, results.__getitem__)
     assert (text, result) == ((ptx, original) if keeps == "original" else (order_for_registers(ptx), reordered))
+
+
+def _loads_then_chains(n: int, space: str) -> list[str]:
+    """After a barrier, ``n`` words loaded, each mixed with a hash of its index and stored to ``space``."""
+    return (["bar.sync 0;"] + [f"ld.global.b32 %r{50 + i}, [%rd3+{4 * i}];" for i in range(n)]
+            + [f"add.s32 %r{10 + i}, %r1, {i};" for i in range(n)]
+            + [f"mul.hi.u32 %r{20 + i}, %r{10 + i}, -766435501;" for i in range(n)]
+            + [f"xor.b32 %r{30 + i}, %r{20 + i}, %r{50 + i};" for i in range(n)]
+            + [f"st.{space}.b32 [%rd1+{4 * i}], %r{30 + i};" for i in range(n)])  # fmt: skip
+
+
+def _chain(i: int, space: str) -> list[str]:
+    return [f"add.s32 %r{10 + i}, %r1, {i};", f"mul.hi.u32 %r{20 + i}, %r{10 + i}, -766435501;",
+            f"xor.b32 %r{30 + i}, %r{20 + i}, %r{50 + i};", f"st.{space}.b32 [%rd1+{4 * i}], %r{30 + i};"]  # fmt: skip
+
+
+def test_loads_move_to_where_they_are_needed():
+    ptx = _entry(_loads_then_chains(4, "shared"))
+    load = [f"ld.global.b32 %r{50 + i}, [%rd3+{4 * i}];" for i in range(4)]
+    kept = ["bar.sync 0;"] + load + sum((_chain(i, "shared") for i in range(4)), [])
+    moved = ["bar.sync 0;"] + sum(([load[i]] + _chain(i, "shared") for i in range(4)), [])
+    assert order_for_registers(ptx, group=1, min_block=1) == _entry(kept)
+    assert order_for_registers(ptx, group=1, min_block=1, loads="between writes") == _entry(moved)
+
+
+@pytest.mark.parametrize("loads, space", [("between writes", "global"), ("between side effects", "shared")])
+def test_loads_do_not_pass_a_store_to_their_space_or_a_barrier(loads, space):
+    ptx = order_for_registers(_entry(_loads_then_chains(4, space)), group=1, min_block=1, loads=loads)
+    lines = ptx.splitlines()
+    loads_at = [k for k, ln in enumerate(lines) if "ld.global" in ln]
+    assert lines.index("\tbar.sync 0;") < min(loads_at)
+    assert max(loads_at) < lines.index(f"\tst.{space}.b32 [%rd1+0], %r30;")
+    assert lines.index("\tld.global.b32 %r51, [%rd3+4];") > lines.index("\txor.b32 %r30, %r20, %r50;")
+
+
+@pytest.mark.parametrize("registers, keeps", [((64, 48, 44, 40), 3), ((64, 40, 44, 40), 1), ((40, 48, 40, 40), 0)])
+def test_ptxas_decides_among_the_orders(registers, keeps):
+    ptx = _entry(_loads_then_chains(8, "shared"))
+    texts = [ptx] + [order_for_registers(ptx, loads=mode) for mode in ptx_order.LOADS]
+    assert len(set(texts)) == 4
+    results = {text: _Assembled(r) for text, r in zip(texts, registers)}
+    assert ptx_order.assemble_in_better_order(ptx, results.__getitem__) == (texts[keeps], results[texts[keeps]])

@@ -37,14 +37,18 @@ scheduler, not all of it at once)::
 (with ``group=1``). Every instruction that touches memory or other threads, or whose meaning is not
 known here, keeps its place relative to the others of its kind; a pure instruction moves only after
 the instructions that define its operands, and before any that redefine its result or read what
-it overwrites. Loads stay where they were, ahead of the arithmetic that uses them (their latency
-is what the early issue hides). A block is reordered only where the count of live values (32-bit
-words) drops, and the reordered PTX is kept only where ptxas, which moves instructions too, gives it
-fewer registers (``assemble_in_better_order``). Short blocks keep their order, and so do blocks that feed the
-tensor cores (``mma``, ``wgmma``, ``ldmatrix``, asynchronous copies) are left alone: their order is the
-software pipeline's, and ``wgmma``'s accumulator registers are read and written asynchronously, between
-the ``wgmma.fence`` before it and the ``wgmma.wait_group`` after it, which no register dependence shows.
-Each moved instruction keeps its source line (a ``.loc`` is written again where the line changes).
+it overwrites. Loads may stay where they were, ahead of the arithmetic that uses them (their latency
+is what the early issue hides), or each move to where its value is first needed: never past a side
+effect that may write what it reads (a store to its state space, an atomic, a barrier), and in one
+of the orders never past any side effect (``LOADS``). A block is reordered only where the count of
+live values (32-bit words) drops; of the original PTX and its reorderings, ptxas, which moves
+instructions too, keeps the one it gives the fewest registers (``assemble_in_better_order``): where
+the loads go changes the count little and ptxas's result much. Short blocks keep their order, and so
+do blocks that feed the tensor cores (``mma``, ``wgmma``, ``ldmatrix``, asynchronous copies): their
+order is the software pipeline's, and ``wgmma``'s accumulator registers are read and written
+asynchronously, between the ``wgmma.fence`` before it and the ``wgmma.wait_group`` after it, which no
+register dependence shows. Each moved instruction keeps its source line (a ``.loc`` is written again
+where the line changes).
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 #: chains of this many consecutive stores (or other side effects of one opcode) are interleaved
 GROUP = 2
+#: where loads may go: where they are; anywhere between the side effects before and after them; anywhere
+#: between the side effects that may write what they read (a shuffle does not, nor a store to another space)
+LOADS = ("in place", "between side effects", "between writes")
 #: blocks shorter than this are left as they are
 MIN_BLOCK = 24
 
@@ -79,23 +86,24 @@ class _Unit:
     """An instruction (or an inline-asm region, kept whole) with the lines before it that belong to it. Its
     opcode, registers and purity are read (``read``) only in blocks that may be reordered."""
 
-    __slots__ = ("lines", "text", "op", "defs", "uses", "pure", "loc")
+    __slots__ = ("lines", "text", "op", "defs", "uses", "pure", "load", "loc")
 
     def __init__(self, lines, text=None):
         self.lines, self.text = lines, text  # ``text``: the instruction; None for an asm region or a fence
-        self.op, self.defs, self.uses, self.pure = "", [], [], False
+        self.op, self.defs, self.uses, self.pure, self.load = "", [], [], False, None
         self.loc = None  # the ``.loc`` line in force for it
 
     def read(self) -> bool:
         """Fill in opcode, defs, uses and purity; False if the instruction cannot be read."""
         if self.text is None:
             if any("begin inline asm" in ln for ln in self.lines):
-                self.op, self.defs, self.uses, self.pure = _asm_region(self.lines)
+                self.op, self.defs, self.uses, self.pure, self.load = _asm_region(self.lines)
             return True
         parsed = _instruction(self.text)
         if parsed is None:
             return False
         self.op, self.defs, self.uses, self.pure = parsed
+        self.load = _load_space(self.op)
         return True
 
     def mentions(self) -> list[str]:
@@ -177,21 +185,56 @@ def _units(body: list[str]) -> list | None:
     return out
 
 
-def _asm_region(lines: list[str]) -> tuple[str, list[str], list[str], bool]:
-    """``(opcode, defs, uses, pure)`` of an inline-asm region: pure if it is pure instructions without scopes,
-    else a side effect."""
+def _load_space(op: str) -> str | None:
+    """The state space an instruction that only reads memory reads (``""``: generic addresses); None for
+    any other instruction, and for volatile or ordered reads."""
+    words = op.split(".")
+    if words[0] not in ("ld", "ldu") or any(w in _ORDERED for w in words):
+        return None
+    return next((w.split("::")[0] for w in words if w.split("::")[0] in _SPACES), "")
+
+
+def _conflict(op: str, space: str) -> bool:
+    """Whether a side effect (by opcode) must stay on the same side of a load of ``space``: all but
+    register-only ones (shuffles, votes) and stores or atomics to another state space."""
+    words = op.split(".")
+    if words[0] in _REGISTER_ONLY:
+        return False
+    if words[0] in ("st", "atom", "red"):
+        spaces = {w.split("::")[0] for w in words} & set(_SPACES)
+        return not (space and len(spaces) == 1 and space not in spaces)
+    return True
+
+
+#: qualifiers that make a load more than a read of memory
+_ORDERED = ("volatile", "acquire", "relaxed", "mmio")
+_SPACES = ("global", "shared", "local", "const", "param")
+#: side effects that touch registers of other threads, not memory
+_REGISTER_ONLY = ("shfl", "vote", "match", "activemask", "redux")
+
+
+def _asm_region(lines: list[str]) -> tuple[str, list[str], list[str], bool, str | None]:
+    """``(opcode, defs, uses, pure, load)`` of an inline-asm region: pure if it is pure instructions without
+    scopes, a load (of the state space ``load``) if it is pure instructions and loads, else a side effect."""
     code = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith(("//", ".loc", ".file"))]
     parts = [p.strip() + ";" for ln in code for p in ln.split(";") if p.strip()]
     parsed = [_instruction(p) for p in parts]
-    if parsed and all(p is not None and p[3] for p in parsed) and not any(c.startswith(("{", "}")) for c in code):
+    if (
+        parsed
+        and all(p is not None and (p[3] or _load_space(p[0]) is not None) for p in parsed)
+        and not any(c.startswith(("{", "}")) for c in code)
+    ):
         defs: list[str] = []
         uses: list[str] = []
         for _, written, read, _ in parsed:  # what the region reads before it writes it comes from outside
             uses += [r for r in read if r not in defs]
             defs += written
-        return parsed[0][0], defs, uses, True
+        spaces = {_load_space(p[0]) for p in parsed if not p[3]}
+        if not spaces:
+            return parsed[0][0], defs, uses, True, None
+        return "ld", defs, uses + defs, False, spaces.pop() if len(spaces) == 1 else ""
     regs = _registers(" ".join(code))
-    return "asm", regs, regs, False
+    return "asm", regs, regs, False, None
 
 
 def _blocks(units: list) -> list[list]:
@@ -208,12 +251,14 @@ def _blocks(units: list) -> list[list]:
     return blocks
 
 
-def _predecessors(block: list[_Unit]) -> list[list[int]]:
+def _predecessors(block: list[_Unit], loads: str) -> list[list[int]]:
     """Each unit's must-come-before units: defs of what it reads, readers and writers of what it writes, and
-    the side effect before it."""
+    the side effect before it; loads as ``loads`` says (one of ``LOADS``)."""
     last_def: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
-    last_effect = None
+    conflict = _conflict if loads == "between writes" else lambda op, space: True
+    effects: list[int] = []  # the side effects so far, loads aside
+    pending: list[int] = []  # loads no side effect since has to follow
     preds = []
     for k, u in enumerate(block):
         p = set()
@@ -224,12 +269,22 @@ def _predecessors(block: list[_Unit]) -> list[list[int]]:
             if r in last_def:
                 p.add(last_def[r])
             p.update(readers.get(r, ()))
-        if not u.pure:
-            if last_effect is not None:
-                p.add(last_effect)
-            last_effect = k
+        order = set()  # what memory and the other threads need: side effects in their order, loads among them
+        if loads != "in place" and u.load is not None:
+            before = next((e for e in reversed(effects) if conflict(block[e].op, u.load)), None)
+            if before is not None:
+                order.add(before)
+            pending.append(k)
+        elif not u.pure:
+            if effects:
+                order.add(effects[-1])
+            order.update(q for q in pending if conflict(u.op, block[q].load))
+            pending = [q for q in pending if q not in order]
+            effects.append(k)
         p.discard(k)
-        preds.append(sorted(p))
+        order -= p
+        order.discard(k)
+        preds.append(sorted(p) + sorted(order))
         for r in u.uses:
             readers.setdefault(r, []).append(k)
         for r in u.defs:
@@ -273,8 +328,8 @@ def _words(reg: str) -> int:
     return 2 if reg.startswith(("%rd", "%fd")) else 0 if reg.startswith("%p") else 1
 
 
-def _schedule(block: list[_Unit], live_out: set[str], group: int) -> list[int]:
-    preds = _predecessors(block)
+def _schedule(block: list[_Unit], live_out: set[str], group: int, loads: str = "in place") -> list[int]:
+    preds = _predecessors(block, loads)
     done: set[int] = set()
 
     def pull(k: int, acc: list[int]) -> None:  # k's unplaced predecessors, depth first, then k
@@ -294,7 +349,8 @@ def _schedule(block: list[_Unit], live_out: set[str], group: int) -> list[int]:
 
     n = len(block)
     terminator = n - 1 if block[-1].op and _BRANCH.match(block[-1].op) else None
-    effects = [k for k in range(n) if not block[k].pure and k != terminator]
+    effects = [k for k in range(n) if not block[k].pure and not (loads != "in place" and block[k].load is not None)
+               and k != terminator]  # fmt: skip
     order: list[int] = []
     i = 0
     while i < len(effects):
@@ -356,33 +412,42 @@ def _function_body(lines: list[str], start: int) -> int:
     return -1
 
 
-def order_for_registers(ptx: str, group: int = GROUP, min_block: int = MIN_BLOCK) -> str:
+def order_for_registers(ptx: str, group: int = GROUP, min_block: int = MIN_BLOCK, loads: str = "in place") -> str:
     """``ptx`` with each long basic block reordered as the module docstring says, where that needs fewer
-    live registers; PTX this pass cannot read whole is returned unchanged."""
+    live registers, ``loads`` (one of ``LOADS``) kept in place or placed where their values are first needed;
+    PTX this pass cannot read whole is returned unchanged."""
+    return _orders(ptx, group, min_block, (loads,))[0]
+
+
+def _orders(ptx: str, group: int, min_block: int, modes: tuple[str, ...]) -> list[str]:
+    """``order_for_registers`` of ``ptx`` for each ``loads`` of ``modes``, the PTX read once."""
     lines = ptx.split("\n")
-    out, k = [], 0
+    outs: list[list[str]] = [[] for _ in modes]
+    k = 0
     while k < len(lines):
         line = lines[k]
-        out.append(line)
+        for out in outs:
+            out.append(line)
         if line.strip() == "{" and k > 0:
             end = _function_body(lines, k)
             if end < 0:
-                return ptx
-            out.extend(_reorder_body(lines[k + 1 : end], group, min_block))
+                return [ptx for _ in modes]
+            for out, body in zip(outs, _reorder_body(lines[k + 1 : end], group, min_block, modes)):
+                out.extend(body)
             k = end
             continue
         k += 1
-    return "\n".join(out)
+    return ["\n".join(out) for out in outs]
 
 
-def _reorder_body(body: list[str], group: int, min_block: int) -> list[str]:
+def _reorder_body(body: list[str], group: int, min_block: int, modes: tuple[str, ...]) -> list[list[str]]:
     top = 0
     while top < len(body) and (not body[top].strip() or body[top].strip().startswith((".reg", ".shared", ".local"))):
         top += 1
     decls, rest = body[:top], body[top:]
     units = _units(rest)
     if units is None:
-        return body
+        return [body for _ in modes]
     blocks = _blocks(units)
     # only long blocks away from the tensor cores are read as instructions; in the others, a register
     # named anywhere counts as read there (which can only keep a value live longer in the estimate)
@@ -397,12 +462,17 @@ def _reorder_body(body: list[str], group: int, min_block: int) -> list[str]:
         for u in block:
             for r in u.uses if chosen[b] else u.mentions():
                 used_in.setdefault(r, set()).add(b)
+    return [_emit(blocks, chosen, used_in, decls, group, loads) for loads in modes]
+
+
+def _emit(blocks: list, chosen: list[bool], used_in: dict, decls: list[str], group: int, loads: str) -> list[str]:
+    """The body's lines, the ``chosen`` blocks reordered (``loads`` as ``LOADS`` says) where that needs fewer."""
     out, loc = list(decls), None
     for b, block in enumerate(blocks):
         if chosen[b]:
             carried = _read_before_written(block)
             live_out = {r for u in block for r in u.defs if r in carried or used_in.get(r, set()) - {b}}
-            order = _schedule(block, live_out, group)
+            order = _schedule(block, live_out, group, loads)
             if _pressure(block, order, live_out) < _pressure(block, list(range(len(block))), live_out):
                 for k in order:  # each instruction with the source line it had
                     if block[k].loc != loc and block[k].loc is not None:
@@ -427,23 +497,29 @@ def _read_before_written(block: list[_Unit]) -> set[str]:
 
 
 def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
-    """``(PTX, assemble(PTX))`` of ``ptx`` or of ``order_for_registers(ptx)``, whichever ptxas spills less and
-    gives fewer registers (the original on a tie); ``assemble`` (ptxas: a ``CubinResult``) runs on both at
-    once. The estimate that picks the new order counts values, not what ptxas makes of them: ptxas moves
+    """``(PTX, assemble(PTX))`` of ``ptx`` or of one of its reorderings (``order_for_registers`` with loads kept
+    in place, and with loads moved), whichever ptxas spills less and gives fewer registers (the earlier on a
+    tie: the original first); ``assemble`` (ptxas: a ``CubinResult``) runs on all of them at once. The
+    estimate that picks each reordering counts values, not what ptxas makes of them: ptxas moves
     instructions too, and for some kernels (SwiGLU's 64 elements a thread) the original order, so moved, needs
-    fewer registers. When ptxas is missing (the driver assembles at load), the original order is kept."""
-    reordered = order_for_registers(ptx)
-    if reordered == ptx:
+    fewer registers; where loads are placed changes little in the count and much in ptxas's result. When
+    ptxas is missing (the driver assembles at load), the original order is kept."""
+    candidates = [ptx]
+    for text in _orders(ptx, GROUP, MIN_BLOCK, LOADS):
+        if text not in candidates:
+            candidates.append(text)
+    if len(candidates) == 1:
         return ptx, assemble(ptx)
-    with ThreadPoolExecutor(2) as pool:  # two ptxas processes: the wall time of one
-        first, second = pool.map(assemble, (ptx, reordered))
-    if first.cubin is None or second.cubin is None:
-        return ptx, first
+    with ThreadPoolExecutor(len(candidates)) as pool:  # ptxas processes side by side: the wall time of one
+        results = list(pool.map(assemble, candidates))
+    if any(r.cubin is None for r in results):
+        return ptx, results[0]
 
-    def cost(r):
-        return (r.spill_stores + r.spill_loads, r.registers)
+    def cost(k):
+        return (results[k].spill_stores + results[k].spill_loads, results[k].registers, k)
 
-    return (reordered, second) if cost(second) < cost(first) else (ptx, first)
+    best = min(range(len(candidates)), key=cost)
+    return candidates[best], results[best]
 
 
 __all__ = ["assemble_in_better_order", "order_for_registers"]
