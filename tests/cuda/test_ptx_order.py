@@ -70,13 +70,16 @@ MM_META = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_
            "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}  # fmt: skip
 
 
-def _ptx(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
+def _compile(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
     if not order:
         monkeypatch.setattr("tilelab.compiler.backends.cuda.assemble_in_better_order", lambda ptx, asm: (ptx, asm(ptx)))
     div = {n: 16 for n in sig if n not in ("seed", "p")}
-    ck = tilelab.compile(tilelab.jit(kernel), sig, consts, target=f"cuda:{arch}", num_warps=warps, num_stages=3,
-                         divisibility=div, snapshots=False, cache=False)  # fmt: skip
-    return ck.asm["ptx"]
+    return tilelab.compile(tilelab.jit(kernel), sig, consts, target=f"cuda:{arch}", num_warps=warps, num_stages=3,
+                           divisibility=div, snapshots=False, cache=False)  # fmt: skip
+
+
+def _ptx(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
+    return _compile(kernel, sig, consts, arch, warps, order, monkeypatch).asm["ptx"]
 
 
 KERNELS = {
@@ -173,14 +176,18 @@ def test_ptxas_allocates_fewer_registers(name, most, monkeypatch):
     kernel, sig, consts, arch = KERNELS[name]
     before = ptx_to_cubin(_ptx(kernel, sig, consts, arch, order=False, monkeypatch=monkeypatch), arch, sass=False)
     monkeypatch.undo()
-    after = ptx_to_cubin(_ptx(kernel, sig, consts, arch), arch, sass=False)
+    compiled = _compile(kernel, sig, consts, arch)
+    after = ptx_to_cubin(compiled.asm["ptx"], arch, sass=False)
     assert after.registers <= most < before.registers
     assert after.spill_stores == 0
+    assert compiled.metadata["registers"] == after.registers  # the kept PTX is the one assembled
+    assert f"{before.registers} -> {after.registers}" in " ".join(compiled.metadata["notes"])
 
 
 class _Assembled:
     def __init__(self, registers, spills=0, cubin=b"elf"):
         self.registers, self.spill_stores, self.spill_loads, self.cubin = registers, spills, 0, cubin
+        self.notes = []
 
 
 @pytest.mark.parametrize(
@@ -245,3 +252,6 @@ def test_ptxas_decides_among_the_orders(registers, keeps):
     assert len(set(texts)) == 4
     results = {text: _Assembled(r) for text, r in zip(texts, registers)}
     assert ptx_order.assemble_in_better_order(ptx, results.__getitem__) == (texts[keeps], results[texts[keeps]])
+    mode = ("original",) + ptx_order.LOADS
+    notes = [f"PTX reordered for registers (loads {mode[keeps]}): 64 -> 40"] if keeps else []
+    assert results[texts[keeps]].notes == notes

@@ -47,7 +47,8 @@ class CudaCompiled:
 
 def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
     """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found (the PTX in the
-    order of ``ptx_order`` too, where that differs: the one that needs fewer registers is kept).
+    orders of ``ptx_order`` too, where they differ: the one ptxas gives the fewest registers is kept, and a
+    note says so).
 
     ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
     """

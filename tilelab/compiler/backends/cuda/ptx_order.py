@@ -504,10 +504,11 @@ def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
     instructions too, and for some kernels (SwiGLU's 64 elements a thread) the original order, so moved, needs
     fewer registers; where loads are placed changes little in the count and much in ptxas's result. When
     ptxas is missing (the driver assembles at load), the original order is kept."""
-    candidates = [ptx]
-    for text in _orders(ptx, GROUP, MIN_BLOCK, LOADS):
+    candidates, modes = [ptx], ["original"]
+    for mode, text in zip(LOADS, _orders(ptx, GROUP, MIN_BLOCK, LOADS)):
         if text not in candidates:
             candidates.append(text)
+            modes.append(mode)
     if len(candidates) == 1:
         return ptx, assemble(ptx)
     with ThreadPoolExecutor(len(candidates)) as pool:  # ptxas processes side by side: the wall time of one
@@ -519,6 +520,10 @@ def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
         return (results[k].spill_stores + results[k].spill_loads, results[k].registers, k)
 
     best = min(range(len(candidates)), key=cost)
+    if best:
+        results[best].notes.append(
+            f"PTX reordered for registers (loads {modes[best]}): {results[0].registers} -> {results[best].registers}"
+        )
     return candidates[best], results[best]
 
 
