@@ -72,7 +72,9 @@ MM_META = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_
 
 def _compile(kernel, sig, consts, arch="sm_90a", warps=8, order=True, monkeypatch=None):
     if not order:
-        monkeypatch.setattr("tilelab.compiler.backends.cuda.assemble_in_better_order", lambda ptx, asm: (ptx, asm(ptx)))
+        monkeypatch.setattr(
+            "tilelab.compiler.backends.cuda.assemble_in_better_order", lambda ptx, asm, *_: (ptx, asm(ptx))
+        )
     div = {n: 16 for n in sig if n not in ("seed", "p")}
     return tilelab.compile(tilelab.jit(kernel), sig, consts, target=f"cuda:{arch}", num_warps=warps, num_stages=3,
                            divisibility=div, snapshots=False, cache=False)  # fmt: skip
@@ -255,3 +257,20 @@ def test_ptxas_decides_among_the_orders(registers, keeps):
     mode = ("original",) + ptx_order.LOADS
     notes = [f"PTX reordered for registers (loads {mode[keeps]}): 64 -> 40"] if keeps else []
     assert results[texts[keeps]].notes == notes
+
+
+@pytest.mark.parametrize(
+    "registers, warps, shared, keeps",
+    [
+        ((64, 56, 64, 64), 8, 0, 0),  # 64 and 56 registers: 4 programs of 8 warps an SM
+        ((64, 56, 40, 48), 8, 0, 2),  # 40 registers: 6 programs, 48: 5
+        ((64, 40, 40, 40), 8, 200 * 1024, 0),  # shared memory lets one program reside, whatever the registers
+        ((40, 40, 39, 33), 4, 0, 0),  # 33-40 registers take the same 5 * 256 a warp
+    ],
+)
+def test_registers_count_where_they_let_more_warps_reside(registers, warps, shared, keeps):
+    ptx = _entry(_loads_then_chains(8, "shared"))
+    texts = [ptx] + [order_for_registers(ptx, loads=mode) for mode in ptx_order.LOADS]
+    results = {text: _Assembled(r) for text, r in zip(texts, registers)}
+    kept = ptx_order.assemble_in_better_order(ptx, results.__getitem__, warps, shared, "sm_90a")
+    assert kept == (texts[keeps], results[texts[keeps]])

@@ -47,8 +47,8 @@ class CudaCompiled:
 
 def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
     """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found (the PTX in the
-    orders of ``ptx_order`` too, where they differ: the one ptxas gives the fewest registers is kept, and a
-    note says so).
+    orders of ``ptx_order`` too, where they differ: the one whose registers let the most warps reside is
+    kept, and a note says so).
 
     ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
     """
@@ -64,7 +64,9 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
     binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()
-        ptx, result = assemble_in_better_order(ptx, lambda text: ptx_to_cubin(text, arch, sass=False, tools=tools))
+        ptx, result = assemble_in_better_order(
+            ptx, lambda text: ptx_to_cubin(text, arch, sass=False, tools=tools), num_warps, shared or 0, arch
+        )
         asm["ptx"] = ptx
         seconds["ptxas"] = time.perf_counter() - t
         binary = result.cubin

@@ -56,6 +56,8 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+from .occupancy import arch_number, estimate_occupancy
+
 #: chains of this many consecutive stores (or other side effects of one opcode) are interleaved
 GROUP = 2
 #: where loads may go: where they are; anywhere between the side effects before and after them; anywhere
@@ -496,14 +498,18 @@ def _read_before_written(block: list[_Unit]) -> set[str]:
     return read_first
 
 
-def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
-    """``(PTX, assemble(PTX))`` of ``ptx`` or of one of its reorderings (``order_for_registers`` with loads kept
-    in place, and with loads moved), whichever ptxas spills less and gives fewer registers (the earlier on a
-    tie: the original first); ``assemble`` (ptxas: a ``CubinResult``) runs on all of them at once. The
-    estimate that picks each reordering counts values, not what ptxas makes of them: ptxas moves
-    instructions too, and for some kernels (SwiGLU's 64 elements a thread) the original order, so moved, needs
-    fewer registers; where loads are placed changes little in the count and much in ptxas's result. When
-    ptxas is missing (the driver assembles at load), the original order is kept."""
+def assemble_in_better_order(
+    ptx: str, assemble, num_warps: int | None = None, shared: int = 0, arch: str = "sm_90"
+) -> tuple[str, object]:
+    """``(PTX, assemble(PTX))`` of ``ptx`` or of one of its reorderings (``order_for_registers`` with each of
+    ``LOADS``), whichever ptxas spills less and, given the program's ``num_warps`` and ``shared`` bytes, lets
+    more warps reside on an SM (without them: gives fewer registers); the earlier on a tie, the original
+    first, since registers saved below what changes residency buy nothing and the moved loads may wait
+    longer. ``assemble`` (ptxas: a ``CubinResult``) runs on all of them at once. The estimate that picks
+    each reordering counts values, not what ptxas makes of them: ptxas moves instructions too, and for some
+    kernels (SwiGLU's 64 elements a thread) the original order, so moved, needs fewer registers; where the
+    loads go changes the count little and ptxas's result much. When ptxas is missing (the driver assembles
+    at load), the original order is kept."""
     candidates, modes = [ptx], ["original"]
     for mode, text in zip(LOADS, _orders(ptx, GROUP, MIN_BLOCK, LOADS)):
         if text not in candidates:
@@ -517,7 +523,11 @@ def assemble_in_better_order(ptx: str, assemble) -> tuple[str, object]:
         return ptx, results[0]
 
     def cost(k):
-        return (results[k].spill_stores + results[k].spill_loads, results[k].registers, k)
+        r = results[k]
+        if num_warps is None:
+            return (r.spill_stores + r.spill_loads, r.registers, k)
+        warps = estimate_occupancy(r.registers, shared, num_warps, arch_number(arch)).active_warps
+        return (r.spill_stores + r.spill_loads, -warps, k)
 
     best = min(range(len(candidates)), key=cost)
     if best:
