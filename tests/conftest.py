@@ -148,6 +148,8 @@ _TORCH_ONLY = {
     "bfloat16": (np.uint16, "bfloat16"),
     "float8_e4m3fn": (np.uint8, "float8_e4m3fn"),
     "float8_e5m2": (np.uint8, "float8_e5m2"),
+    "float8_e4m3fnuz": (np.uint8, "float8_e4m3fnuz"),
+    "float8_e5m2fnuz": (np.uint8, "float8_e5m2fnuz"),
 }
 
 
