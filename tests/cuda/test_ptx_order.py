@@ -189,7 +189,7 @@ def test_ptxas_allocates_fewer_registers(name, most, monkeypatch):
 class _Assembled:
     def __init__(self, registers, spills=0, cubin=b"elf"):
         self.registers, self.spill_stores, self.spill_loads, self.cubin = registers, spills, 0, cubin
-        self.notes = []
+        self.shared_static, self.notes = 0, []
 
 
 @pytest.mark.parametrize(

@@ -502,7 +502,7 @@ def assemble_in_better_order(
     ptx: str, assemble, num_warps: int | None = None, shared: int = 0, arch: str = "sm_90"
 ) -> tuple[str, object]:
     """``(PTX, assemble(PTX))`` of ``ptx`` or of one of its reorderings (``order_for_registers`` with each of
-    ``LOADS``), whichever ptxas spills less and, given the program's ``num_warps`` and ``shared`` bytes, lets
+    ``LOADS``), whichever ptxas spills less and, given the program's ``num_warps`` and dynamic ``shared`` bytes, lets
     more warps reside on an SM (without them: gives fewer registers); the earlier on a tie, the original
     first, since registers saved below what changes residency buy nothing and the moved loads may wait
     longer. ``assemble`` (ptxas: a ``CubinResult``) runs on all of them at once. The estimate that picks
@@ -526,7 +526,7 @@ def assemble_in_better_order(
         r = results[k]
         if num_warps is None:
             return (r.spill_stores + r.spill_loads, r.registers, k)
-        warps = estimate_occupancy(r.registers, shared, num_warps, arch_number(arch)).active_warps
+        warps = estimate_occupancy(r.registers, shared + r.shared_static, num_warps, arch_number(arch)).active_warps
         return (r.spill_stores + r.spill_loads, -warps, k)
 
     best = min(range(len(candidates)), key=cost)
