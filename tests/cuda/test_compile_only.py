@@ -311,4 +311,5 @@ def test_dead_store_search_is_off_during_o3_only(monkeypatch):
     calls.clear()
     tilelab.compile(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 128},
                     target=ARCH, cache=False)  # fmt: skip
-    assert calls == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]
+    dse = [c for c in calls if c.startswith("-dse")]  # a process's first CUDA compile sets options of its own
+    assert dse == ["-dse-memoryssa-scanlimit=0", "-dse-memoryssa-scanlimit=150"]
