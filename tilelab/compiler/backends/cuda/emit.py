@@ -105,6 +105,9 @@ class CubinResult:
 _USAGE = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _SMEM = re.compile(r"(\d+) bytes smem")
+#: ptxas's warnings of slower code (``(C7515) Potential Performance Loss: wgmma.mma_async instructions are
+#: serialized ...``), without the function's name that ends them
+_PERFORMANCE = re.compile(r"(\(C\d+\) Potential Performance Loss: .*?)(?: in the function '[^']*')?\s*$", re.M)
 
 
 def ptx_to_cubin(ptx: str, arch: str, sass: bool = True, tools: Mapping[str, str] | None = None) -> CubinResult:
@@ -150,6 +153,17 @@ def sass_of_cubin(cubin: bytes, tools: Mapping[str, str] | None = None) -> str:
 
 
 def _parse_report(result: CubinResult, log: str) -> None:
+    """Registers, spills and static shared memory from ptxas's ``-v`` report; its performance warnings as notes
+    (the lab's Resources view shows them), the function's name left out.
+
+        >>> r = CubinResult(b"")
+        >>> _parse_report(r, "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+        ...               "serialized due to ... in the function 'k'\\nptxas info    : Used 40 registers")
+        >>> r.registers, r.notes
+        (40, ['ptxas: (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...'])
+    """
+    for m in _PERFORMANCE.finditer(log):
+        result.notes.append("ptxas: " + m.group(1))
     if m := _USAGE.search(log):
         result.registers = int(m.group(1))
     if m := _SPILL.search(log):
