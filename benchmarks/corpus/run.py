@@ -202,8 +202,8 @@ def compile_only(names):
     import tilelab
 
     print("| case | config | registers | spills (bytes) | shared (bytes) | compile s | cp.async | ld.global scalar "
-          "| PTX instructions | PTX sha1 |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| PTX instructions | PTX sha1 | ptxas warnings |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         setup = CASES[name](SpecMaker())
         kern = tilelab.jit(setup.kernel)
@@ -232,9 +232,10 @@ def compile_only(names):
             code = [line for line in ptx.splitlines() if ".loc" not in line and ".file" not in line]
             count = sum(1 for line in code if _INSTRUCTION.match(line))
             digest = hashlib.sha1("\n".join(code).encode()).hexdigest()[:10]  # same code, line numbers aside
+            warned = " ".join(sorted({w for n in md.get("notes") or [] for w in re.findall(r"ptxas: \((C\d+)\)", n)}))
             print(f"| {name} | {short} | {md.get('registers')} | {md.get('spills', md.get('spill_bytes'))} | "
-                  f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} | {count} | {digest} |",
-                  flush=True)  # fmt: skip
+                  f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} | {count} | {digest} | "
+                  f"{warned} |", flush=True)  # fmt: skip
 
 
 #: a PTX instruction line: indented, an optional predicate, an opcode (directives start with ``.``, labels unindented)

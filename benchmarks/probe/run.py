@@ -162,6 +162,10 @@ def summary(ptx: str) -> str:
     return f"{count} | {regs.group(1) if regs else '?'} | {ptx.count('bar.sync')} | {loads} | {stores}"
 
 
+#: the code of a ptxas performance warning in a compiled kernel's notes (``emit._parse_report``)
+_WARNING = re.compile(r"ptxas: \((C\d+)\)")
+
+
 def main(words) -> None:
     import tilelab
 
@@ -171,8 +175,9 @@ def main(words) -> None:
         have_triton = True
     except ImportError:
         have_triton = False
-    print("| kernel | compiler | PTX instructions | registers | barriers | global loads | global stores |")
-    print("|---|---|---|---|---|---|---|")
+    print("| kernel | compiler | PTX instructions | registers | barriers | global loads | global stores "
+          "| ptxas warnings |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for name, fn, sig, consts, div, warps in CASES:
         if words and not any(w in name for w in words):
             continue
@@ -182,9 +187,12 @@ def main(words) -> None:
             tilelab.jit(fn), sig, consts, target="cuda:sm_90a", num_warps=warps, num_stages=3, divisibility=div,
             snapshots=False, cache=False,
         )  # fmt: skip
-        print(f"| {name} | tilelab | {summary(ck.asm['ptx'])} |", flush=True)
+        notes = " ".join(ck.metadata.get("notes") or [])
+        print(f"| {name} | tilelab | {summary(ck.asm['ptx'])} | {' '.join(sorted(set(_WARNING.findall(notes))))} |",
+              flush=True)  # fmt: skip
         if have_triton:
-            print(f"| {name} | Triton | {summary(_triton_compile(fn, sig, consts, div, cfg).asm['ptx'])} |", flush=True)
+            print(f"| {name} | Triton | {summary(_triton_compile(fn, sig, consts, div, cfg).asm['ptx'])} | |",
+                  flush=True)  # fmt: skip
 
 
 def gpu(words, out_path=None, dump=None) -> None:
