@@ -1,5 +1,6 @@
 """ptxas's ``-v`` report read into a ``CubinResult``: registers, spills, static shared memory, and its
-performance warnings as notes (no GPU, no ptxas: the report's text)."""
+performance warnings as notes (no GPU, no ptxas: the report's text); and the occupancy arithmetic the compiler
+weighs its registers with."""
 
 from __future__ import annotations
 
@@ -40,3 +41,10 @@ def test_a_quiet_report_gives_no_notes():
     result = CubinResult(b"elf")
     emit._parse_report(result, REPORT.replace("Potential Performance Loss", "Something else"))
     assert result.notes == []
+
+
+def test_the_occupancy_examples():
+    from tilelab.compiler.backends.cuda import occupancy
+
+    failures, tries = doctest.testmod(occupancy)
+    assert failures == 0 and tries > 0
