@@ -232,10 +232,16 @@ def compile_only(names):
             code = [line for line in ptx.splitlines() if ".loc" not in line and ".file" not in line]
             count = sum(1 for line in code if _INSTRUCTION.match(line))
             digest = hashlib.sha1("\n".join(code).encode()).hexdigest()[:10]  # same code, line numbers aside
-            warned = " ".join(sorted({w for n in md.get("notes") or [] for w in re.findall(r"ptxas: \((C\d+)\)", n)}))
+            warned = ptxas_warnings(md)
             print(f"| {name} | {short} | {md.get('registers')} | {md.get('spills', md.get('spill_bytes'))} | "
                   f"{md.get('shared')} | {dt:.2f} | {ptx.count('cp.async.')} | {scalar} | {count} | {digest} | "
                   f"{warned} |", flush=True)  # fmt: skip
+
+
+def ptxas_warnings(metadata: dict) -> str:
+    """The codes of ptxas's performance warnings among a compiled kernel's notes (``emit._parse_report``)."""
+    notes = " ".join(metadata.get("notes") or [])
+    return " ".join(sorted(set(re.findall(r"ptxas: \((C\d+)\)", notes))))
 
 
 #: a PTX instruction line: indented, an optional predicate, an opcode (directives start with ``.``, labels unindented)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.corpus.run import _INSTRUCTION, _triton_compile, prime_bytecode  # noqa: E402
+from benchmarks.corpus.run import _INSTRUCTION, _triton_compile, prime_bytecode, ptxas_warnings  # noqa: E402
 from benchmarks.probe import kernels as K  # noqa: E402
 
 #: name, kernel, signature, constexprs, divisibility (16 where a Triton launch would find it), warps
@@ -162,10 +162,6 @@ def summary(ptx: str) -> str:
     return f"{count} | {regs.group(1) if regs else '?'} | {ptx.count('bar.sync')} | {loads} | {stores}"
 
 
-#: the code of a ptxas performance warning in a compiled kernel's notes (``emit._parse_report``)
-_WARNING = re.compile(r"ptxas: \((C\d+)\)")
-
-
 def main(words) -> None:
     import tilelab
 
@@ -187,9 +183,7 @@ def main(words) -> None:
             tilelab.jit(fn), sig, consts, target="cuda:sm_90a", num_warps=warps, num_stages=3, divisibility=div,
             snapshots=False, cache=False,
         )  # fmt: skip
-        notes = " ".join(ck.metadata.get("notes") or [])
-        print(f"| {name} | tilelab | {summary(ck.asm['ptx'])} | {' '.join(sorted(set(_WARNING.findall(notes))))} |",
-              flush=True)  # fmt: skip
+        print(f"| {name} | tilelab | {summary(ck.asm['ptx'])} | {ptxas_warnings(ck.metadata)} |", flush=True)
         if have_triton:
             print(f"| {name} | Triton | {summary(_triton_compile(fn, sig, consts, div, cfg).asm['ptx'])} | |",
                   flush=True)  # fmt: skip

@@ -464,18 +464,23 @@ def _reorder_body(body: list[str], group: int, min_block: int, modes: tuple[str,
         for u in block:
             for r in u.uses if chosen[b] else u.mentions():
                 used_in.setdefault(r, set()).add(b)
-    return [_emit(blocks, chosen, used_in, decls, group, loads) for loads in modes]
-
-
-def _emit(blocks: list, chosen: list[bool], used_in: dict, decls: list[str], group: int, loads: str) -> list[str]:
-    """The body's lines, the ``chosen`` blocks reordered (``loads`` as ``LOADS`` says) where that needs fewer."""
-    out, loc = list(decls), None
+    plans = {}  # each chosen block's values live after it, and its pressure in the original order
     for b, block in enumerate(blocks):
         if chosen[b]:
             carried = _read_before_written(block)
             live_out = {r for u in block for r in u.defs if r in carried or used_in.get(r, set()) - {b}}
+            plans[b] = live_out, _pressure(block, list(range(len(block))), live_out)
+    return [_emit(blocks, plans, decls, group, loads) for loads in modes]
+
+
+def _emit(blocks: list, plans: dict, decls: list[str], group: int, loads: str) -> list[str]:
+    """The body's lines, the blocks of ``plans`` reordered (``loads`` as ``LOADS`` says) where that needs fewer."""
+    out, loc = list(decls), None
+    for b, block in enumerate(blocks):
+        if b in plans:
+            live_out, before = plans[b]
             order = _schedule(block, live_out, group, loads)
-            if _pressure(block, order, live_out) < _pressure(block, list(range(len(block))), live_out):
+            if _pressure(block, order, live_out) < before:
                 for k in order:  # each instruction with the source line it had
                     if block[k].loc != loc and block[k].loc is not None:
                         out.append("\t" + block[k].loc)
