@@ -185,6 +185,21 @@ def test_w4a16_matmul_unpacks_nibbles_zeros_and_scales(backend, dev, rng):
     assert rel_err(dev.get(c), a.astype(np.float64) @ w) < 2e-3
 
 
+def test_w4a16_matmul_on_warpgroup_tiles(backend, dev, rng):
+    """The tiles and warps the probe times (the wgmma path on Hopper, whose first compile ptxas serializes:
+    compiled again with the loop's exit rotated, ``backends/cuda/lower_control.py``)."""
+    m, n, k, group = 200, 256, 512, 128  # m leaves a tail in the second row of programs
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    q, z = rng.integers(0, 16, (k, n)), rng.integers(0, 16, (k // group, n))
+    scales = (rng.random((k // group, n)) * 0.1 + 0.01).astype(np.float16)
+    c = dev.put(np.zeros((m, n), np.float16))
+    args = (dev.put(a), dev.put(_pack_nibbles(q, 0)), dev.put(scales), dev.put(_pack_nibbles(z, 1)), c)
+    meta = dict(GROUP_SIZE=group, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
+    tilelab.jit(K.w4a16_matmul_kernel)[(2 * 2,)](*args, m, n, k, k, n, n, n, n // 8, **meta, target=backend)
+    w = (q - np.repeat(z, group, 0)) * np.repeat(scales.astype(np.float64), group, 0)
+    assert rel_err(dev.get(c), a.astype(np.float64) @ w) < 2e-3
+
+
 def test_fp8_block_matmul_scales_each_partial_product(backend, dev, rng):
     import ml_dtypes
 

@@ -45,10 +45,16 @@ class CudaCompiled:
         return (lambda: sass_of_cubin(cubin, tools)) if self.can_disassemble else None
 
 
+#: ptxas's message when it makes every wgmma of a kernel wait for the one before it
+SERIALIZED_WGMMA = "wgmma.mma_async instructions are serialized"
+
+
 def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
     """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found (the PTX in the
     orders of ``ptx_order`` too, where they differ: the one whose registers let the most warps reside is
-    kept, and a note says so).
+    kept, and a note says so). Where ptxas reports that it serialized the kernel's wgmmas (``SERIALIZED_WGMMA``),
+    the kernel is compiled again with its waited-for loops rotated (``lower_control.lower_for``), and that
+    compile kept if ptxas no longer does.
 
     ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
     """
@@ -64,11 +70,27 @@ def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = 
     binary, can_disassemble = None, False
     if cubin:
         t = time.perf_counter()
-        ptx, result = assemble_in_better_order(
-            ptx, lambda text: ptx_to_cubin(text, arch, sass=False, tools=tools), num_warps, shared or 0, arch
-        )
-        asm["ptx"] = ptx
+
+        def assemble(text: str) -> tuple[str, CubinResult]:
+            return assemble_in_better_order(
+                text, lambda t: ptx_to_cubin(t, arch, sass=False, tools=tools), num_warps, shared or 0, arch
+            )
+
+        ptx, result = assemble(ptx)
         seconds["ptxas"] = time.perf_counter() - t
+        if SERIALIZED_WGMMA in result.log:  # the loop's exit and its guard's skip met before the final wait
+            t = time.perf_counter()
+            llir2, ptx2, shared2 = compile_to_ptx(module, options, rotate_waited_loops=True)
+            ptx2, result2 = assemble(ptx2)
+            if result2.cubin is not None and SERIALIZED_WGMMA not in result2.log:
+                llir, ptx, shared, result = llir2, ptx2, shared2, result2
+                asm["llir"], meta["shared"] = llir, shared
+                result.notes.append(
+                    "ptxas serialized the wgmmas (C7515: moves into accumulator registers before the wait after "
+                    "the loop); compiled again with the wait in the loop's own exit"
+                )
+            seconds["again"] = time.perf_counter() - t
+        asm["ptx"] = ptx
         binary = result.cubin
         if result.cubin is not None:
             meta.update(registers=result.registers, spills=result.spill_stores + result.spill_loads)

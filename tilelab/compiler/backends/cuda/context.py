@@ -134,6 +134,7 @@ class CudaLowering:
         self.b = ir.IRBuilder(self.body)
         self.values: dict[Value, object] = {}
         self.scratch_bytes = 0
+        self.rotate_waited_loops = False  # ``lower_for``: loops whose wgmma accumulator is waited for after them
         self.scratch_barriers: set = set()  # barriers that order the scratch buffer only (``barrier``)
         self.private_base = 0  # the bytes before it belong to the buffers of ttg.local_alloc
         self._thread_index: dict[tuple, ir.Value] = {}

@@ -75,10 +75,13 @@ def param_type(t) -> ir.Type:
     return gpu_type(t)
 
 
-def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.Module, CudaLowering]:
+def build_llvm_module(
+    module, options: CompileOptions, hooks=NVVM, rotate_waited_loops: bool = False
+) -> tuple[ir.Module, CudaLowering]:
     """Lower ``module``'s kernel to an llvmlite module (not yet optimized); ``lw.options`` is ``options``.
 
-    ``hooks`` give the target's triple, kernel calling convention and leaves (``hooks.py``).
+    ``hooks`` give the target's triple, kernel calling convention and leaves (``hooks.py``);
+    ``rotate_waited_loops``: see ``lower_control.lower_for``.
     """
     func, num_warps = module.kernel, options.num_warps
     llmod = ir.Module(name=func.sym_name, context=ir.Context())  # its own named types (``lw.struct``)
@@ -94,6 +97,7 @@ def build_llvm_module(module, options: CompileOptions, hooks=NVVM) -> tuple[ir.M
         param.add_attribute("byval")
         param.attributes.align = 64
     lw.options = options  # the lowering's switches (ldmatrix...)
+    lw.rotate_waited_loops = rotate_waited_loops
     arch = options.gpu_arch
     lw.sm = int("".join(ch for ch in arch[3:] if ch.isdigit()) or 90) if arch.startswith("sm_") else 0
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
@@ -221,11 +225,14 @@ def _internalize(mod: llvm.ModuleRef, kernel: str) -> None:
             f.linkage = llvm.Linkage.internal
 
 
-def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None) -> tuple[str, str, int]:
+def compile_to_ptx(
+    module, options: CompileOptions, seconds: dict | None = None, rotate_waited_loops: bool = False
+) -> tuple[str, str, int]:
     """``(optimized LLVM IR, PTX, dynamic shared bytes)`` of ``module``'s kernel for ``options.gpu_arch``.
 
     ``seconds``, when given, receives the time of each step: ``lower`` (tile IR to LLVM IR, in Python),
     ``llvm`` (parse, link libdevice, O3) and ``emit`` (LLVM's NVPTX code generator).
+    ``rotate_waited_loops``: see ``lower_control.lower_for``.
 
     The LLVM IR is the text O3 leaves, as Triton's ``llir`` is: the code generator's own IR passes
     (loop strength reduction, CodeGenPrepare) rewrite the module in place, and the text taken after
@@ -233,7 +240,7 @@ def compile_to_ptx(module, options: CompileOptions, seconds: dict | None = None)
     """
     arch = options.gpu_arch
     t0 = time.perf_counter()
-    llmod, lw = build_llvm_module(module, options)
+    llmod, lw = build_llvm_module(module, options, rotate_waited_loops=rotate_waited_loops)
     t1 = time.perf_counter()
     # An LLVM context of its own: what the module makes there (its named types, constants, debug
     # metadata) goes with it instead of piling up in the global context, one kernel after another.

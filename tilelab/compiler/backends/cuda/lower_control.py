@@ -7,6 +7,15 @@ same control flow: conditions are scalars, the same in all threads of a program.
     scf.for %i = %lb to %ub step %s iter_args(%acc = %0)
     ->  header: %i = phi [%lb, entry], [%i.next, latch]; %acc.r = phi ... ; br (%i < %ub) body, exit
 
+and, where the loop's accumulator is waited for right after it (a pipelined wgmma loop) and the
+compile is asked to (``rotate_waited_loops``: ptxas serialized the wgmmas of the loop as LLVM
+rotated it), rotated here:
+
+        entry: br (%lb < %ub) body, end
+        body:  %i = phi [%lb, entry], [%i.next, body]; %acc.r = phi ... ; ... br (%i.next < %ub) body, exit
+        exit:  wgmma.wait_group 0 (%acc.next.r); br end
+        end:   %r = phi [%0.r, entry], [%acc.waited.r, exit]
+
 Registers of 8 and 16 bits cross a loop's back edge packed, two or four to a 32-bit
 word (``pack_words``): a GPU register holds 32 bits whatever the value's width, so
 a loop carrying a bf16 tile of 16 registers a thread (a load one iteration ahead)
@@ -18,7 +27,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, ReturnOp, WhileOp
+from tilelab.compiler.ir.ops import AssertOp, BarrierOp, ForOp, IfOp, PrintOp, ReturnOp, WarpGroupDotWaitOp, WhileOp
 
 from .context import GTile, lower
 from .debug import emit_assert, emit_print
@@ -100,6 +109,14 @@ def unpack_words(lw, like: list, words: list) -> list:
 
 @lower(ForOp)
 def lower_for(lw, op):
+    """The loop with its test at the top (as MLIR's lowering writes it; LLVM rotates it), or, where a
+    ``warp_group_dot_wait`` of a result follows it and ``lw.rotate_waited_loops`` asks, rotated here
+    (``_lower_for_then_wait``: the compile that ptxas told it serialized the wgmmas)."""
+    ops = op.parent.ops
+    after = ops[ops.index(op) + 1] if ops.index(op) + 1 < len(ops) else None
+    if lw.rotate_waited_loops and isinstance(after, WarpGroupDotWaitOp) and after.operands[0] in op.results:
+        _lower_for_then_wait(lw, op, after)
+        return
     b = lw.b
     lb, ub, step = (lw.get(v) for v in op.operands[:3])
     inits = [lw.get(v) for v in op.init_args]
@@ -127,6 +144,57 @@ def lower_for(lw, op):
     b.branch(header)
     b.position_at_end(exit_)
     for r, v in zip(op.results, unpack_words(lw, inits, carried)):
+        lw.set(r, v)
+
+
+def _lower_for_then_wait(lw, op, after) -> None:
+    """The loop in the form LLVM would rotate it to (a guard, then a body that tests at its end), with an exit
+    block only the loop reaches, and the ``warp_group_dot_wait`` ``after`` it, of one of its results, done there.
+
+    A wait after the loop in the block where the loop's exit and its guard's skip meet has on the skip's path
+    the moves that give the results their initial values, into the very registers the loop's wgmmas
+    accumulate in (LLVM coalesces them): ptxas then finds non-wgmma writes of accumulator registers inside a
+    pipeline stage and serializes every wgmma of the kernel (its message C7515). On the loop's own exit path
+    the wait sees only the wgmmas; a loop that never ran has nothing to wait for.
+    """
+    b = lw.b
+    lb, ub, step = (lw.get(v) for v in op.operands[:3])
+    inits = [lw.get(v) for v in op.init_args]
+    packed = pack_words(b, inits)
+    signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    negative = isinstance(step, ir.Constant) and int(step.constant) < 0
+    pre = b.block
+    body = b.append_basic_block("for.body")
+    exit_ = b.append_basic_block("for.exit")
+    merge = b.append_basic_block("for.end")
+    b.cbranch(cmp(">" if negative else "<", lb, ub), body, merge)
+    b.position_at_end(body)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    carried = _phis(b, packed, packed, pre)
+    yielded = lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)])
+    words = pack_words(b, yielded)
+    latch = b.block
+    iv_next = b.add(iv, step)
+    iv.add_incoming(iv_next, latch)
+    for phi, v in zip(carried, words):
+        phi.add_incoming(v, latch)
+    b.cbranch(cmp(">" if negative else "<", iv_next, ub), body, exit_)
+    b.position_at_end(exit_)
+    results = unpack_words(lw, inits, words)
+    for r, v in zip(op.results, results):
+        lw.set(r, v)
+    lw.lower_op(after)
+    results, inits = results + [lw.get(after.result)], inits + [inits[op.results.index(after.operands[0])]]
+    last = b.block
+    b.branch(merge)
+    b.position_at_end(merge)
+    phis = _phis(b, inits, inits, pre)
+    for phi, v in zip(phis, flatten(results)):
+        phi.add_incoming(v, last)
+    merged = rebuild(inits, phis)
+    for r, v in zip([*op.results, after.result], merged):
         lw.set(r, v)
 
 
