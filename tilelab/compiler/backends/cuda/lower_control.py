@@ -107,6 +107,17 @@ def unpack_words(lw, like: list, words: list) -> list:
     return out
 
 
+def _bounds(lw, op):
+    """``(lb, ub, step, before)`` of an ``scf.for``: ``before(i, ub)`` is true while ``i`` has not reached
+    ``ub`` (``>`` for a constant negative step; signed unless the induction variable is unsigned)."""
+    b = lw.b
+    lb, ub, step = (lw.get(v) for v in op.operands[:3])
+    signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    negative = isinstance(step, ir.Constant) and int(step.constant) < 0
+    return lb, ub, step, lambda i, bound: cmp(">" if negative else "<", i, bound)
+
+
 @lower(ForOp)
 def lower_for(lw, op):
     """The loop with its test at the top (as MLIR's lowering writes it; LLVM rotates it), or, where a
@@ -118,7 +129,7 @@ def lower_for(lw, op):
         _lower_for_then_wait(lw, op, after)
         return
     b = lw.b
-    lb, ub, step = (lw.get(v) for v in op.operands[:3])
+    lb, ub, step, before = _bounds(lw, op)
     inits = [lw.get(v) for v in op.init_args]
     packed = pack_words(b, inits)
     pre = b.block
@@ -130,10 +141,7 @@ def lower_for(lw, op):
     iv = b.phi(lb.type)
     iv.add_incoming(lb, pre)
     carried = _phis(b, packed, packed, pre)
-    signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
-    cmp = b.icmp_signed if signed else b.icmp_unsigned
-    negative = isinstance(step, ir.Constant) and int(step.constant) < 0
-    b.cbranch(cmp(">" if negative else "<", iv, ub), body, exit_)
+    b.cbranch(before(iv, ub), body, exit_)
     b.position_at_end(body)
     yielded = lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)])
     words = pack_words(b, yielded)
@@ -158,17 +166,14 @@ def _lower_for_then_wait(lw, op, after) -> None:
     the wait sees only the wgmmas; a loop that never ran has nothing to wait for.
     """
     b = lw.b
-    lb, ub, step = (lw.get(v) for v in op.operands[:3])
+    lb, ub, step, before = _bounds(lw, op)
     inits = [lw.get(v) for v in op.init_args]
     packed = pack_words(b, inits)
-    signed = op.operands[0].type.is_signed if not op.operands[0].type.is_pointer else True
-    cmp = b.icmp_signed if signed else b.icmp_unsigned
-    negative = isinstance(step, ir.Constant) and int(step.constant) < 0
     pre = b.block
     body = b.append_basic_block("for.body")
     exit_ = b.append_basic_block("for.exit")
     merge = b.append_basic_block("for.end")
-    b.cbranch(cmp(">" if negative else "<", lb, ub), body, merge)
+    b.cbranch(before(lb, ub), body, merge)
     b.position_at_end(body)
     iv = b.phi(lb.type)
     iv.add_incoming(lb, pre)
@@ -180,7 +185,7 @@ def _lower_for_then_wait(lw, op, after) -> None:
     iv.add_incoming(iv_next, latch)
     for phi, v in zip(carried, words):
         phi.add_incoming(v, latch)
-    b.cbranch(cmp(">" if negative else "<", iv_next, ub), body, exit_)
+    b.cbranch(before(iv_next, ub), body, exit_)
     b.position_at_end(exit_)
     results = unpack_words(lw, inits, words)
     for r, v in zip(op.results, results):
