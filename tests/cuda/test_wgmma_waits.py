@@ -17,6 +17,7 @@ import pytest
 
 import tilelab
 import tilelab.compiler.backends.cuda as cuda
+import tilelab.language as tl
 from benchmarks.probe import kernels as K
 from tilelab.compiler.backends.cuda import SERIALIZED_WGMMA, find_tool
 from tilelab.compiler.backends.cuda.emit import ptx_to_cubin
@@ -84,3 +85,40 @@ def test_ptxas_keeps_the_wgmmas_asynchronous(warps):
     assert SERIALIZED_WGMMA not in ptx_to_cubin(compiled.asm["ptx"], "sm_90a", sass=False).log
     again = [n for n in compiled.metadata["notes"] if "C7515" in n]
     assert len(again) <= 1  # when the first compile was serialized, the note says the kernel was compiled again
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas not found")
+@pytest.mark.parametrize(
+    "message, compiles",
+    [
+        ("(C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma "
+         "instructions defining accumulator registers of a wgmma between start and end of the pipeline stage", 2),
+        ("(C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient "
+         "register resources for the wgmma pipeline", 1),
+    ],
+)  # fmt: skip
+def test_only_moves_into_the_accumulators_compile_the_kernel_again(monkeypatch, message, compiles):
+    """ptxas's C7515 (moves into accumulator registers) is what a rotated loop changes; its C7512 (too few
+    registers for the pipeline) is not: such a kernel is compiled once."""
+    calls = []
+    compile_to_ptx, assemble = cuda.compile_to_ptx, cuda.assemble_in_better_order
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("rotate_waited_loops", False))
+        return compile_to_ptx(*args, **kwargs)
+
+    def warned(ptx, *args):
+        ptx, result = assemble(ptx, *args)
+        result.log += f"ptxas info    : {message} in the function 'k'\n"
+        return ptx, result
+
+    monkeypatch.setattr(cuda, "compile_to_ptx", counted)
+    monkeypatch.setattr(cuda, "assemble_in_better_order", warned)
+    tilelab.compile(tilelab.jit(_add), {"x": "*fp32", "y": "*fp32", "n": "i32"}, {"BLOCK": 256},
+                    target="cuda:sm_90a", num_warps=4, snapshots=False, cache=False)  # fmt: skip
+    assert calls == [False, True][:compiles]
+
+
+def _add(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)

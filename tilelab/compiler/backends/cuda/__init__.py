@@ -45,16 +45,19 @@ class CudaCompiled:
         return (lambda: sass_of_cubin(cubin, tools)) if self.can_disassemble else None
 
 
-#: ptxas's message when it makes every wgmma of a kernel wait for the one before it
-SERIALIZED_WGMMA = "wgmma.mma_async instructions are serialized"
+#: ptxas's message (C7515) when it makes every wgmma of a kernel wait for the one before it because other
+#: instructions write their accumulator registers inside the pipeline stage; not its C7512, "serialized due to
+#: insufficient register resources", which a rotated loop does not change (a spilling attention backward
+#: config was compiled twice for nothing)
+SERIALIZED_WGMMA = "non wgmma instructions defining accumulator registers"
 
 
 def compile_kernel(module, options: CompileOptions | None = None, cubin: bool = True) -> CudaCompiled:
     """Lower, optimize and emit ``module``'s kernel; assemble with ptxas when it is found (the PTX in the
     orders of ``ptx_order`` too, where they differ: the one whose registers let the most warps reside is
-    kept, and a note says so). Where ptxas reports that it serialized the kernel's wgmmas (``SERIALIZED_WGMMA``),
-    the kernel is compiled again with its waited-for loops rotated (``lower_control.lower_for``), and that
-    compile kept if ptxas no longer does.
+    kept, and a note says so). Where ptxas reports that it serialized the kernel's wgmmas for moves into
+    their accumulators (``SERIALIZED_WGMMA``), the kernel is compiled again with its waited-for loops rotated
+    (``lower_control.lower_for``), and that compile kept if ptxas no longer does.
 
     ``options`` default to the module's (``options_of``: what ``pipeline.run`` attached).
     """
