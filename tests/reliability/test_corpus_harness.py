@@ -101,3 +101,28 @@ def test_each_config_s_timed_function_launches_that_config():
     assert calls == ["before", ((2,), (256,), 128), "before", ((4,), (512,), 256)]
     launch, plain = launchers(SimpleNamespace(**{**vars(setup), "before": None}), Kernel(), {"BLOCK": 64})
     assert plain is launch
+
+
+def test_the_fastest_contender_in_turns_is_kept_not_the_sweep_s():
+    """Configs the sweep found within 5% of its best are timed again in turns with the other compiler's and
+    torch's; each compiler's row is its fastest there (the sweep's order does not decide), and a compiler
+    whose configs all failed has no time."""
+    from benchmarks.corpus.run import fastest_in_turns
+
+    readings = {"a": 1.30, "b": 1.20, "c": 1.25, "torch": 1.10}
+
+    def fake_bench(fn, warmup, rep, return_mode):
+        return readings[fn()]
+
+    contenders = {
+        "triton": [({"BLOCK": 1}, lambda: "c", "ck-c")],
+        "tilelab": [({"BLOCK": 2}, lambda: "a", "ck-a"), ({"BLOCK": 3}, lambda: "b", "ck-b")],
+        "other": [],
+    }
+    best, torch_ms = fastest_in_turns(contenders, lambda: "torch", fake_bench)
+    assert best == {
+        "triton": (1.25, {"BLOCK": 1}, "ck-c"),
+        "tilelab": (1.20, {"BLOCK": 3}, "ck-b"),
+        "other": (None, None, None),
+    }
+    assert torch_ms == 1.10
