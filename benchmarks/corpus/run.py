@@ -442,11 +442,11 @@ CONTENDERS = 1.05
 def sweep(setup, package, torch, do_bench):
     """(best ms, best cfg, cold compile s of the first config, errors, contenders) of one compiler.
 
-    ``contenders`` are ``(cfg, timed function)`` of the configs within ``CONTENDERS`` of the best sweep
-    time, the best first: the sweep times each config once, as the card's clocks wander, so a config a few
-    percent behind may be the faster one (two sweeps of the 8192x12288x4096 matmul kept configs at 1.43
-    and 1.44 ms where the per-config table had another at 1.33 ms); ``run_gpu`` times them again in turns
-    and keeps the fastest. Each contender is ``(cfg, timed function, compiled kernel)``.
+    ``contenders`` are ``(cfg, timed function, compiled kernel)`` of the configs within ``CONTENDERS`` of
+    the best sweep time, the best first: the sweep times each config once, as the card's clocks wander, so
+    a config a few percent behind may be the faster one (two sweeps of the 8192x12288x4096 matmul kept
+    configs at 1.43 and 1.44 ms where the per-config table had another at 1.33 ms); ``run_gpu`` times
+    them again in turns (``fastest_in_turns``) and keeps the fastest.
     """
     kern = jit_from_source(setup.kernel, package)
     compile_s, errors, compiled, timed = None, [], {}, []
