@@ -34,6 +34,7 @@ from .context import LOWERINGS, CudaLowering, LoweringBug, gpu_type
 from .emit import target_machine
 from .hooks import NVVM, NotOnTarget
 from .math import libdevice_path
+from .occupancy import arch_number
 from .tensormaps import tensormap_ops
 from .wide_offsets import keep_offsets_wide
 
@@ -99,7 +100,7 @@ def build_llvm_module(
     lw.options = options  # the lowering's switches (ldmatrix...)
     lw.rotate_waited_loops = rotate_waited_loops
     arch = options.gpu_arch
-    lw.sm = int("".join(ch for ch in arch[3:] if ch.isdigit()) or 90) if arch.startswith("sm_") else 0
+    lw.sm = arch_number(arch) if arch.startswith("sm_") else 0
     lw.private_base = module.attrs.get("shared_bytes", 0)  # ops' private scratch goes after the buffers
     lw.lines = LineTable(llmod, func.loc.file, emission="DebugDirectivesOnly")
     lw.lines.function(fn, name=func.sym_name, line=func.loc.line)

@@ -118,6 +118,26 @@ def _bounds(lw, op):
     return lb, ub, step, lambda i, bound: cmp(">" if negative else "<", i, bound)
 
 
+def _loop_phis(b, lb, packed: list, pre) -> tuple:
+    """The induction variable's phi and the carried words' phis, each entered from ``pre`` with its start."""
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    return iv, _phis(b, packed, packed, pre)
+
+
+def _iteration(lw, op, iv, step, inits: list, carried: list) -> tuple[list, ir.Value]:
+    """One iteration of ``op``'s body from the phis, which get the back edge's values from the block it ends
+    in: ``(the yielded words, the next induction value)``."""
+    b = lw.b
+    words = pack_words(b, lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)]))
+    latch = b.block
+    iv_next = b.add(iv, step)
+    iv.add_incoming(iv_next, latch)
+    for phi, v in zip(carried, words):
+        phi.add_incoming(v, latch)
+    return words, iv_next
+
+
 @lower(ForOp)
 def lower_for(lw, op):
     """The loop with its test at the top (as MLIR's lowering writes it; LLVM rotates it), or, where a
@@ -138,17 +158,10 @@ def lower_for(lw, op):
     exit_ = b.append_basic_block("for.exit")
     b.branch(header)
     b.position_at_end(header)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
-    carried = _phis(b, packed, packed, pre)
+    iv, carried = _loop_phis(b, lb, packed, pre)
     b.cbranch(before(iv, ub), body, exit_)
     b.position_at_end(body)
-    yielded = lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)])
-    words = pack_words(b, yielded)
-    latch = b.block
-    iv.add_incoming(b.add(iv, step), latch)
-    for phi, v in zip(carried, words):
-        phi.add_incoming(v, latch)
+    _iteration(lw, op, iv, step, inits, carried)
     b.branch(header)
     b.position_at_end(exit_)
     for r, v in zip(op.results, unpack_words(lw, inits, carried)):
@@ -175,16 +188,8 @@ def _lower_for_then_wait(lw, op, after) -> None:
     merge = b.append_basic_block("for.end")
     b.cbranch(before(lb, ub), body, merge)
     b.position_at_end(body)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
-    carried = _phis(b, packed, packed, pre)
-    yielded = lower_body(lw, op.body, [iv, *unpack_words(lw, inits, carried)])
-    words = pack_words(b, yielded)
-    latch = b.block
-    iv_next = b.add(iv, step)
-    iv.add_incoming(iv_next, latch)
-    for phi, v in zip(carried, words):
-        phi.add_incoming(v, latch)
+    iv, carried = _loop_phis(b, lb, packed, pre)
+    words, iv_next = _iteration(lw, op, iv, step, inits, carried)
     b.cbranch(before(iv_next, ub), body, exit_)
     b.position_at_end(exit_)
     results = unpack_words(lw, inits, words)
