@@ -143,11 +143,12 @@ def lower_for(lw, op):
     """The loop with its test at the top (as MLIR's lowering writes it; LLVM rotates it), or, where a
     ``warp_group_dot_wait`` of a result follows it and ``lw.rotate_waited_loops`` asks, rotated here
     (``_lower_for_then_wait``: the compile that ptxas told it serialized the wgmmas)."""
-    ops = op.parent.ops
-    after = ops[ops.index(op) + 1] if ops.index(op) + 1 < len(ops) else None
-    if lw.rotate_waited_loops and isinstance(after, WarpGroupDotWaitOp) and after.operands[0] in op.results:
-        _lower_for_then_wait(lw, op, after)
-        return
+    if lw.rotate_waited_loops:  # only the compile asked for it looks for the wait
+        ops = op.parent.ops
+        after = ops[ops.index(op) + 1] if ops.index(op) + 1 < len(ops) else None
+        if isinstance(after, WarpGroupDotWaitOp) and after.operands[0] in op.results:
+            _lower_for_then_wait(lw, op, after)
+            return
     b = lw.b
     lb, ub, step, before = _bounds(lw, op)
     inits = [lw.get(v) for v in op.init_args]
