@@ -76,6 +76,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
         "convert_through_shared",  # conversions that cross threads become local_alloc/store/load (swizzled)
         "software_pipeline",  # dot operand loads become cp.async into rings of num_stages shared buffers
         "prefetch_loads",  # a reduction loop's tiles are loaded one iteration ahead, into registers
+        "critical_sections",  # a spin-locked section issues its loads together, before the math that waits for them
         "hoist_fences",  # a proxy fence leaves a loop that stores nothing to shared memory from registers
         "allocate_shared_memory",  # every shared buffer gets its offset; live ranges apart share bytes
         "insert_barriers",  # gpu.barrier where threads race on shared bytes (RAW, WAR, WAW)
