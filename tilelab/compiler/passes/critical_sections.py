@@ -10,8 +10,8 @@ per program of the group, one after the other: no other warp's work hides it. Wr
 write it, ``dw += tl.load(dw_row); db += tl.load(db_row)`` puts an add between the two loads;
 ptxas keeps that order where registers are scarce, and the second load is issued only after
 the first one's data came back. Issued together, both rows are in flight at once (the probe's
-spin-locked layer norm backward: 1.08x Triton's time on an H100 as written, 0.98x with its
-section's loads issued together: ``benchmarks/RESULTS.md``, the forty-seventh run).
+spin-locked layer norm backward: 1.08x Triton's time on an H100 without this pass, 0.98x with it:
+``benchmarks/RESULTS.md``, the forty-eighth run).
 
 A critical section is the ops between an ``scf.while`` whose condition region takes the lock
 (``tt.atomic_cas``, or an exchange, on a scalar pointer whose result the condition reads) and
