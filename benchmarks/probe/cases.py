@@ -732,6 +732,23 @@ def dropout_add_layernorm(t, rows=16384, n=4000, p=0.1, eps=1e-5):
     )  # fmt: skip
 
 
+def f16_acc_matmul(t, m=4096, n=4096, k=4096):
+    """``a @ b`` of f16 with an f16 accumulator (``out_dtype=tl.float16``), ``b`` scaled by ``k ** -0.5`` so the
+    sums stay well inside f16; torch: ``a @ b`` (cuBLAS, f32 accumulation)."""
+    a, b, c = t.randn(m, k, dtype="f16"), t.randn(k, n, dtype="f16"), t.empty(m, n, dtype="f16")
+    if t.torch is not None:
+        b.mul_(k**-0.5)
+    configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, ACC_IN_DOT=True),
+               cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, ACC_IN_DOT=True),
+               cfg(4, 4, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, ACC_IN_DOT=True)]  # fmt: skip
+    return Setup(
+        K.f16_acc_matmul_kernel, lambda c_: (a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0)),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
+        [c], lambda: [(a.double() @ b.double()).half()], lambda: a @ b,
+        nbytes=(m * k + k * n + m * n) * 2, flops=2 * m * n * k, tol=1e-2,
+    )  # fmt: skip
+
+
 CASES = {
     "gelu f16": gelu,
     "embedding gather": embedding,
@@ -766,4 +783,5 @@ CASES = {
     "int8 row quantization (libdevice rint)": int8_quant,
     "tail mass (reverse cumsum)": tail_mass,
     "dropout + residual + layer norm": dropout_add_layernorm,
+    "f16-accumulate matmul": f16_acc_matmul,
 }

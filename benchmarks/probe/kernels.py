@@ -719,3 +719,32 @@ def dropout_add_layernorm_kernel(x_ptr, res_ptr, w_ptr, b_ptr, y_ptr, keep_ptr, 
     b = tl.load(b_ptr + cols, mask=mask)
     tl.store(y_ptr + offs, (d * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(keep_ptr + offs, keep.to(tl.int8), mask=mask)
+
+
+def f16_acc_matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ACC_IN_DOT: tl.constexpr,
+):  # fmt: skip
+    # the tutorial's matmul accumulating in f16 (half the accumulator registers), as inference kernels ask for
+    # it: out_dtype=tl.float16 on the dot, the accumulator passed to it (ACC_IN_DOT) or added to its result;
+    # rows wrapped with % M, a masked K tail, pointers advanced with +=
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BLOCK_K, other=0.0)
+        if ACC_IN_DOT:
+            acc = tl.dot(a, b, acc, out_dtype=tl.float16)
+        else:
+            acc += tl.dot(a, b, out_dtype=tl.float16)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))

@@ -146,6 +146,10 @@ CASES = [
      {"x_ptr": "*bf16", "res_ptr": "*bf16", "w_ptr": "*f32", "b_ptr": "*f32", "y_ptr": "*bf16", "keep_ptr": "*i8",
       "seed": "i32", "p": "f32", "stride": "i32", "n_cols": "i32", "eps": "f32"}, {"BLOCK": 4096},
      {"stride": 16, "n_cols": 16}, 8),
+    ("f16-accumulate matmul", K.f16_acc_matmul_kernel,
+     {"a_ptr": "*f16", "b_ptr": "*f16", "c_ptr": "*f16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+      "stride_bk": "i32", "stride_cm": "i32"}, {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "ACC_IN_DOT": True},
+     {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 8),
 ]  # fmt: skip
 
 

@@ -1,10 +1,12 @@
-"""Matrix multiplication: grouped tiled matmul (f32, f16), fused leaky relu, batched 3-D grid, block pointers."""
+"""Matrix multiplication: grouped tiled matmul (f32, f16), fused leaky relu, batched 3-D grid, block pointers,
+f16 accumulators."""
 
 import numpy as np
 import pytest
 
 import tilelab
 import tilelab.language as tl
+from benchmarks.probe import kernels as probe
 
 from .support import DOT_TOL, assert_rel_norm, cdiv
 
@@ -294,3 +296,38 @@ def test_dot_shapes_narrower_than_a_vector(backend, dev, rng, dtype, shape):
     c = dev.empty((m, n), out)
     small_dot_kernel[(1,)](dev.put(a), dev.put(b), c, M=m, N=n, K=k, target=backend)
     np.testing.assert_array_equal(dev.get(c), (a.astype(np.int64) @ b.astype(np.int64) + 3).astype(out))
+
+
+f16_acc_matmul_kernel = tilelab.jit(probe.f16_acc_matmul_kernel)
+
+
+@pytest.mark.parametrize("wgmma", ["1", "0"], ids=["wgmma", "mma_sync"])
+@pytest.mark.parametrize("fused", [True, False], ids=["acc_in_dot", "acc_added"])
+def test_f16_accumulator_matmul(backend, dev, rng, monkeypatch, fused, wgmma):
+    """The probe's kernel (the tutorial's matmul with ``out_dtype=tl.float16``) against float64: the interpreter
+    and the CPU round the sum to f16 after every dot, CUDA once after the loop (on its tensor cores, Hopper's
+    wgmma or mma.sync); both within f16's rounding of a 200-long sum."""
+    if backend != "cuda" and wgmma == "0":
+        pytest.skip("the switch between two CUDA instructions")
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", wgmma)
+    M, N, K = 96, 80, 200
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = dev.empty((M, N), np.float16)
+    f16_acc_matmul_kernel[(cdiv(M, 64), cdiv(N, 64))](
+        dev.put(a),
+        dev.put(b),
+        c,
+        M,
+        N,
+        K,
+        K,
+        N,
+        N,
+        BLOCK_M=64,
+        BLOCK_N=64,
+        BLOCK_K=32,
+        ACC_IN_DOT=fused,
+        num_warps=4,
+        target=backend,
+    )
+    assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), 3e-3)

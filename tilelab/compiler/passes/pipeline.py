@@ -65,6 +65,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
     "cpu": (*COMMON,),  # the CPU backend appends its passes here
     "cuda": (
         *COMMON,
+        "widen_accumulators",  # a dot accumulating in f16 accumulates in f32 on the tensor cores, rounded after
         "carry_pointer_bases",  # a pointer tile a loop moves by one step is carried as one scalar base pointer
         "assign_layouts",  # every tile gets a layout: which register of which lane/warp holds each element
         "coalesce",  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
