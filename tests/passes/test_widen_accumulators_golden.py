@@ -3,7 +3,14 @@ that carries it from one dot to the next carries the f32 value, rounded once aft
 
 from __future__ import annotations
 
+import numpy as np
+
+from benchmarks.probe.kernels import f16_acc_matmul_kernel
+from tilelab.compiler.frontend.build import build_module
+from tilelab.compiler.interpreter import run_kernel
+from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import widen_accumulators
+from tilelab.compiler.passes.pipeline import COMMON, Pass, PassManager
 
 from .support import check_pass, check_unchanged
 
@@ -106,3 +113,37 @@ def test_negative_an_accumulator_the_loop_also_reads_as_f16_stays_f16_between_it
         // CHECK-NEXT:   scf.yield %[[R]]
         """,
     )
+
+
+def _tutorial_f16_matmul(widen: bool, a, b, acc_in_dot: bool):
+    """The probe's f16-accumulate matmul through the common passes (and widen-accumulators), run by the
+    interpreter: what the pass's IR computes, before any GPU layout or lowering."""
+    (m, k), n = a.shape, b.shape[1]
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **dict.fromkeys(
+        ("M", "N", "K", "stride_am", "stride_bk", "stride_cm"), "i32")}  # fmt: skip
+    consts = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_IN_DOT": acc_in_dot}
+    module = build_module(f16_acc_matmul_kernel, sig, consts)
+    module.options = CompileOptions(target="cuda")
+    files = (*COMMON, "widen_accumulators") if widen else COMMON
+    PassManager([Pass.named(f) for f in files]).run(module)
+    c = np.zeros((m, n), np.float16)
+    run_kernel(module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    return c
+
+
+def test_the_widened_ir_computes_the_more_exact_sum():
+    """The same kernel interpreted before and after the pass: both within f16's rounding of the float64 product,
+    the widened one (one rounding after the loop, not one per K block) at most as far from it."""
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((96, 200)).astype(np.float16), rng.standard_normal((200, 80)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+
+    def error(c):
+        return np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref)
+
+    for acc_in_dot in (True, False):
+        per_block, widened = (_tutorial_f16_matmul(w, a, b, acc_in_dot) for w in (False, True))
+        assert error(widened) <= error(per_block) < 3e-3
+        assert error(widened) < 1e-3
+        once = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)  # f32 sums, rounded once
+        np.testing.assert_allclose(widened, once, rtol=2**-9, atol=1e-4)  # an ulp: the f32 sums differ in order
