@@ -150,6 +150,10 @@ CASES = [
      {"a_ptr": "*f16", "b_ptr": "*f16", "c_ptr": "*f16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
       "stride_bk": "i32", "stride_cm": "i32"}, {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "ACC_IN_DOT": True},
      {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 8),
+    ("f32 matmul in tf32x3", K.precision_matmul_kernel,
+     {"a_ptr": "*f32", "b_ptr": "*f32", "c_ptr": "*f32", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+      "stride_bk": "i32", "stride_cm": "i32"}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "PRECISION": "tf32x3"},
+     {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 8),
 ]  # fmt: skip
 
 

@@ -272,6 +272,27 @@ def test_batched_dot_values(backend, dev, rng, dtype):
 
 
 @tilelab.jit
+def precision_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                         PRECISION: tl.constexpr):  # fmt: skip
+    """One dot of whole f32 tiles in ``PRECISION`` (``tf32``, ``tf32x3`` or ``ieee``)."""
+    om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + om[:, None] * K + ok[None, :])
+    b = tl.load(b_ptr + ok[:, None] * N + on[None, :])
+    tl.store(c_ptr + om[:, None] * N + on[None, :], tl.dot(a, b, input_precision=PRECISION))
+
+
+def test_tf32x3_is_as_exact_as_f32(backend, dev, rng):
+    """``input_precision="tf32x3"``: the interpreter and the CPU multiply in f32; CUDA as three tf32 dots on its
+    tensor cores (split-tf32x3): within f32's tolerance of the float64 product either way."""
+    m, n, k = 64, 64, 128
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    c = dev.empty((m, n), np.float32)
+    precision_dot_kernel[(1,)](dev.put(a), dev.put(b), c, M=m, N=n, K=k, PRECISION="tf32x3", num_warps=4,
+                               target=backend)  # fmt: skip
+    assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), DOT_TOL[(backend, "ieee")])
+
+
+@tilelab.jit
 def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     """One dot of whole tiles plus an accumulator of 3, in the output's type."""
     om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)

@@ -66,6 +66,7 @@ PASS_FILES: dict[str, tuple[str, ...]] = {
     "cuda": (
         *COMMON,
         "widen_accumulators",  # a dot accumulating in f16 accumulates in f32 on the tensor cores, rounded after
+        "split_tf32x3",  # a tf32x3 dot becomes three tf32 dots (big and small halves of each operand)
         "carry_pointer_bases",  # a pointer tile a loop moves by one step is carried as one scalar base pointer
         "assign_layouts",  # every tile gets a layout: which register of which lane/warp holds each element
         "coalesce",  # loads/stores get layouts whose threads follow the contiguous dim of their addresses
