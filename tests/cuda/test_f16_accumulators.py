@@ -3,10 +3,13 @@ sm_90a, mma.sync on sm_80, its operands copied ahead with cp.async, no FMA loop;
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tilelab
 from benchmarks.probe.kernels import f16_acc_matmul_kernel
+from tilelab.compiler.interpreter import run_kernel
+from tilelab.compiler.ir.ops import WarpGroupDotOp
 
 SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
        "stride_bk": "i32", "stride_cm": "i32"}  # fmt: skip
@@ -24,3 +27,21 @@ def test_on_the_tensor_cores(arch, instruction, fused):
     assert "fma.rn.f16" not in ptx and "fma.rn.f32" not in ptx  # no FMA loop over K
     loop = ptx[ptx.index(instruction) :]
     assert "cvt.rn.f16.f32" not in loop[: loop.index("bra")]  # the sum stays f32 through the loop
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_final_ir_computes_the_product(fused, monkeypatch, tmp_path):
+    """The final sm_90a IR (the f32 wgmma, the operands' rings, the rounding after the loop) on the interpreter:
+    within an ulp of f32 sums rounded once to f16, ragged shapes."""
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")
+    consts = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_IN_DOT": fused}
+    ck = tilelab.compile(tilelab.jit(f16_acc_matmul_kernel), SIG, consts, target="cuda:sm_90a", num_warps=4,
+                         num_stages=3, divisibility=DIV, cache=False)  # fmt: skip
+    assert any(isinstance(op, WarpGroupDotOp) for op in ck.module.walk())
+    rng = np.random.default_rng(5)
+    m, n, k = 100, 72, 200
+    a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    once = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(c, once, rtol=2**-9, atol=1e-3)

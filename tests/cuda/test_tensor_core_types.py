@@ -86,12 +86,27 @@ def test_an_f32_dot_is_a_tf32_wgmma_with_b_stored_k_major(bm, bn, bk, num_warps)
     assert "cp.async" in ptx and ck.metadata["spills"] == 0
 
 
-@pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
-def test_negative_exact_f32_products_keep_the_fma_dot(precision):
-    """``ieee`` and ``tf32x3`` ask for f32 products: no tensor-core instruction gives them."""
-    ck = compile_f32(64, 64, 32, 4, num_stages=1, precision=precision)
+def test_negative_exact_f32_products_keep_the_fma_dot():
+    """``ieee`` asks for f32 products: no tensor-core instruction gives them."""
+    ck = compile_f32(64, 64, 32, 4, num_stages=1, precision="ieee")
     assert [type(op) for op in dots(ck)] == [DotOp]
     assert "mma" not in ck.asm["ptx"]
+
+
+@pytest.mark.parametrize("num_stages", [1, 3])
+@pytest.mark.parametrize("bm, kind", [(64, WarpGroupDotOp), (32, DotOp)])  # wgmma; mma.sync (32 rows)
+def test_tf32x3_is_three_tf32_dots_whose_final_ir_computes_f32_sums(rng, num_stages, bm, kind):
+    """``tf32x3`` (split-tf32x3): three tensor-core dots a dot, and the final sm_90a IR on the interpreter within
+    f32's tolerance of the float64 product, far inside one tf32 dot's error; ragged shapes."""
+    ck = compile_f32(bm, 64, 32, 4, num_stages, precision="tf32x3")
+    assert [type(op) for op in dots(ck)] == [kind] * 3
+    m, n, k = 100, 72, 200
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    run_kernel(ck.module, (-(-m // bm), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 2e-6
 
 
 @needs_ptxas
