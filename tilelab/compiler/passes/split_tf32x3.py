@@ -13,40 +13,43 @@ whose ``small`` is ``inf - inf``) becomes 0 so that the large product carries th
 ``F32DotTC`` does; the big product is added to that, and the dot's accumulator last.
 
 before:
-    tt.func @k(%x: !ptr<f32>) {
+    tt.func @k(%x: !ptr<f32>, %y: !ptr<f32>) {
       %0 = tt.splat %x : tensor<64x64x!ptr<f32>>
-      %1 = tt.load %0 : tensor<64x64xf32>
-      %2 = arith.constant {value = 0.0} : tensor<64x64xf32>
-      %3 = tt.dot %1, %1, %2 {input_precision = "tf32x3", max_num_imprecise_acc = 0} : tensor<64x64xf32>
-      tt.store %0, %3 : tensor<64x64x!ptr<f32>>
+      %1 = tt.splat %y : tensor<64x64x!ptr<f32>>
+      %2 = tt.load %0 : tensor<64x64xf32>
+      %3 = tt.load %1 : tensor<64x64xf32>
+      %4 = arith.constant {value = 0.0} : tensor<64x64xf32>
+      %5 = tt.dot %2, %3, %4 {input_precision = "tf32x3", max_num_imprecise_acc = 0} : tensor<64x64xf32>
+      tt.store %0, %5 : tensor<64x64x!ptr<f32>>
       tt.return
     }
 
 after:
-    tt.func @k(%x: !ptr<f32>) {
+    tt.func @k(%x: !ptr<f32>, %y: !ptr<f32>) {
       %0 = tt.splat %x : tensor<64x64x!ptr<f32>>
-      %1 = tt.load %0 : tensor<64x64xf32>
-      %2 = arith.constant {value = 0.0} : tensor<64x64xf32>
-      %3 = arith.constant {value = -8192} : tensor<64x64xi32>
-      %4 = tt.bitcast %1 : tensor<64x64xi32>
-      %5 = arith.and %4, %3 : tensor<64x64xi32>
-      %6 = tt.bitcast %5 : tensor<64x64xf32>
-      %7 = arith.sub %1, %6 : tensor<64x64xf32>
-      %8 = tt.bitcast %1 : tensor<64x64xi32>
-      %9 = arith.and %8, %3 : tensor<64x64xi32>
-      %10 = tt.bitcast %9 : tensor<64x64xf32>
-      %11 = arith.sub %1, %10 : tensor<64x64xf32>
-      %12 = tt.dot %7, %10, %2 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
-      %13 = tt.dot %6, %11, %12 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
-      %14 = arith.cmp ne %13, %13 : tensor<64x64xi1>
-      %15 = arith.select %14, %2, %13 : tensor<64x64xf32>
-      %16 = tt.dot %6, %10, %15 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
-      tt.store %0, %16 : tensor<64x64x!ptr<f32>>
+      %1 = tt.splat %y : tensor<64x64x!ptr<f32>>
+      %2 = tt.load %0 : tensor<64x64xf32>
+      %3 = tt.load %1 : tensor<64x64xf32>
+      %4 = arith.constant {value = 0.0} : tensor<64x64xf32>
+      %5 = arith.constant {value = -8192} : tensor<64x64xi32>
+      %6 = tt.bitcast %2 : tensor<64x64xi32>
+      %7 = arith.and %6, %5 : tensor<64x64xi32>
+      %8 = tt.bitcast %7 : tensor<64x64xf32>
+      %9 = arith.sub %2, %8 : tensor<64x64xf32>
+      %10 = tt.bitcast %3 : tensor<64x64xi32>
+      %11 = arith.and %10, %5 : tensor<64x64xi32>
+      %12 = tt.bitcast %11 : tensor<64x64xf32>
+      %13 = arith.sub %3, %12 : tensor<64x64xf32>
+      %14 = tt.dot %9, %12, %4 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
+      %15 = tt.dot %8, %13, %14 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
+      %16 = arith.cmp ne %15, %15 : tensor<64x64xi1>
+      %17 = arith.select %16, %4, %15 : tensor<64x64xf32>
+      %18 = tt.dot %8, %12, %17 {input_precision = "tf32", max_num_imprecise_acc = 0} : tensor<64x64xf32>
+      tt.store %0, %18 : tensor<64x64x!ptr<f32>>
       tt.return
     }
 
-(CSE then merges the two splits of the same tile.) An accumulator other than a zero constant is added after
-the three dots.
+The zero accumulator starts the small products; any other is added after the three dots.
 """
 
 from __future__ import annotations
