@@ -45,3 +45,24 @@ def test_the_final_ir_computes_the_product(fused, monkeypatch, tmp_path):
     run_kernel(ck.module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
     once = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(c, once, rtol=2**-9, atol=1e-3)
+
+
+@pytest.mark.parametrize("operand, name", [("fp8e4nv", "e4m3"), ("fp8e5", "e5m2")])
+def test_fp8_operands_into_f16_on_wgmma(operand, name, monkeypatch):
+    """fp8 operands with ``out_dtype=tl.float16`` (Triton accepts them): an fp8 wgmma summing in f32, and the final
+    IR on the interpreter exact for small integers."""
+    import ml_dtypes
+
+    from tests.kernels.test_matmul import small_dot_kernel
+
+    monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")
+    sig = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}", "c_ptr": "*fp16"}
+    ck = tilelab.compile(small_dot_kernel, sig, {"M": 64, "N": 64, "K": 64}, target="cuda:sm_90a", num_warps=4,
+                         cache=False)  # fmt: skip
+    assert f"wgmma.mma_async.sync.aligned.m64n64k32.f32.{name}.{name}" in ck.asm["ptx"]
+    fmt = ml_dtypes.float8_e4m3fn if name == "e4m3" else ml_dtypes.float8_e5m2
+    rng = np.random.default_rng(2)
+    a, b = (rng.integers(-3, 4, (64, 64)).astype(fmt) for _ in range(2))
+    c = np.zeros((64, 64), np.float16)
+    run_kernel(ck.module, (1,), [a, b, c])
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64) + 3).astype(np.float16))

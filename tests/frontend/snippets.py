@@ -136,6 +136,12 @@ def err_dot_shapes(x_ptr, i_ptr, n, B: tl.constexpr):
     c = tl.dot(a, b)
 
 
+def err_dot_bf16_out(x_ptr, i_ptr, n, B: tl.constexpr):
+    r = tl.arange(0, B)
+    a = tl.load(x_ptr + r[:, None] * B + r[None, :])
+    c = tl.dot(a, a, out_dtype=tl.bfloat16)
+
+
 def err_gather_shapes(x_ptr, i_ptr, n, B: tl.constexpr):
     r = tl.arange(0, B)
     x = tl.load(x_ptr + r[:, None] * B + r[None, :])

@@ -22,6 +22,7 @@ CASES = [
     ("err_static_range", 1, "tl.static_range bounds must be compile-time integers"),
     ("err_float_bitwise", 2, "invalid operands of type f16 and i32: & needs integer operands"),
     ("err_dot_shapes", 5, "dot: incompatible shapes [16, 16] and [32, 16]"),
+    ("err_dot_bf16_out", 3, "dot: out_dtype=bfloat16 is unsupported; use float32 or float16"),
     ("err_gather_shapes", 4, "gather: src [16, 16] and index [16, 32] differ in dim 1"),
     ("err_gather_float_index", 2, "gather needs src and an integer index of one rank"),
     ("err_mask_dtype", 1, "load's mask must be a boolean (i1) tensor, got i32"),

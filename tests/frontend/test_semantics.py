@@ -7,6 +7,7 @@ import tilelab.language as tl
 from tilelab.compiler.frontend import build_module
 from tilelab.compiler.interpreter import run_kernel
 from tilelab.compiler.ir import print_module, verify
+from tilelab.compiler.ir.ops import DotOp
 from tilelab.compiler.ir.types import PointerType, f16, f32, i32
 
 from . import snippets
@@ -78,3 +79,22 @@ def test_tl_math_shares_the_core_builtins():
     """``tl.math.fma`` and ``tl.fma`` are one function (Triton exposes both names)."""
     for name in ("fma", "umulhi", "fdiv", "div_rn"):
         assert getattr(tl.math, name) is getattr(tl, name)
+
+
+@pytest.mark.parametrize(
+    "operand, out_dtype, result",
+    [("fp16", "float16", "f16"), ("fp8e4nv", "float16", "f16"), ("fp8e5", "float32", "f32"), ("fp32", "float16", "f32"),
+     ("bf16", "float16", "f32"), ("fp16", None, "f32")],
+)  # fmt: skip
+def test_dot_result_types_follow_triton(operand, out_dtype, result):
+    """f16 and fp8 operands sum into ``out_dtype`` (f32 or f16); f32 and bf16 operands into f32 whatever it says."""
+
+    def kernel(a_ptr, c_ptr, OUT: tl.constexpr):
+        r = tl.arange(0, 16)
+        a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+        c = tl.dot(a, a) if OUT is None else tl.dot(a, a, out_dtype=getattr(tl, OUT))
+        tl.store(c_ptr + r[:, None] * 16 + r[None, :], c.to(tl.float32))
+
+    module = build_module(kernel, {"a_ptr": f"*{operand}", "c_ptr": "*fp32"}, {"OUT": out_dtype})
+    (dot,) = [op for op in module.walk() if isinstance(op, DotOp)]
+    assert dot.result.type.element.name == result

@@ -352,3 +352,17 @@ def test_f16_accumulator_matmul(backend, dev, rng, monkeypatch, fused, wgmma):
         target=backend,
     )
     assert_rel_norm(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), 3e-3)
+
+
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_dot_into_f16(backend, dev, rng, fmt):
+    """fp8 operands summed into an f16 result (``out_dtype=tl.float16``, as Triton allows): small integers, so
+    every sum is exact in f16 whatever the order; on CUDA a wgmma of 64 rows (widen-accumulators)."""
+    import ml_dtypes
+
+    m = n = k = 64
+    a = rng.integers(-3, 4, (m, k)).astype(getattr(ml_dtypes, fmt))
+    b = rng.integers(-3, 4, (k, n)).astype(getattr(ml_dtypes, fmt))
+    c = dev.empty((m, n), np.float16)
+    small_dot_kernel[(1,)](dev.put(a), dev.put(b), c, M=m, N=n, K=k, num_warps=4, target=backend)
+    np.testing.assert_array_equal(dev.get(c), (a.astype(np.int64) @ b.astype(np.int64) + 3).astype(np.float16))

@@ -197,8 +197,16 @@ class ReduceMixin:
         out = to_ir_type(out_dtype) if unwrap(out_dtype) is not None else irt.f32
         if ea.name == "f64":
             return irt.f64
-        if out.name not in ("f32", "f16", "bf16") or (out.name != "f32" and out != ea):
-            raise SemanticError(f"dot: out_dtype {out} is not allowed for {ea} inputs")
+        # Triton's rules: no bf16 result; f32 and bf16 operands always sum into f32 (out_dtype aside);
+        # f16 and fp8 operands into f32 or f16
+        if out.name == "bf16":
+            raise SemanticError(
+                "dot: out_dtype=bfloat16 is unsupported; use float32 or float16 and cast with .to(tl.bfloat16)"
+            )
+        if ea.name in ("f32", "bf16"):
+            return irt.f32
+        if out.name not in ("f32", "f16"):
+            raise SemanticError(f"dot: out_dtype {out} is not allowed for {ea} inputs (float32 or float16)")
         return out
 
     def _input_precision(self, elem, precision, allow_tf32) -> str:
