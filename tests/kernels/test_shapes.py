@@ -87,6 +87,26 @@ def test_sort_and_flip(backend, dev, rng, dtype):
 
 
 @tilelab.jit
+def flip_sort_then_add_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A flip and a sort whose results meet a reduction's broadcast (the layout their users want differs from
+    their source's: on CUDA this stopped the compile with an internal error)."""
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols)
+    total = tl.sum(tl.ravel(x[:, None] * x[None, :]), 0)
+    tl.store(out_ptr + cols, tl.flip(x, 0) + total)
+    tl.store(out_ptr + BLOCK + cols, tl.sort(x) + total)
+
+
+def test_flip_and_sort_take_their_source_layout(backend, dev, rng):
+    block = 32
+    x = rng.integers(-8, 8, block).astype(np.float32)  # small integers: the sums exact in any order
+    out = dev.empty(2 * block, np.float32)
+    flip_sort_then_add_kernel[(1,)](dev.put(x), out, BLOCK=block, num_warps=4, target=backend)
+    total = np.sum(np.outer(x, x))
+    np.testing.assert_array_equal(dev.get(out), np.concatenate([x[::-1] + total, np.sort(x) + total]))
+
+
+@tilelab.jit
 def gather_kernel(src_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, I: tl.constexpr, J: tl.constexpr,
                   AXIS: tl.constexpr):  # fmt: skip
     """``tl.gather`` of an [M, N] tile (doubled first: a computed tile, not a load) by an [I, J] index tile."""

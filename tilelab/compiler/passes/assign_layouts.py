@@ -70,7 +70,7 @@ from tilelab.compiler.ir.ops import (
     YieldOp,
 )
 from tilelab.compiler.ir.rewriter import Rewriter
-from tilelab.compiler.ir.traits import LayoutFree, SameLayout, Uniform
+from tilelab.compiler.ir.traits import LayoutFree, SameLayout, SameOperandsAndResultType, Uniform
 from tilelab.compiler.layouts import (
     LANE,
     REGISTER,
@@ -299,6 +299,9 @@ class _Assigner:
             self.expand_dims(op)
         elif op.has_trait(SameLayout):
             self.elementwise(block, op)
+        elif op.has_trait(SameOperandsAndResultType) and op.results and op.operands[0].type.is_tensor:
+            for r in op.results:  # a flip, a sort: the result in its source's layout, as its type says
+                self.set(r, op.operands[0].type.layout)
         elif isinstance(op, JoinOp) and op.operands[0].type.is_tensor:
             self.join(block, op)
         elif isinstance(op, (SplitOp, ReshapeOp)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core import UNKNOWN_LOC, Loc, Op, Value
-from ..traits import LayoutFree, Pure, ShapeOnly, Uniform
+from ..traits import LayoutFree, Pure, SameOperandsAndResultType, ShapeOnly, Uniform
 from ..types import Type
 
 
@@ -100,25 +100,23 @@ def check_permuted(op: Op) -> None:
 
 
 class FlipOp(_ShapeOp):
-    """Elements reversed along ``dim``."""
+    """Elements reversed along ``dim``; the result has the source's type, layout included."""
 
     name = "tt.flip"
-    traits = frozenset({Pure, ShapeOnly})
+    traits = frozenset({Pure, ShapeOnly, SameOperandsAndResultType})
 
     def _verify(self) -> None:
         self.expect_counts(1, 1)
-        self.expect(self.src.type == self.result.type, "the result must have the source's type")
 
 
 class SortOp(_ShapeOp):
-    """Elements sorted along ``dim`` (ascending unless ``descending``)."""
+    """Elements sorted along ``dim`` (ascending unless ``descending``); the result has the source's type."""
 
     name = "tt.sort"
-    traits = frozenset({Pure})
+    traits = frozenset({Pure, SameOperandsAndResultType})
 
     def _verify(self) -> None:
         self.expect_counts(1, 1)
-        self.expect(self.src.type == self.result.type, "the result must have the source's type")
 
 
 class GatherOp(Op):
