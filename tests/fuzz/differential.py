@@ -11,6 +11,10 @@ type means the generator wrote an ill-typed program ("rejected").
 
     outcome = run(generate(7), ["interpret", "cpu"])
     outcome.status   # "ok", "rejected" or "mismatch"; outcome.detail says where
+
+The target ``cuda-ir`` needs no GPU: the program compiled for sm_90a (every pass of the CUDA
+pipeline: layouts, conversions through shared memory, pipelining) and its final IR run by the
+interpreter. It checks what the passes did, not the PTX they lead to.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     args = {name: array.copy() for name, array in program.inputs.items()}
     for name, (dtype, count, *_) in program.outputs.items():
         args[name] = _poisoned(dtype, count) if name != "acc" else np.zeros(count, dtype)
+    if target == "cuda-ir":
+        return _final_ir(kernel, program, args)
     device = _device(target)
     moved = {name: device.put(a) for name, a in args.items()}
     size = int(np.prod(program.shape))
@@ -75,6 +81,31 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     except Exception as e:  # noqa: BLE001 - every error is a result to compare
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return {name: device.get(moved[name]) for name in program.outputs}
+
+
+#: numpy dtype -> tilelab signature spelling of a pointer to it
+_POINTEE = {"bool": "i1", "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
+            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+            "uint32": "u32", "uint64": "u64"}  # fmt: skip
+
+
+def _final_ir(kernel, program: Program, args: dict) -> dict | str:
+    """``cuda-ir``: the outputs of the sm_90a compile's final IR on the interpreter (see the module docstring)."""
+    import tilelab
+    from tilelab.compiler.interpreter import run_kernel
+
+    names = list(args) + ["n"]
+    sig = {name: f"*{_POINTEE[str(a.dtype)]}" for name, a in args.items()} | {"n": "i32"}
+    div = {name: 16 for name in args} | {"n": 16 if program.n % 16 == 0 else 1}
+    size = int(np.prod(program.shape))
+    try:
+        ck = tilelab.compile(kernel, sig, {"BLOCK": size}, target="cuda:sm_90a", num_warps=4, divisibility=div,
+                             cache=False, snapshots=False)  # fmt: skip
+        run_kernel(ck.module, (program.grid,), [*args.values(), program.n])
+    except Exception as e:  # noqa: BLE001 - every error is a result to compare
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    assert names[-1] == "n"
+    return {name: args[name] for name in program.outputs}
 
 
 def run(program: Program, targets: list[str]) -> Outcome:

@@ -1,7 +1,8 @@
 """The differential fuzzer: a fixed-seed slice of random programs, and the fuzzer's own checks.
 
 ``scripts/fuzz`` runs any number of programs; this slice keeps every target in step on
-each change (40 programs, interpret against cpu, and cuda where a GPU is present).
+each change (40 programs, interpret against cpu and against cuda-ir, the sm_90a compile's final
+IR on the interpreter, and cuda where a GPU is present).
 """
 
 import os
@@ -20,12 +21,12 @@ SLICE = range(0, 40)
 
 
 def test_fixed_seed_slice_agrees_on_every_target(tmp_path):
-    """Every program of the slice gives the same outputs (or the same error) on interpret and cpu.
+    """Every program of the slice gives the same outputs (or the same error) on interpret, cpu and cuda-ir.
 
     The programs run in a worker process (as ``scripts/fuzz`` runs them): a crash is reported
     with its seed instead of ending the test session.
     """
-    targets = ["interpret", "cpu"]
+    targets = ["interpret", "cpu", "cuda-ir"]
     if _cuda_present():
         targets.append("cuda")
     root = Path(__file__).resolve().parents[2]
