@@ -94,7 +94,6 @@ def _final_ir(kernel, program: Program, args: dict) -> dict | str:
     import tilelab
     from tilelab.compiler.interpreter import run_kernel
 
-    names = list(args) + ["n"]
     sig = {name: f"*{_POINTEE[str(a.dtype)]}" for name, a in args.items()} | {"n": "i32"}
     div = {name: 16 for name in args} | {"n": 16 if program.n % 16 == 0 else 1}
     size = int(np.prod(program.shape))
@@ -104,7 +103,6 @@ def _final_ir(kernel, program: Program, args: dict) -> dict | str:
         run_kernel(ck.module, (program.grid,), [*args.values(), program.n])
     except Exception as e:  # noqa: BLE001 - every error is a result to compare
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    assert names[-1] == "n"
     return {name: args[name] for name in program.outputs}
 
 
