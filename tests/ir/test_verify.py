@@ -58,7 +58,7 @@ def _bad_cases():
     yield ops.TransOp(v(tensor([4, 8], f32)), tensor([8, 4], f32), order=(1, 1)), "not a permutation"
     yield ops.MemDescTransOp(v(tensor([4, 8], f32)), tensor([4, 8], f32)), "permuted"
     yield ops.MemDescTransOp(v(tensor([4, 8], f32)), tensor([8, 4], f16)), "permuted"
-    yield ops.FlipOp(v(T16), I16, dim=0), "source's type"
+    yield ops.FlipOp(v(T16), I16, dim=0), "operand and result types differ"
     yield ops.JoinOp(v(T16), v(I16), tensor([16, 2], f32)), "joined tiles differ"
     yield ops.SplitOp(v(tensor([16, 4], f32)), T16), "last dimension must be 2"
     yield ops.CatOp(v(T16), v(T16), T16), "do not concatenate"
