@@ -381,14 +381,23 @@ STEPS.append((_approximate, 1))
 
 
 def _dot(b: Builder) -> Value | None:
-    """``tl.dot`` of two values cast to f16 (an f32 result, approximate) or i8 (i32, exact)."""
+    """``tl.dot`` of two values cast to i8 (i32, exact) or to f16 (an f32 or, with ``out_dtype``, an f16 result),
+    or of f32 values in ``tf32x3`` or ``ieee`` (f32 sums): floats approximate."""
     if b.shape != (16, 16):
         return None
     x, y = b.pick(exact_only=True), b.pick(exact_only=True)
     b.features.add("dot")
-    if b.rng.random() < 0.5:
+    kind = b.rng.random()
+    if kind < 0.4:
         return b.define(f"tl.dot({x.name}.to(tl.int8), {y.name}.to(tl.int8))", "int32")
-    return b.define(f"tl.dot({x.name}.to(tl.float16), {y.name}.to(tl.float16))", "float32", exact=False)
+    if kind < 0.7:
+        return b.define(f"tl.dot({x.name}.to(tl.float16), {y.name}.to(tl.float16))", "float32", exact=False)
+    if kind < 0.85:
+        f16 = f"tl.dot({x.name}.to(tl.float16), {y.name}.to(tl.float16), out_dtype=tl.float16)"
+        return b.define(f16, "float16", exact=False)
+    precision = b.rng.choice(("tf32x3", "ieee"))
+    f32 = f'tl.dot({x.name}.to(tl.float32), {y.name}.to(tl.float32), input_precision="{precision}")'
+    return b.define(f32, "float32", exact=False)
 
 
 STEPS.append((_dot, 1))
