@@ -732,6 +732,18 @@ def dropout_add_layernorm(t, rows=16384, n=4000, p=0.1, eps=1e-5):
     )  # fmt: skip
 
 
+def _row_major_matmul(kernel, a, b, c, configs, elem_bytes, tol):
+    """The probe's tutorial-style matmuls of row-major ``a @ b`` into ``c``: launch, grid, float64 reference, torch's
+    ``a @ b``; bytes and flops counted from the shapes."""
+    (m, k), n = a.shape, b.shape[1]
+    return Setup(
+        kernel, lambda c_: (a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0)),
+        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
+        [c], lambda: [(a.double() @ b.double()).to(c.dtype)], lambda: a @ b,
+        nbytes=(m * k + k * n + m * n) * elem_bytes, flops=2 * m * n * k, tol=tol,
+    )  # fmt: skip
+
+
 def f16_acc_matmul(t, m=8192, n=8192, k=1024):
     """``a @ b`` of f16 with an f16 accumulator (``out_dtype=tl.float16``), ``b`` scaled by ``k ** -0.5`` so the
     sums stay well inside f16; torch: ``a @ b`` (cuBLAS, f32 accumulation). The tolerance is f16 accumulation's:
@@ -742,12 +754,7 @@ def f16_acc_matmul(t, m=8192, n=8192, k=1024):
     configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, ACC_IN_DOT=True),
                cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, ACC_IN_DOT=True),
                cfg(4, 4, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, ACC_IN_DOT=True)]  # fmt: skip
-    return Setup(
-        K.f16_acc_matmul_kernel, lambda c_: (a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0)),
-        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
-        [c], lambda: [(a.double() @ b.double()).half()], lambda: a @ b,
-        nbytes=(m * k + k * n + m * n) * 2, flops=2 * m * n * k, tol=3e-2,
-    )  # fmt: skip
+    return _row_major_matmul(K.f16_acc_matmul_kernel, a, b, c, configs, elem_bytes=2, tol=3e-2)
 
 
 def tf32x3_matmul(t, m=4096, n=4096, k=4096):
@@ -757,12 +764,7 @@ def tf32x3_matmul(t, m=4096, n=4096, k=4096):
     configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, PRECISION="tf32x3"),
                cfg(4, 3, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, PRECISION="tf32x3"),
                cfg(4, 3, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, PRECISION="tf32x3")]  # fmt: skip
-    return Setup(
-        K.precision_matmul_kernel, lambda c_: (a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0)),
-        lambda c_: (cdiv(m, c_["BLOCK_M"]), cdiv(n, c_["BLOCK_N"])), configs,
-        [c], lambda: [(a.double() @ b.double()).float()], lambda: a @ b,
-        nbytes=(m * k + k * n + m * n) * 4, flops=2 * m * n * k, tol=1e-4,
-    )  # fmt: skip
+    return _row_major_matmul(K.precision_matmul_kernel, a, b, c, configs, elem_bytes=4, tol=1e-4)
 
 
 CASES = {

@@ -30,7 +30,7 @@ def test_on_the_tensor_cores(arch, instruction, fused):
 
 
 @pytest.mark.parametrize("fused", [True, False])
-def test_the_final_ir_computes_the_product(fused, monkeypatch, tmp_path):
+def test_the_final_ir_computes_the_product(fused, monkeypatch):
     """The final sm_90a IR (the f32 wgmma, the operands' rings, the rounding after the loop) on the interpreter:
     within an ulp of f32 sums rounded once to f16, ragged shapes."""
     monkeypatch.setenv("TILELAB_CUDA_WGMMA", "1")

@@ -83,18 +83,13 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     return {name: device.get(moved[name]) for name in program.outputs}
 
 
-#: numpy dtype -> tilelab signature spelling of a pointer to it
-_POINTEE = {"bool": "i1", "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
-            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
-            "uint32": "u32", "uint64": "u64"}  # fmt: skip
-
-
 def _final_ir(kernel, program: Program, args: dict) -> dict | str:
     """``cuda-ir``: the outputs of the sm_90a compile's final IR on the interpreter (see the module docstring)."""
     import tilelab
     from tilelab.compiler.interpreter import run_kernel
+    from tilelab.compiler.ir.types import scalar_from_numpy
 
-    sig = {name: f"*{_POINTEE[str(a.dtype)]}" for name, a in args.items()} | {"n": "i32"}
+    sig = {name: f"*{scalar_from_numpy(a.dtype).name}" for name, a in args.items()} | {"n": "i32"}
     div = {name: 16 for name in args} | {"n": 16 if program.n % 16 == 0 else 1}
     size = int(np.prod(program.shape))
     try:

@@ -184,3 +184,16 @@ def assert_same_values(pass_module, text: str, make_args, grid=(2,)) -> None:
     assert any(not np.array_equal(b, a, equal_nan=True) for b, a in zip(results[0], inputs)), "kernel wrote nothing"
     for before, after in zip(*results):
         np.testing.assert_array_equal(after, before)
+
+
+def interpreted_after(kernel, signature: dict, constants: dict, files, grid, args: list) -> None:
+    """Build ``kernel``, run the pass files ``files`` on it (for the cuda target's options), then run the result on
+    the interpreter with ``args`` (written in place): what those passes' IR computes, before any lowering."""
+    from tilelab.compiler.frontend.build import build_module
+    from tilelab.compiler.interpreter import run_kernel
+    from tilelab.compiler.passes.pipeline import Pass, PassManager
+
+    module = build_module(kernel, signature, constants)
+    module.options = CompileOptions(target="cuda")
+    PassManager([Pass.named(f) for f in files]).run(module)
+    run_kernel(module, grid, args)

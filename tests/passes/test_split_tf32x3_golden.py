@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilelab.compiler.frontend.build import build_module
-from tilelab.compiler.interpreter import run_kernel
-from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import split_tf32x3
-from tilelab.compiler.passes.pipeline import COMMON, Pass, PassManager
+from tilelab.compiler.passes.pipeline import COMMON
 
-from .support import check_pass, check_unchanged
+from .support import check_pass, check_unchanged, interpreted_after
 
 #: a 64x32 by 32x64 dot into an accumulator loaded from memory, in PRECISION
 DOT = """
@@ -65,12 +62,10 @@ def test_negative_other_precisions_are_left_alone():
 def _interpreted(kernel, precision: str, a, b, split: bool):
     """``kernel`` (a one-block ``a @ b``) through the common passes (and split-tf32x3), run by the interpreter."""
     (m, k), n = a.shape, b.shape[1]
-    module = build_module(kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
-                          {"M": m, "N": n, "K": k, "PRECISION": precision})  # fmt: skip
-    module.options = CompileOptions(target="cuda")
-    PassManager([Pass.named(f) for f in ((*COMMON, "split_tf32x3") if split else COMMON)]).run(module)
     c = np.zeros((m, n), np.float32)
-    run_kernel(module, (1,), [a, b, c])
+    files = (*COMMON, "split_tf32x3") if split else COMMON
+    interpreted_after(kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+                      {"M": m, "N": n, "K": k, "PRECISION": precision}, files, (1,), [a, b, c])  # fmt: skip
     return c
 
 

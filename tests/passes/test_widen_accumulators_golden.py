@@ -6,13 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.probe.kernels import f16_acc_matmul_kernel
-from tilelab.compiler.frontend.build import build_module
-from tilelab.compiler.interpreter import run_kernel
-from tilelab.compiler.options import CompileOptions
 from tilelab.compiler.passes import widen_accumulators
-from tilelab.compiler.passes.pipeline import COMMON, Pass, PassManager
+from tilelab.compiler.passes.pipeline import COMMON
 
-from .support import check_pass, check_unchanged
+from .support import check_pass, check_unchanged, interpreted_after
 
 #: one dot of loaded tiles into an accumulator of OPERAND x OPERAND -> ACC (replaced per test)
 ONE_DOT = """
@@ -122,12 +119,10 @@ def _tutorial_f16_matmul(widen: bool, a, b, acc_in_dot: bool):
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **dict.fromkeys(
         ("M", "N", "K", "stride_am", "stride_bk", "stride_cm"), "i32")}  # fmt: skip
     consts = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_IN_DOT": acc_in_dot}
-    module = build_module(f16_acc_matmul_kernel, sig, consts)
-    module.options = CompileOptions(target="cuda")
-    files = (*COMMON, "widen_accumulators") if widen else COMMON
-    PassManager([Pass.named(f) for f in files]).run(module)
     c = np.zeros((m, n), np.float16)
-    run_kernel(module, (-(-m // 64), -(-n // 64)), [a, b, c, m, n, k, k, n, n])
+    files = (*COMMON, "widen_accumulators") if widen else COMMON
+    grid = (-(-m // 64), -(-n // 64))
+    interpreted_after(f16_acc_matmul_kernel, sig, consts, files, grid, [a, b, c, m, n, k, k, n, n])
     return c
 
 
