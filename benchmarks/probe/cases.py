@@ -732,6 +732,23 @@ def dropout_add_layernorm(t, rows=16384, n=4000, p=0.1, eps=1e-5):
     )  # fmt: skip
 
 
+def expert_histogram(t, n=2**25 - 40, experts=256):
+    """Tokens per expert: ``tl.histogram`` of int32 ids per block, added atomically into the global counts (zeroed
+    before every launch, timed too); torch: ``bincount``."""
+    ids = _tensor(t, (n,), "i32", lambda torch: torch.randint(0, experts, (n,), device="cuda", dtype=torch.int32))
+    counts = t.zeros(experts, dtype="i32")
+
+    def ref():
+        return [t.torch.bincount(ids, minlength=experts).to(t.torch.int32)]
+
+    return Setup(
+        K.expert_histogram_kernel, lambda c: (ids, counts, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        [cfg(4, BINS=experts, BLOCK=4096), cfg(8, BINS=experts, BLOCK=8192), cfg(4, BINS=experts, BLOCK=2048)],
+        [counts], ref, lambda: t.torch.bincount(ids, minlength=experts), before=lambda: counts.zero_(),
+        nbytes=n * 4, tol=0,
+    )  # fmt: skip
+
+
 def _row_major_matmul(kernel, a, b, c, configs, elem_bytes, tol):
     """The probe's tutorial-style matmuls of row-major ``a @ b`` into ``c``: launch, grid, float64 reference, torch's
     ``a @ b``; bytes and flops counted from the shapes."""
@@ -764,6 +781,16 @@ def tf32x3_matmul(t, m=4096, n=4096, k=4096):
     configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, PRECISION="tf32x3"),
                cfg(4, 3, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, PRECISION="tf32x3"),
                cfg(4, 3, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, PRECISION="tf32x3")]  # fmt: skip
+    return _row_major_matmul(K.precision_matmul_kernel, a, b, c, configs, elem_bytes=4, tol=1e-4)
+
+
+def ieee_matmul(t, m=2048, n=2048, k=2048):
+    """``a @ b`` of f32 in full f32 products (``input_precision="ieee"``, ``allow_tf32=False``: no tensor core);
+    torch: ``a @ b`` with tf32 off (cuBLAS's f32 GEMM, the torch default)."""
+    a, b, c = t.randn(m, k), t.randn(k, n), t.empty(m, n)
+    configs = [cfg(4, 3, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, PRECISION="ieee"),
+               cfg(8, 3, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, PRECISION="ieee"),
+               cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=16, PRECISION="ieee")]  # fmt: skip
     return _row_major_matmul(K.precision_matmul_kernel, a, b, c, configs, elem_bytes=4, tol=1e-4)
 
 
@@ -803,4 +830,6 @@ CASES = {
     "dropout + residual + layer norm": dropout_add_layernorm,
     "f16-accumulate matmul": f16_acc_matmul,
     "f32 matmul in tf32x3": tf32x3_matmul,
+    "f32 matmul in ieee (FMA)": ieee_matmul,
+    "expert histogram (tl.histogram)": expert_histogram,
 }

@@ -773,3 +773,13 @@ def precision_matmul_kernel(
     cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def expert_histogram_kernel(ids_ptr, counts_ptr, n, BINS: tl.constexpr, BLOCK: tl.constexpr):
+    """Tokens per expert (a MoE router's bincount of its top-k ids): each program's block counted with
+    ``tl.histogram``, then added to the global counts."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    ids = tl.load(ids_ptr + offs, mask=mask, other=0)
+    tl.atomic_add(counts_ptr + tl.arange(0, BINS), tl.histogram(ids, BINS, mask=mask), sem="relaxed")

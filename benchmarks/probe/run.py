@@ -154,6 +154,12 @@ CASES = [
      {"a_ptr": "*f32", "b_ptr": "*f32", "c_ptr": "*f32", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
       "stride_bk": "i32", "stride_cm": "i32"}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "PRECISION": "tf32x3"},
      {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 8),
+    ("f32 matmul in ieee (FMA)", K.precision_matmul_kernel,
+     {"a_ptr": "*f32", "b_ptr": "*f32", "c_ptr": "*f32", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+      "stride_bk": "i32", "stride_cm": "i32"}, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "PRECISION": "ieee"},
+     {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 4),
+    ("expert histogram (tl.histogram)", K.expert_histogram_kernel,
+     {"ids_ptr": "*i32", "counts_ptr": "*i32", "n": "i32"}, {"BINS": 256, "BLOCK": 4096}, {}, 4),
 ]  # fmt: skip
 
 

@@ -1,5 +1,6 @@
 """Atomics in PTX: the op's ordering and scope spelled out, ``red`` where nothing reads the old values,
-f32 adds 4 elements at a time where the addresses allow (sm_90), LLVM's ``cmpxchg`` loop where PTX has no op.
+float adds several elements at a time where the addresses allow (sm_90: 4 f32, 8 f16 or bf16), LLVM's
+``cmpxchg`` loop where PTX has no op.
 
 LLVM 22's NVPTX back end turns every ``atomicrmw`` into a relaxed, device-scope ``atom`` whatever its
 ordering and scope; Triton's ``tl.atomic_*`` default to ``acq_rel`` at ``gpu`` scope, and a ``release``
@@ -84,6 +85,18 @@ def test_f32_adds_go_four_at_a_time_and_reduce_when_unread(sem, keep, expected):
     consts = {"BLOCK": 512, "SEM": sem, "KEEP": keep}
     found = set(atomics(ptx_of(add_tile_kernel, ADD_SIG, consts, divisibility={"n": 16})))
     assert found == {expected}
+
+
+@pytest.mark.parametrize("element", ["fp16", "bf16"])
+@pytest.mark.parametrize("keep, op", [(False, "red.relaxed"), (True, "atom.relaxed")])
+def test_16_bit_float_adds_go_eight_at_a_time(element, keep, op):
+    """Alone, a 16-bit float add has no instruction (ptxas loops on a compare-and-swap of its word); sm_90 adds
+    vectors of them, as Triton does: 8 a thread where 1,024 elements spread over 4 warps, 4 over 8 warps."""
+    sig = {"x": f"*{element}", "out": f"*{element}", "old": f"*{element}", "n": "i32"}
+    for warps, vec in ((4, 8), (8, 4)):
+        consts = {"BLOCK": 1024, "SEM": "relaxed", "KEEP": keep}
+        found = set(atomics(ptx_of(add_tile_kernel, sig, consts, num_warps=warps, divisibility={"n": 16})))
+        assert found == {f"{op}.gpu.global.add.noftz.v{vec}.{element.replace('fp', 'f')}"}
 
 
 def test_a_ragged_mask_or_an_older_gpu_adds_one_element_at_a_time():

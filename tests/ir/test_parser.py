@@ -36,6 +36,7 @@ from tilelab.compiler.ir.ops import (
     FuncOp,
     GatherOp,
     HintOp,
+    HistogramOp,
     IfOp,
     InitBarriersOp,
     InlineAsmOp,
@@ -132,6 +133,9 @@ def _shapes(b: Builder, v):
     b.insert(SortOp(v, T((128,), f32), dim=0, descending=True))
     idx = b.insert(MakeRangeOp(0, 64, T((64,), i32))).result
     b.insert(GatherOp(v, idx, T((64,), f32), axis=0))
+    b.insert(HistogramOp(idx, T((16,), i32)))
+    odd = b.insert(CmpOp("lt", idx, b.insert(ConstantOp(7, T((64,), i32))).result)).result
+    b.insert(HistogramOp(idx, T((16,), i32), mask=odd))
     b.insert(ConvertLayoutOp(v, T((128,), f32)))
     buf = b.insert(LocalAllocOp(T((128,), f32).with_layout(row_major_shared([128])), offset=16)).result
     b.insert(LocalStoreOp(buf, v))

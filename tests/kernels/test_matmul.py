@@ -255,9 +255,10 @@ def bmm_kernel(
     tl.store(c_ptrs, acc, mask=(oz[:, None, None] < Z) & (om[None, :, None] < M) & (on[None, None, :] < N))
 
 
-@pytest.mark.parametrize("dtype", ["f16", "f32"])
+@pytest.mark.parametrize("dtype", ["f16", "f32", "ieee"])
 def test_batched_dot_values(backend, dev, rng, dtype):
-    """The same kernel on every backend against numpy (on CUDA: the mma.sync path above)."""
+    """The same kernel on every backend against numpy (on CUDA: the mma.sync path above; f32 in ieee, the FMA
+    dot's batched outer products)."""
     z, m, n, k = 5, 40, 24, 50
     np_dtype = np.float16 if dtype == "f16" else np.float32
     a = rng.standard_normal((z, m, k)).astype(np_dtype)
@@ -307,9 +308,8 @@ def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: t
 @pytest.mark.parametrize("shape", [(1, 8, 4), (2, 1, 8), (16, 4, 1), (8, 64, 2), (32, 32, 16)])
 def test_dot_shapes_narrower_than_a_vector(backend, dev, rng, dtype, shape):
     """The CPU's register-blocked dot at its edges (rows fewer than a block, columns fewer than a SIMD
-    vector, K of one), and the interpreter: exact against numpy. GPU dots this small are the FMA loop."""
-    if backend == "cuda":
-        pytest.skip("the edges of the CPU's register blocking")
+    vector, K of one), the interpreter, and CUDA's FMA dot (outer products of vectors too short or too few
+    for its 16-byte loads): exact against numpy."""
     m, n, k = shape
     src, out = {"f32": (np.float32, np.float32), "f64": (np.float64, np.float64), "i8": (np.int8, np.int32)}[dtype]
     a = rng.integers(-8, 8, (m, k)).astype(src)  # small integers: every sum is exact in any order

@@ -354,3 +354,12 @@ def test_dropout_residual_layer_norm_applies_the_mask_it_saves(backend, dev, rng
     d = h - h.mean(1, keepdims=True)
     ref = d / np.sqrt((d * d).mean(1, keepdims=True) + eps) * w + b
     np.testing.assert_allclose(dev.get(y).astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_expert_histogram_counts_every_id_once(backend, dev, rng):
+    n, experts, block = 10000, 256, 4096  # a masked tail: its zeros must not count into expert 0
+    ids = rng.integers(0, experts, n).astype(np.int32)
+    counts = dev.put(np.zeros(experts, np.int32))
+    grid = (-(-n // block),)
+    tilelab.jit(K.expert_histogram_kernel)[grid](dev.put(ids), counts, n, BINS=experts, BLOCK=block, target=backend)
+    np.testing.assert_array_equal(dev.get(counts), np.bincount(ids, minlength=experts))

@@ -1,9 +1,9 @@
-"""Triton builtins composed from other ops (item, histogram, xor_sum, reduce_or, tensor descriptors), and gather.
+"""Triton builtins composed from other ops (item, xor_sum, reduce_or, tensor descriptors), histogram and gather.
 
-A mixin of ``Semantic``. All but ``gather`` are built in the frontend from ops every backend
-already lowers; ``gather`` checks its operands and emits ``tt.gather``::
+A mixin of ``Semantic``. All but ``histogram`` and ``gather`` are built in the frontend from ops every
+backend already lowers; those two check their operands and emit an op of their own::
 
-    tl.histogram(x, 4)        -> sum(x[:, None] == arange(0, 4)[None, :], axis=0)  (int32)
+    tl.histogram(x, 4)        -> tt.histogram x : tensor<4xi32>   (values outside 0..3 count nowhere)
     desc.load([i, j])         -> a block-pointer load with every dimension bounds-checked, zero padding
     tl.gather(src, idx, 0)    -> tt.gather src, idx {axis = 0}
 """
@@ -34,10 +34,14 @@ class CompatMixin:
         if len(x.type.shape) != 1 or not x.type.element.is_int:
             raise SemanticError(f"histogram needs a 1-d integer tensor, got {x.type}")
         bins = self.constexpr_int(num_bins, "histogram's num_bins")
-        hits = self.compare("==", self.expand_dims(x, 1), self.expand_dims(self.arange(0, bins), 0))
+        if bins < 1 or bins & (bins - 1):
+            raise SemanticError(f"histogram's num_bins must be a power of two, got {bins}")
+        keep = None
         if unwrap(mask) is not None:
-            hits = self.logical("and", hits, self.expand_dims(self.to_tensor(mask), 1))
-        return self.sum(self.cast(hits, irt.i32), 0)
+            keep = self.broadcast_to_shape(self.to_tensor(mask), x.type.shape, "histogram's mask")
+            if not keep.type.element.is_bool:
+                raise SemanticError(f"histogram's mask must be a boolean (i1) tensor, got {keep.type.element}")
+        return self.emit(ops.HistogramOp(x.handle, irt.tensor((bins,), irt.i32), None if keep is None else keep.handle))
 
     def gather(self, src, index, axis) -> tensor:
         """``out[..i..] = src[..index[..i..]..]`` along ``axis`` (other dimensions equal; an index taken modulo

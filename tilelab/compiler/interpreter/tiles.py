@@ -19,6 +19,7 @@ from ..ir.ops import (
     ExpandDimsOp,
     FlipOp,
     GatherOp,
+    HistogramOp,
     JoinOp,
     MakeRangeOp,
     NumProgramsOp,
@@ -109,6 +110,14 @@ def flip(it, op, x):
 def gather(it, op, src, index):
     axis = op.attrs["axis"]
     return np.take_along_axis(src, np.asarray(index).astype(np.int64) % src.shape[axis], axis)
+
+
+@handles(HistogramOp)
+def histogram(it, op, x, mask=None):
+    bins = op.result.type.shape[0]
+    x = np.asarray(x).astype(np.int64)
+    keep = (x >= 0) & (x < bins) if mask is None else (x >= 0) & (x < bins) & np.asarray(mask, bool)
+    return np.bincount(x[keep], minlength=bins).astype(np.int32)
 
 
 @handles(SortOp)

@@ -59,6 +59,7 @@ from tilelab.compiler.ir.ops import (
     ExpandDimsOp,
     ForOp,
     GatherOp,
+    HistogramOp,
     IfOp,
     JoinOp,
     LoadOp,
@@ -308,6 +309,10 @@ class _Assigner:
             self.shape_only(op)
         elif isinstance(op, GatherOp):  # each result element where its index is (the source goes through shared)
             self.set(op.result, op.index.type.layout or self.wanted(op.result))
+        elif isinstance(op, HistogramOp):  # counted through shared memory: the mask beside each value
+            self.fresh(op.result)
+            if op.mask is not None:
+                self.convert_operand(block, op, 1, op.src.type.layout)
         elif isinstance(op, DotOp):
             self.set(
                 op.result,

@@ -163,6 +163,11 @@ class AmdgpuHooks:
         """Atomics go through LLVM's ``atomicrmw`` and ``cmpxchg`` (AMDGPU keeps their orderings)."""
         return None
 
+    def shared_increment(self, lw, addr: ir.Value, pred: ir.Value) -> None:
+        """Add one to the i32 at LDS pointer ``addr`` where ``pred`` holds (``atomicrmw`` under a branch)."""
+        with lw.b.if_then(pred):
+            lw.b.atomic_rmw("add", addr, ir.Constant(I32, 1), "monotonic")
+
     def atomic_cas(self, lw, addr, pred, cmp, val, sem: str, scope: str) -> None:
         return None
 

@@ -19,7 +19,7 @@ import math
 
 from llvmlite import ir
 
-from tilelab.compiler.ir.ops import DotOp, ReduceOp, ReduceReturnOp, ScanOp, SortOp
+from tilelab.compiler.ir.ops import DotOp, HistogramOp, ReduceOp, ReduceReturnOp, ScanOp, SortOp
 from tilelab.compiler.ir.types import f32, f64, i32
 from tilelab.compiler.ir.types import i64 as int64
 
@@ -286,6 +286,28 @@ def lower_sort(lw, op):
         with lw.loop(k_len, start=1) as k:
             _insert(lw, buf, elem, base, inner, k, descending)
     lw.set(op.result, Tile(t.shape, elem, buf=buf))
+
+
+@lower(HistogramOp)
+def lower_histogram(lw, op):
+    """Bins zeroed, then one pass over the source: an element in ``0 .. bins-1`` (where the mask holds)
+    adds one to its bin."""
+    b = lw.b
+    bins = op.result.type.shape[0]
+    src, mask = lw.get(op.src), None if op.mask is None else lw.get(op.mask)
+    elem = op.src.type.element
+    buf = lw.alloca(i32, bins)
+    with lw.loop(bins) as j:
+        lw.store_elem(buf, i32, j, ir.Constant(ir.IntType(32), 0))
+    with lw.loop(op.src.type.shape[0]) as lin:
+        x = lw.elem_at(src, lin)
+        x = (b.sext if elem.is_signed else b.zext)(x, ir.IntType(64)) if x.type.width < 64 else x
+        keep = b.icmp_unsigned("<", x, i64(bins))  # unsigned: negative values are out of range too
+        if mask is not None:
+            keep = b.and_(keep, lw.elem_at(mask, lin))
+        with lw.if_(keep):
+            lw.store_elem(buf, i32, x, b.add(lw.load_elem(buf, i32, x), ir.Constant(ir.IntType(32), 1)))
+    lw.set(op.result, Tile((bins,), i32, buf=buf))
 
 
 def _reader(lw, x):

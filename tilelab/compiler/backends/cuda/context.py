@@ -39,6 +39,7 @@ LOWERINGS = Registry(
         "lower_dot": (ops.DotOp,),
         "lower_reduce": (ops.ReduceOp, ops.ScanOp),
         "lower_sort": (ops.SortOp,),
+        "lower_histogram": (ops.HistogramOp,),
         "lower_shared": (ops.LocalAllocOp, ops.LocalStoreOp, ops.LocalLoadOp, ops.MemDescTransOp),
         "lower_async": (ops.MemDescIndexOp, ops.AsyncCopyGlobalToLocalOp, ops.AsyncCommitGroupOp, ops.AsyncWaitOp),
         "lower_wgmma": (ops.WarpGroupDotOp, ops.WarpGroupDotWaitOp, ops.FenceAsyncSharedOp),

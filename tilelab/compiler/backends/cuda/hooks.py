@@ -242,8 +242,10 @@ class NvvmHooks:
 
         ``None`` sends the op to LLVM's ``atomicrmw``, which LLVM expands (a ``cmpxchg`` loop keeps the
         ordering). PTX spells what LLVM 22 drops: ``atomicrmw`` on NVPTX becomes a relaxed, device-scope
-        ``atom`` whatever its ordering and scope, so a ``release`` exchange published nothing. Adds of f32
-        take 4 elements at a time on sm_90 (``atom.add.v4.f32``), as consecutive addresses allow.
+        ``atom`` whatever its ordering and scope, so a ``release`` exchange published nothing. Float adds
+        take several elements at a time on sm_90, as consecutive addresses allow: 4 f32
+        (``atom.add.v4.f32``), 8 f16 or bf16 (``atom.add.noftz.v8.f16``). A lone 16-bit float add has no
+        instruction of its own: ptxas makes it a compare-and-swap loop on its 32-bit word.
         """
         if lw.sm < 70:
             return None
@@ -252,7 +254,7 @@ class NvvmHooks:
             name = {"f32": "f32", "f64": "f64", "f16": "noftz.f16", "bf16": "noftz.bf16"}.get(elem.name)
             if name is None or (elem.name == "bf16" and lw.sm < 90):
                 return None
-            return f"add.{name}", 4 if elem.name == "f32" and lw.sm >= 90 else 1
+            return f"add.{name}", {"f32": 4, "f16": 8, "bf16": 8}.get(elem.name, 1) if lw.sm >= 90 else 1
         if bits not in (32, 64):
             return None
         if kind == "xchg":
@@ -296,6 +298,15 @@ class NvvmHooks:
         if reduce:
             return []
         return [res] if n == 1 else [lw.b.extract_value(res, i) for i in range(n)]
+
+    def shared_increment(self, lw, addr: ir.Value, pred: ir.Value) -> None:
+        """Add one to the i32 at shared-memory pointer ``addr`` where ``pred`` holds: one predicated
+        ``red.shared.add.u32`` (ptxas makes it ``ATOMS.POPC.INC``: a warp's increments of one address in one
+        update), no branch around it."""
+        text = "@$0 red.shared.add.u32 [$1], 1;"
+        args = [pred, lw.b.ptrtoint(addr, I32)]
+        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, "b,r", True)
+        lw.b.call(asm, args)
 
     def atomic_cas(self, lw, addr, pred, cmp: ir.Value, val: ir.Value, sem: str, scope: str) -> ir.Value | None:
         """``@pred atom.<sem>.<scope>.global.cas`` of 16-, 32- or 64-bit words; the old word (``None``: use LLVM)."""

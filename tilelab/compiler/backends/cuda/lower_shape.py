@@ -119,7 +119,7 @@ def through_shared(lw, sources, elem, reads: list) -> list[list]:
         v = vector_run(const_part, flats, it.width)
         regs = []
         for r in range(0, len(const_part), v):
-            run = _load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
+            run = load_run(lw, smem, xor_const(b, per_thread, flats, const_part[r]), it, v)
             regs += [from_bits(b, x, elem) for x in run]
         out.append(regs)
     lw.barrier()
@@ -143,7 +143,7 @@ def write_shared(lw, sources, elem):
         v = vector_run(consts, flats, bits)
         for r in range(0, len(consts), v):
             values = [to_bits(b, x, elem) for x in src.regs[r : r + v]]
-            _store_run(lw, smem, b.add(xor_const(b, base, flats[:-1], consts[r]), const_i32(offset)), it, values)
+            store_run(lw, smem, b.add(xor_const(b, base, flats[:-1], consts[r]), const_i32(offset)), it, values)
         offset += src.layout.num_elements
     lw.barrier()
     return smem, it
@@ -154,7 +154,7 @@ def _vector_pointer(lw, smem, index, it, v):
     return p if v == 1 else lw.b.bitcast(p, ir.VectorType(it, v).as_pointer(3))
 
 
-def _store_run(lw, smem, index, it, values) -> None:
+def store_run(lw, smem, index, it, values) -> None:
     """Store ``values`` (bits of type ``it``) at elements ``index, index+1, ...`` of shared memory."""
     b = lw.b
     if len(values) == 1:
@@ -166,7 +166,7 @@ def _store_run(lw, smem, index, it, values) -> None:
     b.store(vec, _vector_pointer(lw, smem, index, it, len(values)), align=len(values) * it.width // 8)
 
 
-def _load_run(lw, smem, index, it, v) -> list:
+def load_run(lw, smem, index, it, v) -> list:
     """Load ``v`` elements of type ``it`` at ``index, index+1, ...`` of shared memory."""
     b = lw.b
     if v == 1:

@@ -20,7 +20,7 @@ between families never breaks a caller::
 | | | GatherOp |
 | memory | ``memory`` | AddPtrOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp |
 | elementwise | ``elementwise`` | BinaryOp, CmpOp, UnaryOp, FmaOp, SelectOp, CastOp, BitcastOp, HintOp |
-| reductions | ``reductions`` | ReduceOp, ScanOp, ReduceReturnOp, DotOp |
+| reductions | ``reductions`` | ReduceOp, ScanOp, ReduceReturnOp, HistogramOp, DotOp |
 | control flow | ``control_flow`` | ForOp, IfOp, WhileOp, YieldOp, ConditionOp, CallOp, ReturnOp |
 | debugging | ``debugging`` | PrintOp, AssertOp, BarrierOp |
 | GPU layouts | ``gpu`` | ConvertLayoutOp |
@@ -70,7 +70,7 @@ from .gpu import (
 )
 from .indexing import ConstantOp, MakeRangeOp, NumProgramsOp, ProgramIdOp
 from .memory import ATOMIC_KINDS, AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
-from .reductions import DotOp, ReduceOp, ReduceReturnOp, ScanOp
+from .reductions import DotOp, HistogramOp, ReduceOp, ReduceReturnOp, ScanOp
 from .shape import (
     BroadcastOp,
     CatOp,
@@ -119,6 +119,7 @@ __all__ = [
     "InlineAsmOp",
     "ReduceOp",
     "ScanOp",
+    "HistogramOp",
     "ReduceReturnOp",
     "DotOp",
     "ForOp",

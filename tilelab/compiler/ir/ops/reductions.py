@@ -1,4 +1,4 @@
-"""Reduction ops: reductions and scans along an axis, their combine terminator, and dot."""
+"""Reduction ops: reductions and scans along an axis, their combine terminator, histograms, and dot."""
 
 from __future__ import annotations
 
@@ -92,6 +92,38 @@ class ReduceReturnOp(Op):
     def _verify(self) -> None:
         self.expect_counts((0, None), 0)
         self.expect(all(not v.type.is_tensor for v in self.operands), "returns scalars")
+
+
+class HistogramOp(Op):
+    """How many elements of a 1-d integer tile equal each of ``0 .. num_bins-1``: an ``i32`` tile of
+    ``num_bins`` (the result's extent). Elements outside that range, and where the optional ``mask`` (an
+    ``i1`` tile of the source's shape) is false, count nowhere."""
+
+    name = "tt.histogram"
+    traits = frozenset({Pure})
+
+    def __init__(self, src: Value, type: Type, mask: Value | None = None, loc: Loc = UNKNOWN_LOC):
+        super().__init__([src] if mask is None else [src, mask], [type], loc=loc)
+
+    @property
+    def src(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def mask(self) -> Value | None:
+        return self.operands[1] if len(self.operands) > 1 else None
+
+    def _verify(self) -> None:
+        self.expect_counts((1, 2), 1)
+        src, res = self.src.type, self.result.type
+        self.expect(src.is_tensor and len(src.shape) == 1 and src.element.is_int,
+                    f"counts the values of a 1-d integer tile, got {src}")  # fmt: skip
+        self.expect(res.is_tensor and len(res.shape) == 1 and res.element.is_int and res.element.bits == 32,
+                    f"counts into a 1-d i32 tile, got {res}")  # fmt: skip
+        if self.mask is not None:
+            m = self.mask.type
+            self.expect(m.is_tensor and m.shape == src.shape and m.element.bits == 1,
+                        f"the mask must be an i1 tile of the source's shape, got {m}")  # fmt: skip
 
 
 class DotOp(Op):
