@@ -72,6 +72,11 @@ def atomics(x_ptr, i_ptr, n, B: tl.constexpr):
     tl.atomic_cas(i_ptr, 0, 1)
 
 
+def histogram(x_ptr, i_ptr, n, B: tl.constexpr):
+    r = tl.arange(0, B)
+    tl.store(i_ptr + r, tl.histogram(tl.load(i_ptr + r), B, mask=r < n))
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -152,6 +157,21 @@ def err_gather_shapes(x_ptr, i_ptr, n, B: tl.constexpr):
 def err_gather_float_index(x_ptr, i_ptr, n, B: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, B))
     y = tl.gather(x, x, 0)
+
+
+def err_histogram_bins(x_ptr, i_ptr, n, B: tl.constexpr):
+    i = tl.load(i_ptr + tl.arange(0, B))
+    h = tl.histogram(i, 12)
+
+
+def err_histogram_float(x_ptr, i_ptr, n, B: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    h = tl.histogram(x, 16)
+
+
+def err_histogram_mask(x_ptr, i_ptr, n, B: tl.constexpr):
+    i = tl.load(i_ptr + tl.arange(0, B))
+    h = tl.histogram(i, 16, mask=i)
 
 
 def err_mask_dtype(x_ptr, i_ptr, n, B: tl.constexpr):

@@ -35,6 +35,7 @@ def ir_of(fn, sig=None):
         (snippets.argmin_keep, "tensor<16x1xi32>"),
         (snippets.shapes, "tt.trans"),
         (snippets.atomics, "tt.atomic_rmw"),
+        (snippets.histogram, ("tt.histogram %5, %7", "tensor<16xi32>")),
     ],
 )
 def test_semantics(fn, expected):
