@@ -419,6 +419,21 @@ def _gather(b: Builder) -> Value | None:
 STEPS.append((_gather, 1))
 
 
+def _histogram(b: Builder) -> Value | None:
+    """``tl.histogram`` of an integer value of a 1-d tile (values of every size: many fall outside the bins),
+    into as many bins as the tile has elements, sometimes under a boolean value as its mask: exact counts."""
+    x = b.pick(("int",), exact_only=True)
+    if len(b.shape) != 1 or x is None:
+        return None
+    b.features.add("histogram")
+    keep = b.pick(("bool",), exact_only=True)
+    mask = f", mask={keep.name}" if keep is not None and b.rng.random() < 0.5 else ""
+    return b.define(f"tl.histogram({x.name}, {b.shape[0]}{mask})", "int32")
+
+
+STEPS.append((_histogram, 1))
+
+
 def random_array(rng: np.random.Generator, dtype: str, size: int) -> np.ndarray:
     """Values that reach the edges: small and full-range integers; floats of many scales, zeros, infinities."""
     if dtype == "int1":
