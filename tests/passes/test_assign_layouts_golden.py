@@ -122,6 +122,45 @@ def test_dot_accumulator_takes_an_mma_layout():
     )
 
 
+def test_a_loop_adding_a_dot_to_its_accumulator_carries_it_in_the_mma_layout():
+    """``acc = acc + tl.dot(a, b)`` (the dot starts from zero: a split dot's sums, a rescaled accumulator): the
+    loop carries ``acc`` in the dot's layout, from its zeros before the loop; nothing converts in the loop."""
+    check_pass(
+        assign_layouts,
+        """
+        #mma_acc = #mma<m16n8k16, warpsPerCTA=[2, 2]>
+        tt.func @k(%pa: !ptr<f16>, %pc: !ptr<f32>, %n: i32) {
+          %0 = tt.make_range {start = 0, end = 512} : tensor<512xi32>
+          %1 = tt.reshape %0 : tensor<32x16xi32>
+          %2 = tt.splat %pa : tensor<32x16x!ptr<f16>>
+          %3 = tt.addptr %2, %1 : tensor<32x16x!ptr<f16>>
+          %4 = arith.constant {value = 0.0} : tensor<32x32xf32>
+          %c0 = arith.constant {value = 0} : i32
+          %c1 = arith.constant {value = 1} : i32
+          %5 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %4) -> (tensor<32x32xf32>) {
+            %6 = tt.load %3 : tensor<32x16xf16>
+            %7 = tt.trans %6 {order = [1, 0]} : tensor<16x32xf16>
+            %8 = arith.constant {value = 0.0} : tensor<32x32xf32>
+            %9 = tt.dot %6, %7, %8 : tensor<32x32xf32>
+            %10 = arith.add %acc, %9 : tensor<32x32xf32>
+            scf.yield %10
+          }
+          %11 = tt.splat %pc : tensor<32x32x!ptr<f32>>
+          tt.store %11, %5 : tensor<32x32x!ptr<f32>>
+          tt.return
+        }
+        // CHECK:     arith.constant {value = 0.0} : tensor<32x32xf32, #mma_acc>
+        // CHECK:     scf.for {{.*}} -> (tensor<32x32xf32, #mma_acc>)
+        // CHECK-NOT: ttg.convert_layout
+        // CHECK:     %[[D:.*]] = tt.dot {{.*}} : tensor<32x32xf32, #mma_acc>
+        // CHECK-NOT: ttg.convert_layout
+        // CHECK:     arith.add %acc, %[[D]] : tensor<32x32xf32, #mma_acc>
+        // CHECK-NOT: ttg.convert_layout
+        // CHECK:     scf.yield
+        """,
+    )
+
+
 def test_negative_a_kernel_of_scalars_has_no_tile_to_lay_out():
     check_unchanged(
         assign_layouts,

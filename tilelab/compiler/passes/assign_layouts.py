@@ -9,8 +9,10 @@ How, in two walks:
 
 1. backwards, each op states the layout it would like its operands to have, so that it
    needs no data movement: ``expand_dims`` wants a *slice* of its result's layout,
-   ``broadcast`` wants its result's layout with the broadcast dims collapsed, and
-   elementwise ops pass their result's wish on to their operands;
+   ``broadcast`` wants its result's layout with the broadcast dims collapsed,
+   elementwise ops pass their result's wish on to their operands, and a loop-carried tile
+   wishes what its next value is computed from elementwise (``acc + tl.dot(a, b)``: the dot's
+   layout), so that the loop carries it in that layout;
 2. forwards, each result takes its layout: a reduction gives the slice of its operand's
    layout, ``expand_dims`` of a slice gives back the parent, elementwise ops take their
    operands' layout (a computed data operand's before a mask's: in ``tl.where(keep, qk, -inf)``
@@ -259,7 +261,12 @@ class _Assigner:
                 self.want.setdefault(op.result, layout)
                 self.want.setdefault(op.operands[2], layout)
         elif isinstance(op, ForOp):
-            for arg, init in zip(op.body.args[1:], op.init_args):
+            term = op.body.terminator
+            for arg, init, out in zip(op.body.args[1:], op.init_args, term.operands if term else []):
+                if arg not in self.want:  # carried as it is made: a dot's sum plus the carried value, say
+                    layout = self.made_in(out)
+                    if layout is not None:
+                        self.want[arg] = layout
                 if arg in self.want:
                     self.want.setdefault(init, self.want[arg])
         elif isinstance(op, ExpandDimsOp) and op.src.type.is_tensor:
@@ -272,6 +279,22 @@ class _Assigner:
             for v in op.operands:
                 if v.type.is_tensor and v.type.shape == result.type.shape:
                     self.want.setdefault(v, self.want[result])
+
+    def made_in(self, v: Value) -> LinearLayout | None:
+        """The layout wished for a tile that ``v`` is computed from, elementwise, in its block: in
+        ``acc = acc + tl.dot(a, b)`` (a split dot's sums, a rescaled accumulator) the dot's layout, so that the
+        loop carries ``acc`` in it instead of converting it twice an iteration."""
+        todo, seen = [v], set()
+        while todo:
+            v = todo.pop()
+            if v in self.want:
+                return self.want[v]
+            d = v.defining_op
+            if d is None or id(d) in seen or not d.has_trait(SameLayout):
+                continue
+            seen.add(id(d))
+            todo.extend(x for x in d.operands if x.type.is_tensor and x.type.shape == v.type.shape)
+        return None
 
     # ---------------------------------------------------------------- layouts (forwards)
     def assign(self, block: Block) -> None:

@@ -34,7 +34,9 @@ and iteration ``i`` copies with the carried ones while it loads those of ``i + S
 whose value reaches a ``warp_group_dot`` through register ops (a statistic such as
 attention backward's ``lse``, or a tile scaled before it is stored for the dot) is first
 staged to match: loaded in a compact layout, stored to a buffer of its own and read back
-where it was used (``stage_loads_feeding_dots``; undone when the loop is not pipelined).
+where it was used (``stage_loads_feeding_dots``; undone when the loop is not pipelined). So are
+the loads of a loop where every operand goes through register ops (a tf32x3 dot's operands,
+split in registers before they are stored for its three dots).
 Other loads (a pointer carried from iteration to iteration, a volatile load) are left as they are.
 
 On sm_90 (``CompileOptions.tma``) the tile of a host tensor descriptor's load is copied by the
@@ -892,7 +894,7 @@ def run(module: Module) -> bool:
         loops = [op for op in func.walk() if isinstance(op, ForOp)]
         for loop in loops:
             stages = loop.attrs.get("num_stages") or default
-            staged = stage_loads_feeding_dots(loop, warps, warp_size) if stages >= 2 and candidates(loop) else []
+            staged = stage_loads_feeding_dots(loop, warps, warp_size) if stages >= 2 else []
             if stages >= 2:  # with room for the mbarriers of TMA copies, where there will be some
                 bars = 64 if tma and limit is not None and any(_tma_plan(loop, c) for c in candidates(loop)) else 0
                 stages = fitting_stages(func, loop, int(stages), limit - bars if limit is not None else None)
