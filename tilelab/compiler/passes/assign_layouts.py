@@ -281,9 +281,9 @@ class _Assigner:
                     self.want.setdefault(v, self.want[result])
 
     def made_in(self, v: Value) -> LinearLayout | None:
-        """The layout wished for a tile that ``v`` is computed from, elementwise, in its block: in
-        ``acc = acc + tl.dot(a, b)`` (a split dot's sums, a rescaled accumulator) the dot's layout, so that the
-        loop carries ``acc`` in it instead of converting it twice an iteration."""
+        """The layout wished for a tile that ``v`` is computed from through elementwise ops of its shape (the
+        first found, None if none): in ``acc = acc + tl.dot(a, b)`` (a split dot's sums, a rescaled accumulator)
+        the dot's, so that the loop carries ``acc`` in it instead of converting it twice an iteration."""
         todo, seen = [v], set()
         while todo:
             v = todo.pop()

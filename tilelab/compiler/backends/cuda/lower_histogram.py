@@ -29,11 +29,12 @@ from .lower_shape import load_run, store_run, xor_const
 
 
 def _bin_runs(layout):
-    """``(register, bin index offset, width)`` runs of the result's registers, and the per-thread part."""
+    """``(first bin's constant part, width)`` of each run of the result's registers that one vector access
+    moves, and the bases of the per-thread part (a thread's bins are ``per_thread ^ constant``)."""
     consts = reg_indices(layout)
     flats = [layout.flatten(v) for d in (LANE, WARP) for v in layout.in_bases(d)]
     v = vector_run(consts, flats, 32)
-    return [(r, consts[r], v) for r in range(0, len(consts), v)], flats
+    return [(consts[r], v) for r in range(0, len(consts), v)], flats
 
 
 @lower(HistogramOp)
@@ -48,7 +49,7 @@ def lower_histogram(lw, op):
     per_thread = lw.thread_index(t.layout)
 
     lw.barrier()  # the scratch may still be read by an op before
-    for _, const, v in runs:
+    for const, v in runs:
         store_run(lw, smem, xor_const(b, per_thread, flats, const), I32, [const_i32(0)] * v)
     lw.barrier()
 
@@ -72,7 +73,7 @@ def lower_histogram(lw, op):
     lw.barrier()
 
     regs = []
-    for _, const, v in runs:
+    for const, v in runs:
         regs += load_run(lw, smem, xor_const(b, per_thread, flats, const), I32, v)
     lw.barrier()
     lw.set(op.result, GTile(t.layout, t.element, regs))
