@@ -99,6 +99,16 @@ def test_16_bit_float_adds_go_eight_at_a_time(element, keep, op):
         assert found == {f"{op}.gpu.global.add.noftz.v{vec}.{element.replace('fp', 'f')}"}
 
 
+def test_bf16_adds_before_sm_90_are_a_compare_and_swap_loop():
+    """sm_80 has no bf16 atomic add; the add runs in f32 inside a compare-and-swap loop on the bits (LLVM's own
+    float ``atomicrmw`` does not take a type held as bits: this was an internal compiler error)."""
+    sig = {"x": "*bf16", "out": "*bf16", "old": "*bf16", "n": "i32"}
+    consts = {"BLOCK": 256, "SEM": "acq_rel", "KEEP": True}
+    ck = tilelab.compile(add_tile_kernel, sig, consts, target="cuda:sm_80", cache=False, snapshots=False)
+    assert {a.split(".")[-1] for a in atomics(ck.asm["ptx"])} <= {"b32", "b16"}
+    assert "cas" in "".join(atomics(ck.asm["ptx"])) and ck.metadata["registers"]
+
+
 def test_a_ragged_mask_or_an_older_gpu_adds_one_element_at_a_time():
     consts = {"BLOCK": 512, "SEM": "acq_rel", "KEEP": False}
     ragged = set(atomics(ptx_of(add_tile_kernel, ADD_SIG, consts, divisibility={"n": 1})))

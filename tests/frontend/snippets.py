@@ -174,6 +174,11 @@ def err_histogram_mask(x_ptr, i_ptr, n, B: tl.constexpr):
     h = tl.histogram(i, 16, mask=i)
 
 
+def err_atomic_max_f16(x_ptr, i_ptr, n, B: tl.constexpr):
+    r = tl.arange(0, B)
+    tl.atomic_max(x_ptr + r, tl.load(x_ptr + r))
+
+
 def err_mask_dtype(x_ptr, i_ptr, n, B: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, B), mask=tl.arange(0, B))
 

@@ -28,6 +28,7 @@ CASES = [
     ("err_histogram_bins", 2, "histogram's num_bins must be a power of two, got 12"),
     ("err_histogram_float", 2, "histogram needs a 1-d integer tensor, got tensor<16xf16>"),
     ("err_histogram_mask", 2, "histogram's mask must be a boolean (i1) tensor, got i32"),
+    ("err_atomic_max_f16", 2, "atomic_max does not support f16"),
     ("err_mask_dtype", 1, "load's mask must be a boolean (i1) tensor, got i32"),
     ("err_load_not_pointer", 1, "load expects a pointer, got i32"),
     ("err_builtin_args", 1, "wrong arguments for tl.program_id"),

@@ -117,6 +117,29 @@ def test_tile_atomic_add_returns_each_replaced_value(backend, dev, rng, dtype, n
 
 
 @tilelab.jit
+def add_outer_products_kernel(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    """A split-K epilogue's shape: each program's f32 tile, made in registers, added into one bf16 matrix (the
+    CPU: a compare-and-swap loop on each element's bits; the GPU: vector adds on sm_90)."""
+    pid = tl.program_id(0)
+    rm, rn = tl.arange(0, BM), tl.arange(0, BN)
+    acc = tl.load(a_ptr + pid * BM + rm)[:, None] * tl.load(b_ptr + pid * BN + rn)[None, :]
+    tl.atomic_add(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.bfloat16), sem="relaxed")
+
+
+def test_programs_add_tiles_into_bf16(backend, dev, rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = ml_dtypes.bfloat16
+    programs, bm, bn = 3, 128, 128
+    a = rng.integers(-4, 5, (programs, bm)).astype(np.float32)  # products and sums small integers: exact in bf16
+    b = rng.integers(-4, 5, (programs, bn)).astype(np.float32)
+    start = rng.integers(-8, 9, (bm, bn)).astype(np.float32)
+    c = dev.put(start.astype(bf16))
+    add_outer_products_kernel[(programs,)](dev.put(a), dev.put(b), c, BM=bm, BN=bn, num_warps=8, target=backend)
+    ref = start + np.einsum("pm,pn->mn", a, b)
+    np.testing.assert_array_equal(dev.get(c).astype(np.float32), ref)
+
+
+@tilelab.jit
 def locked_accumulate_kernel(x_ptr, acc_ptr, lock_ptr, count_ptr, n, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
     """Triton's layer-norm-backward pattern: the programs of a group take turns, under a spin lock, adding
     their row into the group's buffer (the first one stores it). The buffer's plain loads and stores are

@@ -141,8 +141,11 @@ class MemoryMixin:
             mask = self.broadcast_to_shape(mask, shape)
         if kind in ("and", "or", "xor") and not elem.is_int:
             raise SemanticError(f"atomic_{kind} needs an integer pointee, got {elem}")
-        if elem.bits < 16 or (elem.is_int and elem.bits < 32) or (elem.is_float and kind not in _FLOAT_ATOMICS):
-            raise SemanticError(f"atomic_{kind} does not support {elem}")  # as in Triton: no narrow atomics
+        narrow = (
+            elem.bits < 16 or (elem.is_int and elem.bits < 32) or (elem.is_float and elem.bits < 32 and kind != "add")
+        )
+        if narrow or (elem.is_float and kind not in _FLOAT_ATOMICS):
+            raise SemanticError(f"atomic_{kind} does not support {elem}")  # as in Triton: of 16-bit floats, adds only
         if kind == "add" and elem.is_float:
             kind = "fadd"
         elif kind in ("max", "min") and elem.is_unsigned:
