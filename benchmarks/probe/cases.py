@@ -735,7 +735,7 @@ def dropout_add_layernorm(t, rows=16384, n=4000, p=0.1, eps=1e-5):
 def expert_histogram(t, n=2**25 - 40, experts=256):
     """Tokens per expert: ``tl.histogram`` of int32 ids per block, added atomically into the global counts (zeroed
     before every launch, timed too); torch: ``bincount``."""
-    ids = _tensor(t, (n,), "i32", lambda torch: torch.randint(0, experts, (n,), device="cuda", dtype=torch.int32))
+    ids = t.randint(experts, (n,))
     counts = t.zeros(experts, dtype="i32")
 
     def ref():

@@ -153,20 +153,20 @@ __all__ = [
 ]
 
 
-def soft_float_rmw(lw, kind: str, p: ir.Value, val: ir.Value, elem, bits: ir.Type, ordering: str) -> ir.Value:
-    """A float ``atomicrmw`` (``fadd``, ``fmax``, ``fmin``) on a type held as raw bits (bf16), which LLVM's takes
-    only on its own float types: a compare-and-swap loop on the ``bits``-wide word at ``p``, each new value
-    computed in f32 and rounded back (as the interpreter computes it). Gives the bits it replaced."""
+def soft_float_add(lw, p: ir.Value, val: ir.Value, elem, bits: ir.Type, ordering: str) -> ir.Value:
+    """An atomic float add on a type held as raw bits (bf16), which LLVM's ``atomicrmw fadd`` takes only on its
+    own float types: a compare-and-swap loop on the ``bits``-wide word at ``p``, each sum computed in f32 and
+    rounded back (as the interpreter computes it). Gives the bits it replaced. (16-bit floats take no other
+    atomic: the frontend refuses them, as Triton does.)"""
     b = lw.b
     pre = b.block
-    loop, done = b.append_basic_block("soft_rmw"), b.append_basic_block("soft_rmw.done")
+    loop, done = b.append_basic_block("soft_add"), b.append_basic_block("soft_add.done")
     first = b.load(p, typ=bits)
     b.branch(loop)
     b.position_at_end(loop)
     old = b.phi(bits)
     old.add_incoming(first, pre)
-    x, y = to_arith(lw, old, elem), to_arith(lw, val, elem)
-    new = from_arith(lw, b.fadd(x, y) if kind == "fadd" else float_min_max(b, kind[1:], x, y), elem)
+    new = from_arith(lw, b.fadd(to_arith(lw, old, elem), to_arith(lw, val, elem)), elem)
     failure = {"acq_rel": "acquire", "release": "monotonic"}.get(ordering, ordering)  # a failed exchange reads only
     pair = b.cmpxchg(p, old, new, ordering, failure)
     seen = b.extract_value(pair, 0)

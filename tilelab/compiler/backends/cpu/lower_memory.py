@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 
-from ..common.scalars import soft_float_rmw
+from ..common.scalars import soft_float_add
 from ..common.types import I1, I8, I64, is_soft_float, memory_type, register_type
 from . import lanes
 from .bounds import Bounds, conjunction
@@ -262,8 +262,8 @@ def lower_atomic_rmw(lw, op):
     def emit(lin):
         p = lw.elem_at(ptr, lin)
         check_address(lw, op, p, memory_type(elem), lin)
-        if name in ("fadd", "fmax", "fmin") and is_soft_float(elem):
-            return soft_float_rmw(lw, name, p, lw.elem_at(val, lin), elem, memory_type(elem), "seq_cst")
+        if is_soft_float(elem):  # bf16: an add, the only atomic 16-bit floats take
+            return soft_float_add(lw, p, lw.elem_at(val, lin), elem, memory_type(elem), "seq_cst")
         return lw.b.atomic_rmw(name, p, lw.elem_at(val, lin), "seq_cst")
 
     _atomic_loop(lw, op, emit)

@@ -26,7 +26,7 @@ from tilelab.compiler.analysis.memory_access import vector_width
 from tilelab.compiler.ir.ops import AddPtrOp, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from tilelab.compiler.layouts import contiguous_elements, fastest_dim
 
-from ..common.scalars import soft_float_rmw
+from ..common.scalars import soft_float_add
 from ..common.types import I16, I32, I64, is_soft_float
 from .context import GTile, gpu_type, lower, memory_type
 from .hooks import pair_word
@@ -350,14 +350,14 @@ def lower_atomic_rmw(lw, op):
 
 def _llvm_atomic_rmw(lw, op, elem) -> None:
     """``atomicrmw`` under a branch: what PTX has no ``atom`` for (float max and min: a ``cmpxchg`` loop; bf16
-    adds before sm_90: a ``cmpxchg`` loop on its bits, ``scalars.soft_float_rmw``)."""
+    adds before sm_90: a ``cmpxchg`` loop on its bits, ``scalars.soft_float_add``)."""
     kind = _rmw_kind(op.attrs["kind"], elem)
     ordering = _ORDERING.get(_sem_scope(op)[0], "acq_rel")
     rt = gpu_type(elem)
 
     def emit(pred, p, values):
         if is_soft_float(elem):  # bf16 before sm_90: held as bits, which LLVM's float atomicrmw does not take
-            return [predicated(lw, pred, lambda: soft_float_rmw(lw, kind, p, values[0], elem, rt, ordering), rt)]
+            return [predicated(lw, pred, lambda: soft_float_add(lw, p, values[0], elem, rt, ordering), rt)]
         return [predicated(lw, pred, lambda: lw.b.atomic_rmw(kind, p, values[0], ordering), rt)]
 
     _per_group(lw, op, 1, emit)
