@@ -1,7 +1,8 @@
 """Shared pytest fixtures: one kernel suite, every backend.
 
-Each kernel test takes the ``backend`` fixture and so runs three times: on the numpy
-interpreter (``"interpret"``), on host CPU code (``"cpu"``) and on an NVIDIA GPU
+Each kernel test takes the ``backend`` fixture and so runs four times: on the numpy
+interpreter (``"interpret"``), on host CPU code (``"cpu"``), on the final IR of the CUDA
+passes run by the interpreter (``"cuda-ir"``: no GPU needed) and on an NVIDIA GPU
 (``"cuda"``, marked ``gpu`` and skipped where no device is present)::
 
     def test_add(backend, dev, rng):
@@ -14,7 +15,7 @@ interpreter (``"interpret"``), on host CPU code (``"cpu"``) and on an NVIDIA GPU
 ``dev`` moves arrays to the backend's memory and back: numpy stays numpy on the
 interpreter and the CPU (as a copy, so a kernel that writes in place leaves the
 reference's inputs alone); on CUDA it becomes a torch CUDA tensor when torch can
-reach the GPU, else a ``tilelab.cuda`` device array.
+reach the GPU, else a ``tilelab.cuda`` device array; ``cuda-ir`` takes numpy, as the interpreter.
 
 The random seed of ``rng`` is printed (pytest shows it when a test fails) and can be
 fixed with ``TILELAB_TEST_SEED=1234`` to replay a failure.
@@ -29,7 +30,7 @@ import secrets
 import numpy as np
 import pytest
 
-BACKENDS = ["interpret", "cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+BACKENDS = ["interpret", "cpu", "cuda-ir", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 @functools.cache
@@ -64,7 +65,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
-    """The launch target: ``"interpret"``, ``"cpu"`` or ``"cuda"``."""
+    """The launch target: ``"interpret"``, ``"cpu"``, ``"cuda-ir"`` or ``"cuda"``."""
     return request.param
 
 

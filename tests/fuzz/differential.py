@@ -12,9 +12,10 @@ type means the generator wrote an ill-typed program ("rejected").
     outcome = run(generate(7), ["interpret", "cpu"])
     outcome.status   # "ok", "rejected" or "mismatch"; outcome.detail says where
 
-The target ``cuda-ir`` needs no GPU: the program compiled for sm_90a (every pass of the CUDA
-pipeline: layouts, conversions through shared memory, pipelining) and its final IR run by the
-interpreter. It checks what the passes did, not the PTX they lead to.
+The target ``cuda-ir`` (tilelab's launch target of that name) needs no GPU: the program compiled
+for sm_90a (every pass of the CUDA pipeline: layouts, conversions through shared memory,
+pipelining) and its final IR run by the interpreter. It checks what the passes did, not the PTX
+they lead to.
 """
 
 from __future__ import annotations
@@ -67,8 +68,6 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     args = {name: array.copy() for name, array in program.inputs.items()}
     for name, (dtype, count, *_) in program.outputs.items():
         args[name] = _poisoned(dtype, count) if name != "acc" else np.zeros(count, dtype)
-    if target == "cuda-ir":
-        return _final_ir(kernel, program, args)
     device = _device(target)
     moved = {name: device.put(a) for name, a in args.items()}
     size = int(np.prod(program.shape))
@@ -81,24 +80,6 @@ def launch(kernel, program: Program, target: str) -> dict | str:
     except Exception as e:  # noqa: BLE001 - every error is a result to compare
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     return {name: device.get(moved[name]) for name in program.outputs}
-
-
-def _final_ir(kernel, program: Program, args: dict) -> dict | str:
-    """``cuda-ir``: the outputs of the sm_90a compile's final IR on the interpreter (see the module docstring)."""
-    import tilelab
-    from tilelab.compiler.interpreter import run_kernel
-    from tilelab.compiler.ir.types import scalar_from_numpy
-
-    sig = {name: f"*{scalar_from_numpy(a.dtype).name}" for name, a in args.items()} | {"n": "i32"}
-    div = {name: 16 for name in args} | {"n": 16 if program.n % 16 == 0 else 1}
-    size = int(np.prod(program.shape))
-    try:
-        ck = tilelab.compile(kernel, sig, {"BLOCK": size}, target="cuda:sm_90a", num_warps=4, divisibility=div,
-                             cache=False, snapshots=False)  # fmt: skip
-        run_kernel(ck.module, (program.grid,), [*args.values(), program.n])
-    except Exception as e:  # noqa: BLE001 - every error is a result to compare
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    return {name: args[name] for name in program.outputs}
 
 
 def run(program: Program, targets: list[str]) -> Outcome:

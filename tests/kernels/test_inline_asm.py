@@ -128,5 +128,6 @@ def test_the_cpu_and_the_interpreter_name_the_line():
     x, y = np.arange(16, dtype=np.int32), np.zeros(16, np.int32)
     with pytest.raises(CompilationError, match=r"test_inline_asm.py:\d+: inline_asm_elementwise runs the GPU"):
         shift_kernel[(1,)](x, y, 16, BLOCK=16, target="cpu")
-    with pytest.raises(InterpreterError, match=r"test_inline_asm.py:\d+: inline_asm_elementwise runs the GPU"):
-        shift_kernel[(1,)](x, y, 16, BLOCK=16, target="interpret")
+    for target in ("interpret", "cuda-ir"):
+        with pytest.raises(InterpreterError, match=r"test_inline_asm.py:\d+: inline_asm_elementwise runs the GPU"):
+            shift_kernel[(1,)](x, y, 16, BLOCK=16, target=target)

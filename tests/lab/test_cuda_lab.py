@@ -99,3 +99,14 @@ def test_cli_compiles_ptx_without_gpu(tmp_path, capsys):
     assert main(argv + ["x=*fp32, y=*fp32, out=*fp32, n=i32", "--const", f"BLOCK={block}"]) == 0
     out = capsys.readouterr().out
     assert ".entry vadd" in out and ".loc\t1 9 " in out  # line 9 of the file: the `a = tl.load` line
+
+
+def test_cuda_ir_runs_the_gpu_passes_ir_without_a_gpu(ip, rng):
+    """``--target cuda-ir``: compiled by every CUDA pass, run on the interpreter: values, and the inspector's IR."""
+    a, b = rng.random(300).astype(np.float32), rng.random(300).astype(np.float32)
+    ip.user_ns.update(a=a, b=b, c=np.full(300, np.nan, np.float32))
+    ip.run_cell_magic("tile_kernel", f'--target cuda-ir {SIG} --const BLOCK=128 --run "vadd[(3,)](a, b, c, 300)"', CELL)
+    np.testing.assert_allclose(ip.user_ns["c"], a * 2.0 + b, rtol=1e-6)
+    compiled = ip.magics_manager.registry["TileMagics"].last["vadd"]
+    assert compiled.target.startswith("cuda-ir") and "#blocked" in compiled.asm["tile"]  # the GPU layouts
+    assert any(hasattr(s, "children") for s in ip.shown)

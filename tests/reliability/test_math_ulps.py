@@ -18,6 +18,7 @@ one, hence the 0.5 added to them:
   (``expf``, ``sinf``, ... through LLVM intrinsics or direct calls; no vector library, so the
   same code on AVX2 and AVX-512 hosts). glibc's manual lists at most 2 ulp on x86_64 for all
   of them: bound 2.5. ``rsqrt`` is ``1 / sqrt(x)`` (1.5).
+* ``cuda-ir``: the interpreter's functions (the CUDA passes leave math ops as they are): ``interpret``'s bounds.
 * ``cuda``: libdevice's ``__nv_*`` functions, with the CUDA Programming Guide's figures (its
   Mathematical Functions appendix) plus 0.5; f32 ``exp`` is ``ex2.approx(x * log2 e)``
   (Triton's ``tl.exp``): 2.5 ulp for ``ex2.approx`` plus the rounding of ``x * log2 e``, at
@@ -339,6 +340,8 @@ def measure(dev, dtype, seed: int = 0) -> dict[str, tuple[float, np.ndarray, np.
 
 
 def _bound(name, dtype_name, target, x):
+    if target == "cuda-ir":  # the CUDA passes' IR run by the interpreter: numpy's functions, as on interpret
+        target = "interpret"
     b = ULPS[(name, dtype_name)][target]
     return _cuda_exp_bound(x) if b is None else np.full(x.shape, float(b))
 

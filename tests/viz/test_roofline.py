@@ -63,3 +63,9 @@ def test_recorded_times_place_kernels_and_the_table_says_how():
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "add [8]" in labels and "matmul [2, 2]" in labels
     assert fig.axes[0].get_xlabel().startswith("arithmetic intensity")
+
+
+def test_cuda_ir_times_the_host_not_a_gpu():
+    """``cuda-ir`` runs the CUDA passes' IR on the host's interpreter: its points belong on the CPU's roofline."""
+    assert roofline.device_key("cuda-ir").startswith("cpu:")
+    assert roofline.device_key("cuda-ir:sm_80") == roofline.device_key("cpu")

@@ -175,10 +175,11 @@ def _place_on_roofline(expr: str, ns: dict, ms: float, compiled_by_name: dict) -
 
 def _check_device(compiled) -> None:
     """``--run`` of a CUDA kernel on a machine without a GPU: one clear message instead of a driver error."""
-    if compiled.target.startswith("cuda") and not cuda_driver.is_available():
+    if compiled.target.split(":")[0] == "cuda" and not cuda_driver.is_available():
         raise CellError(
             f"--run: no GPU on this machine: {compiled.name} was compiled for inspection only "
-            "(PTX, SASS, Resources); run it with --target cpu, or on a machine with an NVIDIA GPU"
+            "(PTX, SASS, Resources); run it with --target cpu, with --target cuda-ir (the CUDA passes' IR on the "
+            "interpreter), or on a machine with an NVIDIA GPU"
         )
 
 

@@ -20,7 +20,8 @@ import numpy as np
 from tilelab.compiler.ir.types import scalar_from_numpy
 from tilelab.runtime.descriptors import is_descriptor
 
-TARGETS = ("cpu", "cuda", "interpret", "amd", "hip")  # amd:gfx942 (hip: the same) compiles for inspection only
+#: amd:gfx942 (hip: the same) compiles for inspection only; cuda-ir runs the CUDA passes' final IR on the interpreter
+TARGETS = ("cpu", "cuda", "cuda-ir", "interpret", "amd", "hip")
 
 
 class OptionError(ValueError):
@@ -35,7 +36,9 @@ class _Parser(argparse.ArgumentParser):
 def kernel_parser(prog: str = "%%tile_kernel") -> argparse.ArgumentParser:
     """The options shared by ``%%tile_kernel``, ``tilelab compile`` and ``tilelab report``."""
     p = _Parser(prog=prog, add_help=False)
-    p.add_argument("--target", default=None, help="cpu, cuda (or cuda:sm_90), interpret, amd:gfx942")
+    p.add_argument(
+        "--target", default=None, help="cpu, cuda (or cuda:sm_90), cuda-ir (no GPU needed), interpret, amd:gfx942"
+    )
     p.add_argument("--signature", default=None, help='"x=*fp32, n=i32"')
     p.add_argument("--args", default=None, help="names of arrays and scalars to specialize from")
     p.add_argument("--const", action="append", default=[], help="NAME=VALUE (repeatable, or comma-separated)")

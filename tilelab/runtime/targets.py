@@ -10,8 +10,10 @@ blobs: all that the disk cache stores) and turns an artifact back into a launche
 
 The registry maps a name to a factory: ``interpret`` (the numpy interpreter: the reference
 semantics), ``cpu`` (LLVM for the host, from ``tilelab.runtime.cpu_target``), ``cuda``
-(``cuda:sm_90`` picks an architecture) and ``amd`` (``amd:gfx942``, alias ``hip:gfx942``: compiles
-for inspection, never launches; ``tilelab.runtime.amd_target``). ``choose_target`` applies the precedence rules:
+(``cuda:sm_90`` picks an architecture), ``cuda-ir`` (the ``cuda`` pipeline's final tile IR run on the
+interpreter, no GPU needed; ``cuda-ir:sm_80`` picks an architecture; ``tilelab.runtime.cuda_ir_target``)
+and ``amd`` (``amd:gfx942``, alias ``hip:gfx942``: compiles for inspection, never launches;
+``tilelab.runtime.amd_target``). ``choose_target`` applies the precedence rules:
 ``target=`` argument, then ``TILELAB_TARGET``, then the arrays' device.
 
 A target whose launcher needs nothing but the artifact says so (``loads_from_artifact = True``,
@@ -78,6 +80,7 @@ TARGETS = {
     "cpu": _lazy("tilelab.runtime.cpu_target", "CpuTarget", "CPU"),
     "cuda": _lazy("tilelab.runtime.cuda_target", "CudaTarget", "CUDA"),
     "amd": _lazy("tilelab.runtime.amd_target", "AmdTarget", "AMD"),
+    "cuda-ir": _lazy("tilelab.runtime.cuda_ir_target", "CudaIrTarget", "cuda-ir"),
 }
 
 _instances: dict[str, object] = {}
@@ -90,7 +93,7 @@ def register_target(name: str, factory) -> None:
 
 
 def get_target(name: str):
-    """The target object for ``"interpret"``, ``"cpu"``, ``"cuda"`` or ``"cuda:sm_90"``."""
+    """The target object for ``"interpret"``, ``"cpu"``, ``"cuda"``, ``"cuda:sm_90"``, ``"cuda-ir"``..."""
     if name in _instances:
         return _instances[name]
     name = options.canonical_target(name)

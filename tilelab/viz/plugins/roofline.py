@@ -55,7 +55,7 @@ def ceilings_path():
 
 def device_key(target: str) -> str:
     """``cpu:<processor>`` or ``cuda:<GPU name>``: the key ceilings are stored under."""
-    kind = "cuda" if str(target).startswith("cuda") else "cpu"
+    kind = "cuda" if str(target).partition(":")[0] == "cuda" else "cpu"  # cuda-ir runs on the host's interpreter
     if kind == "cuda":
         try:
             return f"cuda:{cuda_driver.device_name()}"
