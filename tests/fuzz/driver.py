@@ -38,29 +38,35 @@ def worker(first: int, count: int, targets: list[str]) -> None:
 
 
 def run_chunk(first: int, count: int, targets: list[str], env: dict, cwd=None):
-    """Yield one record per program of the chunk; a worker that dies yields a crash for the program it was on."""
-    cmd = [sys.executable, "-m", "tests.fuzz.driver", "--worker", "--seed", str(first), "--count", str(count)]
-    cmd += ["--targets", ",".join(targets)]
-    errors = tempfile.TemporaryFile("w+")  # a file, not a pipe: a worker's warnings never fill a pipe and stall it
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env, cwd=cwd)
-    current, done = None, first
-    for text in proc.stdout:
-        record = json.loads(text)
-        if record.get("start"):
-            current = record["seed"]
-            continue
-        done = record["seed"] + 1
-        yield record
-    code = proc.wait()
-    errors.seek(0)
-    stderr = errors.read()
-    errors.close()
-    if code != 0 and current is not None and current >= done:
-        tail = stderr.strip().splitlines()[-1:] or [""]
-        yield {"seed": current, "status": "crash", "detail": f"exit {code}: {tail[0][:200]}", "features": []}
-        done = current + 1
-    if done < first + count:
-        yield from run_chunk(done, first + count - done, targets, env, cwd)
+    """Yield one record per program of the chunk; a worker that dies yields a crash for the program it was on.
+
+    The programs after a crash go to a new worker. A worker that ends before it starts any program (it cannot
+    import tilelab, a target's package is missing) is an error of the run itself, raised with its last message.
+    """
+    end = first + count
+    while first < end:
+        cmd = [sys.executable, "-m", "tests.fuzz.driver", "--worker", "--seed", str(first), "--count", str(end - first)]
+        cmd += ["--targets", ",".join(targets)]
+        errors = tempfile.TemporaryFile("w+")  # a file, not a pipe: a worker's warnings never fill a pipe and stall it
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, text=True, env=env, cwd=cwd)
+        current, done = None, first
+        for text in proc.stdout:
+            record = json.loads(text)
+            if record.get("start"):
+                current = record["seed"]
+                continue
+            done = record["seed"] + 1
+            yield record
+        code = proc.wait()
+        errors.seek(0)
+        tail = (errors.read().strip().splitlines()[-1:] or [""])[0][:200]
+        errors.close()
+        if code != 0 and current is not None and current >= done:
+            yield {"seed": current, "status": "crash", "detail": f"exit {code}: {tail}", "features": []}
+            done = current + 1
+        if done == first:
+            raise RuntimeError(f"a fuzz worker ended (exit {code}) before its first program: {tail}")
+        first = done
 
 
 def main(argv=None) -> int:

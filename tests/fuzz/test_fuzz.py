@@ -87,3 +87,11 @@ def _cuda_present() -> bool:
     from tests.conftest import cuda_device_present
 
     return cuda_device_present()
+
+
+def test_a_worker_that_cannot_start_is_an_error_not_a_loop(tmp_path):
+    """A worker that ends before its first program (here: run where its own module cannot be imported) stops the run
+    with its message; it used to be started again and again, until Python's recursion limit."""
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), TILELAB_CACHE_DIR=str(tmp_path))
+    with pytest.raises(RuntimeError, match="before its first program: .*ModuleNotFoundError"):
+        list(run_chunk(1, 3, ["interpret"], env, cwd=tmp_path))
