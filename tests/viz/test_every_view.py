@@ -1,6 +1,7 @@
 """Every view draws every kernel of the suite compiled for the GPU (no GPU needed: the CUDA pipeline runs anywhere).
 
-Each kernel is compiled once per target (sm_90: mma.sync with cp.async pipelines; sm_90a: wgmma) and
+Each kernel is compiled once per target (sm_90: mma.sync with cp.async pipelines; sm_90a: wgmma; cuda-ir: the
+sm_90a passes' IR, run on the interpreter, with no PTX) and
 each inspector view is built as the notebook builds it: no exception, no "cannot draw" note, a picture
 wherever the kernel has what the view shows (the memory line of its accesses, the ownership grid of its
 tiles, the bank grids of its shared buffers, swizzled and not), and roofline bytes equal
@@ -28,7 +29,7 @@ def _drawn(image) -> bool:
     return bytes(image.value).startswith(PNG) and len(image.value) > 2000
 
 
-# sm_90a differs from sm_90 where a kernel has a dot (wgmma instead of mma.sync): those run on both.
+# sm_90a (and cuda-ir) differ from sm_90 where a kernel has a dot (wgmma instead of mma.sync): those run on all.
 PAIRS = [(c, t) for c in CASES for t in TARGETS if t == TARGETS[0] or c.has_dot]
 
 
