@@ -10,17 +10,15 @@ import numpy as np
 DOT_TOL = {
     ("interpret", "f32"): 2e-3,
     ("cpu", "f32"): 2e-3,
-    ("cuda-ir", "f32"): 2e-3,
     ("cuda", "f32"): 2e-3,
     ("interpret", "ieee"): 1e-5,
     ("cpu", "ieee"): 1e-5,
-    ("cuda-ir", "ieee"): 1e-5,
     ("cuda", "ieee"): 1e-5,
     ("interpret", "f16"): 2e-3,
     ("cpu", "f16"): 2e-3,
-    ("cuda-ir", "f16"): 2e-3,
     ("cuda", "f16"): 2e-3,
 }
+DOT_TOL.update({("cuda-ir", kind): tol for (backend, kind), tol in list(DOT_TOL.items()) if backend == "cuda"})
 
 
 def cdiv(a: int, b: int) -> int:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tilelab
-import tilelab.language as tl
+from tests.support.gpu_kernels import masked_matmul_kernel as matmul
 from tilelab.errors import InterpreterError
 from tilelab.runtime import LaunchError
 from tilelab.runtime.errors import TargetUnavailable
@@ -15,26 +14,11 @@ from tilelab.runtime.errors import TargetUnavailable
 from .kernels import add
 
 
-@tilelab.jit
-def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a_mask = (rm[:, None] < M) & (k + rk[None, :] < K)
-        b_mask = (k + rk[:, None] < K) & (rn[None, :] < N)
-        a = tl.load(a_ptr + rm[:, None] * K + k + rk[None, :], mask=a_mask, other=0.0)
-        b = tl.load(b_ptr + (k + rk[:, None]) * N + rn[None, :], mask=b_mask, other=0.0)
-        acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 def _matmul(rng, target, **options):
     m, n, k = 100, 72, 80  # tails in every dimension, three trips of the K loop
     a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
     c = np.full((m, n), np.nan, np.float32)
-    ck = matmul[(2, 2)](a, b, c, m, n, k, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, target=target, **options)
+    ck = matmul[(2, 2)](a, b, c, m, n, k, BM=64, BN=64, BK=32, target=target, **options)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
     return ck, {op.name for op in ck.module.walk()}
 
