@@ -794,6 +794,49 @@ def ieee_matmul(t, m=2048, n=2048, k=2048):
     return _row_major_matmul(K.precision_matmul_kernel, a, b, c, configs, elem_bytes=4, tol=1e-4)
 
 
+def weight_grad(t, tokens=8190, d_in=4096, d_out=4096):
+    """``dW = x.T @ dy`` of bf16 (a linear layer's backward), ``x`` and ``dy`` as the forward kept them (tokens
+    first, row-major), f32 sums rounded to bf16; ``tokens`` leaves a tail. torch: ``x.t() @ dy`` (cuBLAS)."""
+    x, dy, dw = (
+        t.randn(tokens, d_in, dtype="bf16"),
+        t.randn(tokens, d_out, dtype="bf16"),
+        t.empty(d_in, d_out, dtype="bf16"),
+    )
+    if t.torch is not None:
+        dy.mul_(tokens**-0.5)
+    configs = [cfg(8, 3, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64), cfg(8, 3, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64),
+               cfg(4, 4, BLOCK_M=128, BLOCK_N=64, BLOCK_K=64)]  # fmt: skip
+    return Setup(
+        K.weight_grad_kernel, lambda c: (x, dy, dw, tokens, d_in, d_out, x.stride(0), dy.stride(0), dw.stride(0)),
+        lambda c: (cdiv(d_in, c["BLOCK_M"]), cdiv(d_out, c["BLOCK_N"])), configs,
+        [dw], lambda: [(x.double().t() @ dy.double()).to(dw.dtype)], lambda: x.t() @ dy,
+        nbytes=(tokens * (d_in + d_out) + d_in * d_out) * 2, flops=2 * tokens * d_in * d_out, tol=1e-2,
+    )  # fmt: skip
+
+
+def attention_bias(t, bh=64, n=2000, d=64):
+    """Attention forward with an f16 bias per head (``scores + bias``), f16 q, k, v of ``bh`` heads, ``n`` tokens
+    (a tail), the bias loaded with ``other=-inf`` (keys past its length masked out); torch:
+    ``scaled_dot_product_attention`` with the bias as its float ``attn_mask``."""
+    q, k, v = (t.randn(bh, n, d, dtype="f16") for _ in range(3))
+    bias, o = t.randn(bh, n, n, dtype="f16"), t.empty(bh, n, d, dtype="f16")
+    scale = d**-0.5
+    F = t.torch.nn.functional if t.torch else None
+    configs = [cfg(4, 3, OTHER=float("-inf"), BLOCK_M=64, BLOCK_N=64, HEAD_DIM=d),
+               cfg(8, 3, OTHER=float("-inf"), BLOCK_M=128, BLOCK_N=64, HEAD_DIM=d),
+               cfg(8, 3, OTHER=float("-inf"), BLOCK_M=128, BLOCK_N=128, HEAD_DIM=d)]  # fmt: skip
+
+    def ref():
+        return [F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=bias.double()).half()]
+
+    return Setup(
+        K.attention_bias_kernel, lambda c: (q, k, v, bias, o, scale, n, n),
+        lambda c: (cdiv(n, c["BLOCK_M"]), bh), configs,
+        [o], ref, lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=bias),
+        nbytes=(4 * bh * n * d + bh * n * n) * 2, flops=4 * bh * n * n * d, tol=1e-2,
+    )  # fmt: skip
+
+
 CASES = {
     "gelu f16": gelu,
     "embedding gather": embedding,
@@ -832,4 +875,6 @@ CASES = {
     "f32 matmul in tf32x3": tf32x3_matmul,
     "f32 matmul in ieee (FMA)": ieee_matmul,
     "expert histogram (tl.histogram)": expert_histogram,
+    "weight gradient (x.T @ dy)": weight_grad,
+    "attention with a bias": attention_bias,
 }

@@ -783,3 +783,64 @@ def expert_histogram_kernel(ids_ptr, counts_ptr, n, BINS: tl.constexpr, BLOCK: t
     mask = offs < n
     ids = tl.load(ids_ptr + offs, mask=mask, other=0)
     tl.atomic_add(counts_ptr + tl.arange(0, BINS), tl.histogram(ids, BINS, mask=mask), sem="relaxed")
+
+
+def weight_grad_kernel(
+    x_ptr, dy_ptr, dw_ptr, T, IN, OUT, stride_xt, stride_dyt, stride_dwi,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """A linear layer's weight gradient ``dW = X^T @ dY``: the tokens are the reduction, ``X``'s tile is loaded as it
+    is stored (``[tokens, in]``) and transposed for the dot; a masked token tail."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    ri = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    ro = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rt = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + rt[:, None] * stride_xt + ri[None, :]
+    dy_ptrs = dy_ptr + rt[:, None] * stride_dyt + ro[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for t0 in range(0, T, BLOCK_K):
+        x = tl.load(x_ptrs, mask=(rt[:, None] < T - t0) & (ri[None, :] < IN), other=0.0)
+        dy = tl.load(dy_ptrs, mask=(rt[:, None] < T - t0) & (ro[None, :] < OUT), other=0.0)
+        acc += tl.dot(tl.trans(x), dy)
+        x_ptrs += BLOCK_K * stride_xt
+        dy_ptrs += BLOCK_K * stride_dyt
+    mask = (ri[:, None] < IN) & (ro[None, :] < OUT)
+    tl.store(dw_ptr + ri[:, None] * stride_dwi + ro[None, :], acc.to(dw_ptr.dtype.element_ty), mask=mask)
+
+
+def attention_bias_kernel(
+    Q, K, V, B, Out, sm_scale, N_CTX, bias_len, OTHER: tl.constexpr,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """Attention forward with an additive bias per head (relative-position tables, ALiBi materialized): the bias
+    block loaded beside each key block, widened and scaled into the scores; q, k, v, out as [b*h, N_CTX, HEAD_DIM].
+    Keys past ``bias_len`` take the load's ``other``: ``-inf`` masks them out (key padding), ``0.0`` leaves them."""
+    start_m = tl.program_id(0)
+    off_z = tl.program_id(1).to(tl.int64)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    base = off_z * N_CTX * HEAD_DIM
+    q = tl.load(Q + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+    b_ptrs = B + off_z * N_CTX * N_CTX + offs_m[:, None] * N_CTX + offs_n[None, :]
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, N_CTX, BLOCK_N):
+        cols = start_n + offs_n
+        kt = tl.load(K + base + cols[None, :] * HEAD_DIM + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0.0)
+        bias = tl.load(b_ptrs + start_n, mask=(offs_m[:, None] < N_CTX) & (cols[None, :] < bias_len), other=OTHER)
+        qk = tl.dot(q, kt) * qk_scale + bias.to(tl.float32) * 1.44269504
+        qk = tl.where(cols[None, :] < N_CTX, qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + cols[:, None] * HEAD_DIM + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    o_ptrs = Out + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    tl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)

@@ -160,6 +160,14 @@ CASES = [
      {"M": 16, "N": 16, "K": 16, "stride_am": 16, "stride_bk": 16, "stride_cm": 16}, 4),
     ("expert histogram (tl.histogram)", K.expert_histogram_kernel,
      {"ids_ptr": "*i32", "counts_ptr": "*i32", "n": "i32"}, {"BINS": 256, "BLOCK": 4096}, {}, 4),
+    ("weight gradient (x.T @ dy)", K.weight_grad_kernel,
+     {"x_ptr": "*bf16", "dy_ptr": "*bf16", "dw_ptr": "*bf16", "T": "i32", "IN": "i32", "OUT": "i32", "stride_xt": "i32",
+      "stride_dyt": "i32", "stride_dwi": "i32"}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+     {"IN": 16, "OUT": 16, "stride_xt": 16, "stride_dyt": 16, "stride_dwi": 16}, 8),
+    ("attention with a bias", K.attention_bias_kernel,
+     {"Q": "*f16", "K": "*f16", "V": "*f16", "B": "*f16", "Out": "*f16", "sm_scale": "f32", "N_CTX": "i32",
+      "bias_len": "i32"}, {"OTHER": float("-inf"), "HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64},
+     {"N_CTX": 16, "bias_len": 16}, 8),
 ]  # fmt: skip
 
 
